@@ -1,0 +1,1 @@
+"""jitgrad: reverse-mode autograd with the PyTorch user model, kernels compiled by Numba."""
