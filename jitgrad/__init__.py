@@ -1,1 +1,112 @@
-"""jitgrad: reverse-mode autograd with the PyTorch user model, kernels compiled by Numba."""
+"""jitgrad: reverse-mode autograd with the PyTorch user model, kernels compiled by Numba.
+
+``import jitgrad as torch`` runs code written for torch autograd on the CPU. Importing is cheap:
+Numba is imported, and kernels compiled (or loaded from the on-disk cache), on first use.
+"""
+from . import _dtype
+from ._dtype import (  # noqa: F401 - public dtype names
+    bool_ as bool,  # noqa: A004
+    dtype,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    int8,
+    int16,
+    int32,
+    int64,
+    set_default_dtype,
+    uint8,
+)
+from ._size import Size, device
+from ._tensor_str import get_printoptions, set_printoptions
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .tensor import Tensor
+from .ops import methods as _methods  # noqa: F401 - binds Tensor methods
+from .ops.basic import (
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace,
+    logspace, manual_seed, numel, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+    randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like, clone,
+)
+from .ops.functional import (
+    abs, absolute, acos, add, allclose, asin, atan, ceil, clamp, clamp_max, clamp_min, clip,
+    cos, cosh, div, eq, equal, erf, exp, expm1, floor, floor_divide, fmod, frac, ge, greater,
+    greater_equal, gt, isclose, isfinite, isinf, isnan, le, less, less_equal, log, log1p, log2,
+    log10, logical_and, logical_not, logical_or, logical_xor, lt, maximum, minimum, mul, multiply,
+    ne, neg, negative, not_equal, pow, subtract, divide, reciprocal, relu, remainder, round, rsqrt, rsub, sigmoid,
+    sign, sin, sinh, sqrt, square, sub, tan, tanh, true_divide, trunc, where,
+)
+from .ops.index import (gather, index_add, index_select, masked_fill, masked_select, nonzero,
+                        scatter, scatter_add, take_along_dim)
+from .ops.linalg import addmm, bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
+from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, cumsum,
+                         logsumexp, max, mean, min, norm, prod, std, std_mean, sum, var, var_mean)
+from .ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk, concat, flatten,
+                        flip, hstack, movedim, narrow, permute, reshape, select, split, squeeze,
+                        stack, swapaxes, t, tile, transpose, unbind, unflatten, unsqueeze, vstack)
+from .ops.softmax import log_softmax, softmax
+from .random import Generator, get_rng_state, initial_seed, seed, set_rng_state
+from . import autograd  # noqa: F401
+
+float = float32  # noqa: A001 - torch.float
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+cfloat = None
+strided = "strided"
+contiguous_format = "contiguous_format"
+preserve_format = "preserve_format"
+
+__version__ = "0.1.0"
+
+
+def _legacy_tensor_type(name, dt):
+    """``FloatTensor([1, 2])`` / ``LongTensor(3)``: Tensor subclasses for isinstance checks."""
+    def legacy_dtype(cls):
+        return dt
+    cls = type(name, (Tensor,), {"__slots__": (), "_legacy_dtype": classmethod(legacy_dtype),
+                                 "__module__": "jitgrad"})
+
+    def __new__(klass, *args, **kwargs):
+        t = Tensor.__new__(Tensor)
+        t.__init__(*args, dtype=dt, **kwargs)
+        return t
+    cls.__new__ = __new__
+    return cls
+
+
+FloatTensor = _legacy_tensor_type("FloatTensor", float32)
+DoubleTensor = _legacy_tensor_type("DoubleTensor", float64)
+LongTensor = _legacy_tensor_type("LongTensor", int64)
+IntTensor = _legacy_tensor_type("IntTensor", int32)
+BoolTensor = _legacy_tensor_type("BoolTensor", _dtype.bool_)
+
+
+def is_floating_point(t) -> bool:
+    return t.is_floating_point()
+
+
+def is_grad_enabled_():  # pragma: no cover - alias kept for discoverability
+    return is_grad_enabled()
+
+
+def result_type(a, b):
+    return _dtype.result_type(a, b)
+
+
+def promote_types(a, b):
+    return _dtype.promote_types(_dtype.to_dtype(a), _dtype.to_dtype(b))
+
+
+def can_cast(from_, to):
+    return _dtype.to_dtype(from_)._category <= _dtype.to_dtype(to)._category
+
+
+def __getattr__(name):
+    # Subpackages that import Numba or are large load on first access, keeping import fast.
+    import importlib
+    if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing"):
+        return importlib.import_module(f"jitgrad.{name}")
+    raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")

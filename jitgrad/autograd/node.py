@@ -1,0 +1,254 @@
+"""Graph nodes (``grad_fn`` objects), saved tensors with version checks, AccumulateGrad.
+
+Each node class carries the name PyTorch records (``MulBackward0``, ``SumBackward1``, ...), made
+on demand by ``node_class``; ``next_functions`` is ``((node, output_nr) | (None, 0), ...)``.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+
+__all__ = ["Node", "AccumulateGrad", "SavedTensor", "Ctx", "FunctionNode", "node_class"]
+
+_seq = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+
+class Node:
+    """Base of every grad_fn. Subclasses implement ``apply(grads) -> grads per input slot``."""
+
+    __slots__ = ("next_functions", "_seq", "_input_meta", "_pre_hooks", "_hooks", "_retained",
+                 "_released", "metadata", "__weakref__")
+
+    def __init__(self, next_functions=(), input_meta=()):
+        self.next_functions = tuple(next_functions)
+        self._input_meta = tuple(input_meta)  # (shape, dtype) per slot, or None
+        self._seq = next(_seq)
+        self._pre_hooks = None  # {output_nr: [fn]} tensor hooks on this node's outputs
+        self._hooks = None  # [fn(grad_inputs, grad_outputs)] node post-hooks
+        self._retained = None  # {output_nr: weakref(tensor)} for retain_grad()
+        self._released = False
+        self.metadata = {}
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def apply(self, grads):
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved tensors (after a backward without retain_graph)."""
+        self._released = True
+
+    def register_hook(self, fn):
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return _RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        return self._add_pre_hook(0, fn)
+
+    def _add_pre_hook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        lst = self._pre_hooks.setdefault(output_nr, [])
+        lst.append(fn)
+        return _RemovableHandle(lst, fn)
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+
+class _RemovableHandle:
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, lst, fn):
+        self._list, self._fn = lst, fn
+
+    def remove(self):
+        try:
+            self._list.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+_classes: dict = {}
+
+
+def node_class(name: str, base: type) -> type:
+    """The node class called ``name`` (PyTorch's grad_fn name) deriving from ``base``."""
+    key = (name, base)
+    cls = _classes.get(key)
+    if cls is None:
+        cls = type(name, (base,), {"__slots__": (), "__module__": "jitgrad.autograd.nodes"})
+        _classes[key] = cls
+    return cls
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf: adds incoming gradients into ``variable.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        super().__init__((), ((tuple(variable.shape), variable.dtype),))
+        self.variable = variable
+        self._seq = 1 << 62  # run as soon as ready, like PyTorch's UINT64_MAX sequence number
+
+    def apply(self, grads):
+        from .engine import accumulate_into_leaf
+        accumulate_into_leaf(self.variable, grads[0])
+        return []
+
+
+def _tensor_type_name(t) -> str:
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+             "int32": "IntTensor", "bool": "BoolTensor", "float16": "HalfTensor",
+             "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
+    return "torch." + names.get(t.dtype.name, "Tensor")
+
+
+def _short_node_name(node) -> str:
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+class SavedTensor:
+    """A tensor a node keeps for its VJP, with the version it had when saved.
+
+    Outputs of the saving node are kept as their array only (keeping the Tensor would make a
+    reference cycle output -> grad_fn -> output); unpacking rebuilds a Tensor pointing at the node.
+    """
+
+    __slots__ = ("data", "_vc", "_version", "_tensor", "_is_output", "_shape", "_freed",
+                 "_requires_grad", "_output_nr")
+
+    def __init__(self, tensor, is_output: bool = False):
+        self.data = tensor._data
+        self._vc = tensor._version
+        self._version = tensor._version.value
+        self._is_output = is_output
+        self._tensor = None if is_output else tensor
+        self._requires_grad = tensor.requires_grad
+        self._output_nr = tensor._output_nr
+        self._freed = False
+
+    def check(self, node) -> None:
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._vc.value != self._version:
+            t = self._tensor
+            shape = list(self.data.shape)
+            if self._is_output:
+                owner = f", which is output {self._output_nr} of {_short_node_name(node)},"
+                tname = _tensor_type_name(_FakeDtype(self.data))
+            else:
+                gf = t.grad_fn
+                owner = (f", which is output {t._output_nr} of {_short_node_name(gf)},"
+                         if gf is not None else "")
+                tname = _tensor_type_name(t)
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{tname} {shape}]{owner} is at version {self._vc.value}; "
+                f"expected version {self._version} instead. Hint: enable anomaly detection to "
+                "find the operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False).")
+
+    def array(self, node):
+        self.check(node)
+        return self.data
+
+    def tensor(self, node):
+        """A Tensor for differentiable use (create_graph=True, composite VJPs)."""
+        self.check(node)
+        if self._tensor is not None:
+            return self._tensor
+        from ..tensor import Tensor
+        t = Tensor._make(self.data, requires_grad=self._requires_grad)
+        if self._requires_grad:
+            t._grad_fn = node
+            t._output_nr = self._output_nr
+        return t
+
+    def free(self) -> None:
+        self._freed = True
+        self.data = None
+        self._tensor = None
+
+
+class _FakeDtype:
+    __slots__ = ("dtype",)
+
+    def __init__(self, data):
+        from .._dtype import from_numpy_dtype
+        self.dtype = from_numpy_dtype(data.dtype)
+
+
+class Ctx:
+    """What a composite op's backward receives: saved tensors and plain attributes."""
+
+    __slots__ = ("_saved", "attrs", "needs_input_grad", "__dict__")
+
+    def __init__(self):
+        self._saved = {}
+        self.attrs = {}
+        self.needs_input_grad = ()
+
+    def save(self, name: str, tensor, is_output: bool = False) -> None:
+        self._saved[name] = SavedTensor(tensor, is_output)
+
+
+class FunctionNode(Node):
+    """A node whose VJP is a Python function over Tensors (composite ops, custom Functions)."""
+
+    __slots__ = ("ctx", "_backward", "_n_outputs")
+
+    def __init__(self, next_functions, input_meta, ctx, backward, n_outputs=1):
+        super().__init__(next_functions, input_meta)
+        self.ctx = ctx
+        self._backward = backward
+        self._n_outputs = n_outputs
+
+    def saved(self, name: str):
+        return self.ctx._saved[name].tensor(self)
+
+    def saved_array(self, name: str):
+        return self.ctx._saved[name].array(self)
+
+    def apply(self, grads):
+        if self._released and self.ctx._saved:
+            raise RuntimeError(FREED_MESSAGE)
+        out = self._backward(self, *grads)
+        if not isinstance(out, (tuple, list)):
+            out = (out,)
+        return list(out)
+
+    def release(self) -> None:
+        super().release()
+        for s in self.ctx._saved.values():
+            if s is not None:
+                s.free()
+
+    @property
+    def _saved_tensors(self):
+        return tuple(s.tensor(self) for s in self.ctx._saved.values())
+
+
+def weak(t):
+    return weakref.ref(t)

@@ -1,0 +1,1 @@
+"""Kernel source generation (pure: specs in, text out) and the content-addressed kernel cache."""

@@ -1,0 +1,427 @@
+"""Elementwise ops: scalar forward + one scalar VJP per input (see ``registry.py``).
+
+Vocabulary reminders: write every constant as ``lit(like, value)`` so float32 math stays float32
+(a bare literal promotes it to float64 in Numba); write branches as ``select(cond, a, b)``; the
+names in ``registry.SCALAR_VOCABULARY`` are the only functions available. NaN propagation follows
+PyTorch (relu/clamp/maximum propagate NaN).
+"""
+# ruff: noqa: N801 - op namespaces are named after the op, lower case like PyTorch's functions
+# ruff: noqa: F821 - scalar bodies use the vocabulary names, bound by each target at compile time
+from .registry import elementwise
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+@elementwise(node="AddBackward0")
+class add:
+    def f(a, b):
+        return a + b
+
+    def da(g):
+        return g
+
+    def db(g):
+        return g
+
+
+@elementwise(node="SubBackward0")
+class sub:
+    def f(a, b):
+        return a - b
+
+    def da(g):
+        return g
+
+    def db(g):
+        return -g
+
+
+@elementwise(node="RsubBackward1", aux={"other": "compute"})
+class rsub:
+    def f(a, other):
+        return other - a
+
+    def da(g):
+        return -g
+
+
+@elementwise(node="MulBackward0")
+class mul:
+    def f(a, b):
+        return a * b
+
+    def da(g, b):
+        return g * b
+
+    def db(g, a):
+        return g * a
+
+
+@elementwise(node="DivBackward0", dtype="float")
+class div:
+    def f(a, b):
+        return a / b
+
+    def da(g, b):
+        return g / b
+
+    def db(g, a, b):
+        return -g * ((a / b) / b)
+
+
+@elementwise(node="ReciprocalBackward0", dtype="float")
+class reciprocal:
+    def f(a):
+        return lit(a, 1.0) / a
+
+    def da(g, out):
+        return -g * (out * out)
+
+
+@elementwise(node="NegBackward0")
+class neg:
+    def f(a):
+        return -a
+
+    def da(g):
+        return -g
+
+
+@elementwise(node="PowBackward0", aux={"exponent": "compute"})
+class pow:  # noqa: A001 - torch.pow
+    def f(a, exponent):
+        return pow_(a, exponent)
+
+    def da(g, a, exponent):
+        return select(exponent == lit(exponent, 0), g * lit(g, 0.0),
+                      g * exponent * pow_(a, exponent - lit(exponent, 1)))
+
+
+@elementwise(node="PowBackward1", name="pow_tensor")
+class _pow_tensor:
+    def f(a, b):
+        return pow_(a, b)
+
+    def da(g, a, b):
+        return select(b == lit(b, 0), g * lit(g, 0.0), g * b * pow_(a, b - lit(b, 1)))
+
+    def db(g, a, out):
+        return select((a == lit(a, 0)) & (out == out), g * lit(g, 0.0), g * out * log(a))
+
+
+@elementwise(node="PowBackward2", aux={"base": "compute"}, dtype="float", name="rpow")
+class _rpow:
+    def f(b, base):
+        return pow_(base, b)
+
+    def db(g, base, out):
+        return select(base == lit(base, 0), g * lit(g, 0.0), g * out * log(base))
+
+
+@elementwise(node="PowBackward0", name="square")
+class _square:
+    def f(a):
+        return a * a
+
+    def da(g, a):
+        return g * lit(g, 2.0) * a
+
+
+# --------------------------------------------------------------------------- unary math
+
+
+@elementwise(node="ExpBackward0", dtype="float", name="exp")
+class _exp:
+    def f(a):
+        return exp(a)
+
+    def da(g, out):
+        return g * out
+
+
+@elementwise(node="Expm1Backward0", dtype="float", name="expm1")
+class _expm1:
+    def f(a):
+        return expm1(a)
+
+    def da(g, out):
+        return g * (out + lit(out, 1.0))
+
+
+@elementwise(node="LogBackward0", dtype="float", name="log")
+class _log:
+    def f(a):
+        return log(a)
+
+    def da(g, a):
+        return g / a
+
+
+@elementwise(node="Log1PBackward0", dtype="float", name="log1p")
+class _log1p:
+    def f(a):
+        return log1p(a)
+
+    def da(g, a):
+        return g / (a + lit(a, 1.0))
+
+
+@elementwise(node="SqrtBackward0", dtype="float", name="sqrt")
+class _sqrt:
+    def f(a):
+        return sqrt(a)
+
+    def da(g, out):
+        return g / (lit(out, 2.0) * out)
+
+
+@elementwise(node="RsqrtBackward0", dtype="float")
+class rsqrt:
+    def f(a):
+        return lit(a, 1.0) / sqrt(a)
+
+    def da(g, out):
+        return lit(out, -0.5) * g * out * out * out
+
+
+@elementwise(node="AbsBackward0", name="abs")
+class _abs:
+    def f(a):
+        return abs(a)
+
+    def da(g, a):
+        return select(a > lit(a, 0), g, select(a < lit(a, 0), -g, g * lit(g, 0.0)))
+
+
+@elementwise(node="SignBackward0")
+class sign:
+    def f(a):
+        return select(a > lit(a, 0), lit(a, 1), select(a < lit(a, 0), lit(a, -1), a * lit(a, 0)))
+
+    def da(g):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="SinBackward0", dtype="float", name="sin")
+class _sin:
+    def f(a):
+        return sin(a)
+
+    def da(g, a):
+        return g * cos(a)
+
+
+@elementwise(node="CosBackward0", dtype="float", name="cos")
+class _cos:
+    def f(a):
+        return cos(a)
+
+    def da(g, a):
+        return -g * sin(a)
+
+
+@elementwise(node="TanBackward0", dtype="float", name="tan")
+class _tan:
+    def f(a):
+        return tan(a)
+
+    def da(g, out):
+        return g * (lit(out, 1.0) + out * out)
+
+
+@elementwise(node="TanhBackward0", dtype="float", name="tanh")
+class _tanh:
+    def f(a):
+        return tanh(a)
+
+    def da(g, out):
+        return g * (lit(out, 1.0) - out * out)
+
+
+@elementwise(node="SigmoidBackward0", dtype="float", name="sigmoid")
+class _sigmoid:
+    def f(a):
+        return sigmoid(a)
+
+    def da(g, out):
+        return g * out * (lit(out, 1.0) - out)
+
+
+@elementwise(node="ErfBackward0", dtype="float", name="erf")
+class _erf:
+    def f(a):
+        return erf(a)
+
+    def da(g, a):
+        return g * lit(a, 1.1283791670955126) * exp(-(a * a))
+
+
+# --------------------------------------------------------------------------- activations
+
+
+@elementwise(node="ReluBackward0")
+class relu:
+    def f(a):
+        return select(a < lit(a, 0), a * lit(a, 0), a)
+
+    def da(g, out):
+        return select(out > lit(out, 0), g, g * lit(g, 0.0))
+
+
+@elementwise(node="LeakyReluBackward0", aux={"negative_slope": "compute"}, dtype="float")
+class leaky_relu:
+    def f(a, negative_slope):
+        return select(a > lit(a, 0), a, a * negative_slope)
+
+    def da(g, a, negative_slope):
+        return select(a > lit(a, 0), g, g * negative_slope)
+
+
+@elementwise(node="GeluBackward0", dtype="float")
+class gelu:
+    def f(a):
+        return lit(a, 0.5) * a * (lit(a, 1.0) + erf(a * lit(a, 0.7071067811865476)))
+
+    def da(g, a):
+        return g * (lit(a, 0.5) * (lit(a, 1.0) + erf(a * lit(a, 0.7071067811865476)))
+                    + a * lit(a, 0.3989422804014327) * exp(lit(a, -0.5) * a * a))
+
+
+@elementwise(node="GeluBackward0", dtype="float")
+class gelu_tanh:
+    def f(a):
+        return lit(a, 0.5) * a * (lit(a, 1.0) + tanh(
+            lit(a, 0.7978845608028654) * (a + lit(a, 0.044715) * a * a * a)))
+
+    def da(g, a):
+        return g * (lit(a, 0.5) * (lit(a, 1.0) + tanh(
+            lit(a, 0.7978845608028654) * (a + lit(a, 0.044715) * a * a * a)))
+            + lit(a, 0.5) * a * (lit(a, 1.0) - tanh(
+                lit(a, 0.7978845608028654) * (a + lit(a, 0.044715) * a * a * a)) * tanh(
+                lit(a, 0.7978845608028654) * (a + lit(a, 0.044715) * a * a * a)))
+            * lit(a, 0.7978845608028654) * (lit(a, 1.0) + lit(a, 0.134145) * a * a))
+
+
+@elementwise(node="SoftplusBackward0", aux={"beta": "compute", "threshold": "compute"},
+             dtype="float")
+class softplus:
+    def f(a, beta, threshold):
+        return select(a * beta > threshold, a, log1p(exp(a * beta)) / beta)
+
+    def da(g, a, beta, threshold):
+        return select(a * beta > threshold, g,
+                      g * (exp(a * beta) / (exp(a * beta) + lit(a, 1.0))))
+
+
+@elementwise(node="ClampBackward1", aux={"lo": "compute", "hi": "compute"})
+class clamp:
+    def f(a, lo, hi):
+        return select(a < lo, lo, select(a > hi, hi, a))
+
+    def da(g, a, lo, hi):
+        return select((a >= lo) & (a <= hi), g, g * lit(g, 0.0))
+
+
+@elementwise(node="MaximumBackward0")
+class maximum:
+    def f(a, b):
+        return select(a != a, a, select(a > b, a, b))
+
+    def da(g, a, b):
+        return select(a < b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+
+    def db(g, a, b):
+        return select(a > b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+
+
+@elementwise(node="MinimumBackward0")
+class minimum:
+    def f(a, b):
+        return select(a != a, a, select(a < b, a, b))
+
+    def da(g, a, b):
+        return select(a > b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+
+    def db(g, a, b):
+        return select(a < b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+
+
+@elementwise(node="WhereBackward0", aux={"cond": "bool"})
+class where:
+    def f(cond, a, b):
+        return select(cond, a, b)
+
+    def da(g, cond):
+        return select(cond, g, g * lit(g, 0.0))
+
+    def db(g, cond):
+        return select(cond, g * lit(g, 0.0), g)
+
+
+# --------------------------------------------------------------------------- no gradient
+
+
+@elementwise(node=None, dtype="compare")
+class eq:
+    def f(a, b):
+        return a == b
+
+
+@elementwise(node=None, dtype="compare")
+class ne:
+    def f(a, b):
+        return a != b
+
+
+@elementwise(node=None, dtype="compare")
+class lt:
+    def f(a, b):
+        return a < b
+
+
+@elementwise(node=None, dtype="compare")
+class le:
+    def f(a, b):
+        return a <= b
+
+
+@elementwise(node=None, dtype="compare")
+class gt:
+    def f(a, b):
+        return a > b
+
+
+@elementwise(node=None, dtype="compare")
+class ge:
+    def f(a, b):
+        return a >= b
+
+
+@elementwise(node=None, dtype="compare")
+class isnan_:
+    def f(a):
+        return a != a
+
+
+@elementwise(node=None, dtype="logical")
+class logical_not:
+    def f(a):
+        return a == lit(a, 0)
+
+
+@elementwise(node=None, dtype="logical")
+class logical_and:
+    def f(a, b):
+        return (a != lit(a, 0)) & (b != lit(b, 0))
+
+
+@elementwise(node=None, dtype="logical")
+class logical_or:
+    def f(a, b):
+        return (a != lit(a, 0)) | (b != lit(b, 0))
+
+
+@elementwise(node=None, dtype="logical")
+class logical_xor:
+    def f(a, b):
+        return (a != lit(a, 0)) != (b != lit(b, 0))

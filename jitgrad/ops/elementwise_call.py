@@ -1,0 +1,219 @@
+"""Running an elementwise op: dtypes, broadcasting, the forward kernel, and its graph node.
+
+The forward kernel and the node's VJP kernel are LoopSpecs built from the op's declaration; with
+``create_graph=True`` the node evaluates the same scalar VJP source on Tensors instead
+(``tensor_env``), which records a graph and so gives higher-order gradients.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from ..autograd import grad_mode
+from ..autograd.node import Node, SavedTensor, node_class
+from ..backends import cpu
+from ..codegen.loops import LoopSpec, Stmt
+from ..tensor import Tensor
+from .registry import ElementwiseOp
+
+__all__ = ["call", "broadcast_shapes", "ElementwiseNode"]
+
+
+def broadcast_shapes(*shapes):
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        for i, d in enumerate(s):
+            j = ndim - len(s) + i
+            if out[j] == 1:
+                out[j] = d
+            elif d != 1 and d != out[j]:
+                # PyTorch names the first two operands "a" and "b"
+                a, b = shapes[0], shapes[1] if len(shapes) > 1 else s
+                ka = a[i - len(s) + len(a)] if i - len(s) + len(a) >= 0 else 1
+                kb = b[i - len(s) + len(b)] if i - len(s) + len(b) >= 0 else 1
+                raise RuntimeError(
+                    f"The size of tensor a ({ka}) must match the size of tensor b ({kb}) at "
+                    f"non-singleton dimension {i - len(s) + len(a) if len(a) >= len(s) else i}")
+    return tuple(out)
+
+
+def _flat(a: np.ndarray, shape, npdt) -> np.ndarray:
+    """``a`` as a flat contiguous array of ``shape`` and dtype (copies only when it must)."""
+    if a.dtype != npdt:
+        a = a.astype(npdt)
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+def _dtypes(op: ElementwiseOp, operands):
+    rule = op.dtype_rule
+    if rule == "logical":
+        return None, D.bool_
+    ct = D.result_type(*operands)
+    if rule == "float" and not ct.is_floating_point:
+        ct = D.get_default_dtype()
+    return ct, (D.bool_ if rule == "compare" else ct)
+
+
+def _forward_spec(op: ElementwiseOp, kinds):
+    arrays = tuple(n for n, k in zip(op.f.params, kinds) if k == "a")
+    scalars = tuple(n for n, k in zip(op.f.params, kinds) if k == "s")
+    stmt = Stmt("out", op.f, op.f.params)
+    return LoopSpec(arrays, scalars, (stmt,), (("out", "out"),))
+
+
+def _vjp_spec(op: ElementwiseOp, needs, kinds):
+    """One kernel computing the VJP of every input flagged in ``needs``."""
+    wanted = [i for i, nd in zip(op.inputs, needs) if nd]
+    names = ["g"] + [n for n in op.arg_names if n not in ("g",)] + ["out"]
+    used = set()
+    for i in wanted:
+        used.update(op.vjp[i].params)
+    arrays = tuple(n for n in names if n in used and kinds.get(n, "a") == "a")
+    scalars = tuple(n for n in names if n in used and kinds.get(n) == "s")
+    stmts = tuple(Stmt("d_" + i, op.vjp[i], op.vjp[i].params) for i in wanted)
+    return LoopSpec(arrays, scalars, stmts, tuple(("d_" + i, "d_" + i) for i in wanted))
+
+
+def call(op: ElementwiseOp, *args, **aux):
+    """Apply ``op`` to edge inputs ``args`` (Tensors or Python scalars) and ``aux`` operands."""
+    operands = [a for a in args]
+    ct, out_dt = _dtypes(op, operands)
+    shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+    cond = aux.get("cond")
+    if isinstance(cond, Tensor):
+        shapes.append(cond._data.shape)
+    shape = broadcast_shapes(*shapes) if shapes else ()
+    cnp = ct.np if ct is not None else np.dtype(np.bool_)
+    values, kinds = {}, []
+    for name, a in zip(op.inputs, args):
+        if isinstance(a, Tensor):
+            values[name] = _flat(a._data, shape, cnp)
+            kinds.append("a")
+        else:
+            values[name] = cnp.type(a)
+            kinds.append("s")
+    for name, kind in op.aux.items():
+        v = aux[name]
+        if isinstance(v, Tensor):
+            values[name] = _flat(v._data, shape, np.dtype(np.bool_) if kind == "bool" else cnp)
+            kinds.append("a")
+        else:
+            values[name] = (np.bool_(v) if kind == "bool" else cnp.type(v))
+            kinds.append("s")
+    kinds = tuple(kinds)
+    # f.params order may differ from inputs+aux order: index kinds by name
+    kind_of = dict(zip(op.inputs + tuple(op.aux), kinds))
+    fkinds = tuple(kind_of[p] for p in op.f.params)
+    mod = cpu.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
+    n = int(np.prod(shape, dtype=np.int64))
+    out = np.empty(shape, dtype=out_dt.np)
+    fargs = [values[p] for p in op.f.params if kind_of[p] == "a"]
+    fargs += [values[p] for p in op.f.params if kind_of[p] == "s"]
+    if n:
+        cpu.launch(mod, n, fargs + [out.reshape(-1)])
+    result = Tensor._make(out)
+
+    if op.differentiable and grad_mode.is_grad_enabled() and out_dt.is_floating_point:
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        if any(needs):
+            _record(op, args, aux, needs, kind_of, values, result, ct)
+    return result
+
+
+class ElementwiseNode(Node):
+    """The grad_fn of an elementwise op; subclassed per PyTorch node name by ``node_class``."""
+
+    __slots__ = ("op", "needs", "saved", "kinds", "shape", "ct")
+
+    def apply(self, grads):
+        g = grads[0]
+        if g is None:
+            return [None] * len(self.needs)
+        if grad_mode.is_grad_enabled():
+            return self._apply_tensors(g)
+        op = self.op
+        shape = self.shape
+        cnp = self.ct.np
+        vals = {"g": _flat(g._data, shape, cnp)}
+        for name, s in self.saved.items():
+            if isinstance(s, SavedTensor):
+                vals[name] = _flat(s.array(self), shape, s.data.dtype if name == "cond" else cnp)
+            else:
+                vals[name] = s
+        kinds = self.kinds
+        key = (op.name, "vjp", self.needs, tuple(sorted(kinds.items())))
+        mod = cpu.module_for(key, lambda: _vjp_spec(op, self.needs, kinds))
+        spec_arrays, spec_scalars = _vjp_arg_names(op, self.needs, kinds)
+        n = int(np.prod(shape, dtype=np.int64))
+        outs = [np.empty(shape, dtype=cnp) for nd in self.needs if nd]
+        if n:
+            cpu.launch(mod, n, [vals[a] for a in spec_arrays] + [vals[s] for s in spec_scalars]
+                       + [o.reshape(-1) for o in outs])
+        it = iter(outs)
+        return [Tensor._make(next(it)) if nd else None for nd in self.needs]
+
+    def _apply_tensors(self, g):
+        from .tensor_env import evaluate
+        env = {"g": g}
+        for name, s in self.saved.items():
+            env[name] = s.tensor(self) if isinstance(s, SavedTensor) else s.item()
+        return [evaluate(self.op.vjp[i], env) if nd else None
+                for i, nd in zip(self.op.inputs, self.needs)]
+
+    def release(self) -> None:
+        super().release()
+        for s in self.saved.values():
+            if isinstance(s, SavedTensor):
+                s.free()
+
+
+_arg_cache = {}
+
+
+def _vjp_arg_names(op, needs, kinds):
+    key = (op.name, needs, tuple(sorted(kinds.items())))
+    r = _arg_cache.get(key)
+    if r is None:
+        spec = _vjp_spec(op, needs, kinds)
+        r = _arg_cache[key] = (spec.arrays, spec.scalars)
+    return r
+
+
+def _record(op, args, aux, needs, kind_of, values, result, ct):
+    cls = node_class(op.node, ElementwiseNode)
+    next_functions, meta = [], []
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            next_functions.append(a._edge())
+            meta.append((tuple(a._data.shape), a.dtype))
+        else:
+            next_functions.append((None, 0))
+            meta.append(None)
+    node = cls(next_functions, meta)
+    node.op = op
+    node.needs = needs
+    node.shape = result._data.shape
+    node.ct = ct
+    saved = {}
+    kinds = {}
+    by_name = dict(zip(op.inputs, args))
+    for name in op.saved_names(needs):
+        if name == "out":
+            saved[name] = SavedTensor(result, is_output=True)
+            kinds[name] = "a"
+            continue
+        v = by_name[name] if name in by_name else aux[name]
+        if isinstance(v, Tensor):
+            saved[name] = SavedTensor(v)
+            kinds[name] = "a"
+        else:
+            saved[name] = values[name]
+            kinds[name] = "s"
+    kinds["g"] = "a"
+    node.saved = saved
+    node.kinds = kinds
+    result._grad_fn = node
+    result._requires_grad = True

@@ -1,0 +1,466 @@
+"""Indexing: ``x[key]`` (ints, slices with steps, None, Ellipsis, int/bool tensors), ``x[key] =
+v`` recorded as CopySlices, gather, scatter, index_select, masked_fill.
+
+Reading ``x[key]`` and "embedding g into zeros at key" are each other's VJPs, so gradients of any
+order flow through indexing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from ..autograd import grad_mode
+from ..autograd.node import Ctx, FunctionNode, node_class
+from ..tensor import Tensor
+from .composite import record
+
+__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select",
+           "masked_fill", "masked_select", "nonzero", "scatter_into_zeros", "index_add",
+           "take_along_dim", "one_hot_indices"]
+
+
+# ----------------------------------------------------------------------------- keys
+
+
+def _normalize_key(key):
+    """Turn a user key into a tuple of (kind, value) components with NumPy-ready values."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    out = []
+    for k in key:
+        if isinstance(k, Tensor):
+            if k.dtype is D.bool_:
+                out.append(("mask", k._data))
+            elif k.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+            elif k.ndim == 0:
+                out.append(("int", int(k._data)))
+            else:
+                out.append(("array", k._data.astype(np.int64, copy=False)))
+        elif isinstance(k, (bool, np.bool_)):
+            out.append(("mask", np.asarray(k)))
+        elif isinstance(k, (int, np.integer)):
+            out.append(("int", int(k)))
+        elif isinstance(k, slice):
+            for v in (k.start, k.stop, k.step):
+                if v is not None and not isinstance(v, (int, np.integer, Tensor)):
+                    raise TypeError("slice indices must be integers or None")
+            step = 1 if k.step is None else int(k.step)
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            out.append(("slice", slice(None if k.start is None else int(k.start),
+                                       None if k.stop is None else int(k.stop), step)))
+        elif k is None:
+            out.append(("none", None))
+        elif k is Ellipsis:
+            out.append(("ellipsis", Ellipsis))
+        elif isinstance(k, (list, np.ndarray)):
+            arr = np.asarray(k)
+            if arr.dtype == np.bool_:
+                out.append(("mask", arr))
+            elif arr.dtype.kind in "iu" or arr.size == 0:
+                out.append(("array", arr.astype(np.int64)))
+            else:
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+        else:
+            raise TypeError(f"invalid index type {type(k).__name__}")
+    return out
+
+
+def _is_basic(comps):
+    return all(kind in ("int", "slice", "none", "ellipsis") for kind, _ in comps)
+
+
+def _check_bounds(comps, shape):
+    """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently)."""
+    dim = 0
+    n_consumed = sum(1 for kind, v in comps if kind in ("int", "slice", "array")) + sum(
+        np.asarray(v).ndim for kind, v in comps if kind == "mask")
+    for kind, v in comps:
+        if kind == "ellipsis":
+            dim += len(shape) - n_consumed
+            continue
+        if kind == "none":
+            continue
+        if dim >= len(shape):
+            raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+        if kind == "int":
+            size = shape[dim]
+            if not -size <= v < size:
+                raise IndexError(f"index {v} is out of bounds for dimension {dim} with size "
+                                 f"{size}")
+        elif kind == "array" and v.size:
+            size = shape[dim]
+            bad = v[(v >= size) | (v < -size)]
+            if bad.size:
+                raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension "
+                                 f"{dim} with size {size}")
+        elif kind == "mask":
+            m = np.asarray(v)
+            if m.ndim and tuple(m.shape) != tuple(shape[dim:dim + m.ndim]):
+                raise IndexError(
+                    f"The shape of the mask {list(m.shape)} at index {dim} does not match the "
+                    f"shape of the indexed tensor {list(shape[dim:dim + m.ndim])} at index "
+                    f"{dim}")
+            dim += m.ndim
+            continue
+        dim += 1
+
+
+def _np_key(comps):
+    return tuple(v for _, v in comps)
+
+
+# ----------------------------------------------------------------------------- getitem
+
+
+def _getitem_backward(node, g):
+    a = node.ctx.attrs
+    return (index_embed(g, a["shape"], a["key"], a["basic"]),)
+
+
+def _name_for(comps):
+    kinds = [k for k, _ in comps if k != "ellipsis"]
+    if any(k in ("array", "mask") for k in kinds):
+        return "IndexBackward0"
+    if kinds and kinds[-1] == "none":
+        return "UnsqueezeBackward0"
+    if kinds and kinds[-1] == "int":
+        return "SelectBackward0"
+    if kinds and kinds[-1] == "slice":
+        return "SliceBackward0"
+    return "AliasBackward0"
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    comps = _normalize_key(key)
+    _check_bounds(comps, x._data.shape)
+    basic = _is_basic(comps)
+    if basic and sum(1 for k, _ in comps if k in ("int", "slice", "none")) > 1:
+        # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <- SelectBackward0)
+        return _getitem_chain(x, comps)
+    npkey = _np_key(comps)
+    data = x._data[npkey]
+    if not basic:
+        data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
+    return record(_name_for(comps), (x,), np.asarray(data) if not basic else data,
+                  _getitem_backward, view_of=x if basic else None,
+                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic})
+
+
+def _getitem_chain(x, comps):
+    """Apply basic components one at a time so each records its own node."""
+    nd = x._data.ndim
+    consumed = sum(1 for k, _ in comps if k in ("int", "slice"))
+    dim = 0
+    y = x
+    for kind, v in comps:
+        if kind == "ellipsis":
+            dim += nd - consumed
+            continue
+        if kind == "none":
+            y = getitem(y, (slice(None),) * dim + (None,))
+            dim += 1
+        elif kind == "int":
+            y = getitem(y, (slice(None),) * dim + (v,))
+        else:
+            if v == slice(None, None, 1):
+                dim += 1
+                continue
+            y = getitem(y, (slice(None),) * dim + (v,))
+            dim += 1
+    return y
+
+
+def _embed_backward(node, g):
+    a = node.ctx.attrs
+    return (getitem(g, a["key"]) if a["basic"] else _take(g, a["key"]),)
+
+
+def _take(g, npkey):
+    # differentiable advanced read used by the embed VJP
+    return record("IndexBackward0", (g,), np.asarray(g._data[npkey]), _getitem_backward,
+                  attrs={"shape": tuple(g._data.shape), "key": npkey, "basic": False})
+
+
+def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
+    """Zeros of ``shape`` with ``g`` added at ``npkey`` (repeated indices accumulate)."""
+    data = np.zeros(shape, dtype=g._data.dtype)
+    if basic:
+        data[npkey] = g._data
+    else:
+        np.add.at(data, npkey, g._data)
+    return record("IndexPutBackward0", (g,), data, _embed_backward,
+                  attrs={"key": npkey, "basic": basic})
+
+
+# ----------------------------------------------------------------------------- setitem
+
+
+def _copy_slices_backward(node, g):
+    a = node.ctx.attrs
+    need_self, need_value = node.ctx.needs_input_grad
+    gs = gv = None
+    if need_self:
+        gs = g.clone()
+        gs._data[a["key"]] = 0
+        if g.requires_grad:  # create_graph: express as a differentiable mask
+            mask = np.ones(g._data.shape, dtype=bool)
+            mask[a["key"]] = False
+            gs = g * Tensor._make(mask.astype(g._data.dtype))
+    if need_value:
+        gv = getitem(g, a["user_key"]) if a["basic"] else _take(g, a["key"])
+    return (gs, gv)
+
+
+def check_inplace(t: Tensor) -> None:
+    """PyTorch's errors for in-place writes that would corrupt a graph."""
+    if not grad_mode.is_grad_enabled():
+        return
+    if t._grad_fn is None and t._requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = t._base
+    if base is not None and base._grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def setitem(x: Tensor, key, value) -> None:
+    check_inplace(x)
+    comps = _normalize_key(key)
+    _check_bounds(comps, x._data.shape)
+    npkey = _np_key(comps)
+    basic = _is_basic(comps)
+    is_t = isinstance(value, Tensor)
+    vdata = value._data if is_t else value
+    recording = grad_mode.is_grad_enabled() and (x._requires_grad or (is_t and
+                                                                      value._requires_grad))
+    if recording and x._base is not None and x._base._requires_grad:
+        raise NotImplementedError(
+            "jitgrad does not yet record in-place writes into a view of a tensor that requires "
+            "grad; write into the base tensor instead (e.g. base[idx] = value)")
+    if recording and not x.dtype.is_floating_point:
+        raise RuntimeError("only floating point tensors can be written with values that "
+                           "require grad")
+    try:
+        x._data[npkey] = vdata
+    except ValueError as e:
+        raise RuntimeError(f"shape mismatch: value tensor of shape "
+                           f"{list(np.shape(vdata))} cannot be broadcast to indexing result of "
+                           f"shape {list(x._data[npkey].shape)}") from e
+    x._version.value += 1
+    if not recording:
+        return
+    ctx = Ctx()
+    ctx.attrs = {"key": npkey, "basic": basic, "user_key": key if basic else npkey}
+    old_edge = x._edge() if x._requires_grad else None
+    v_edge = value._edge() if is_t and value._requires_grad else None
+    ctx.needs_input_grad = (old_edge is not None, v_edge is not None)
+    meta = ((tuple(x._data.shape), x.dtype) if old_edge else None,
+            (tuple(value._data.shape), value.dtype) if v_edge else None)
+    node = node_class("CopySlices", FunctionNode)(
+        (old_edge or (None, 0), v_edge or (None, 0)), meta, ctx, _copy_slices_backward)
+    x._grad_fn = node
+    x._output_nr = 0
+    x._requires_grad = True
+
+
+# ----------------------------------------------------------------------------- gather & co
+
+
+def _dim(d, nd):
+    lo, hi = (-1, 0) if nd == 0 else (-nd, nd - 1)
+    if not lo <= d <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {d})")
+    return d % max(nd, 1)
+
+
+def _index_array(index, what):
+    if not isinstance(index, Tensor) or index.dtype not in (D.int64, D.int32):
+        raise RuntimeError(f"{what}(): Expected dtype int64 for index")
+    return index._data.astype(np.int64, copy=False)
+
+
+def _gather_backward(node, g):
+    a = node.ctx.attrs
+    return (scatter_into_zeros(g, a["shape"], a["dim"], a["index"]),)
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    d = _dim(dim, input._data.ndim)
+    idx = _index_array(index, "gather")
+    if idx.ndim != input._data.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input "
+                           "tensor")
+    n = input._data.shape[d]
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = idx[(idx >= n) | (idx < -n)].flat[0]
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
+    data = np.take_along_axis(input._data[tuple(slice(0, s) if i != d else slice(None)
+                                                for i, s in enumerate(idx.shape))], idx, axis=d)
+    return record("GatherBackward0", (input,), data, _gather_backward,
+                  attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
+
+
+take_along_dim = gather
+
+
+def _scatter_zeros_backward(node, g):
+    a = node.ctx.attrs
+    return (gather(g, a["dim"], Tensor._make(a["index"])),)
+
+
+def scatter_into_zeros(g: Tensor, shape, dim, index: np.ndarray) -> Tensor:
+    """Zeros of ``shape`` with ``g`` scatter-added along ``dim`` at ``index``."""
+    data = np.zeros(shape, dtype=g._data.dtype)
+    _scatter_add_np(data, dim, index, g._data)
+    return record("ScatterAddBackward0", (g,), data, _scatter_zeros_backward,
+                  attrs={"dim": dim, "index": index})
+
+
+def _scatter_add_np(dst, dim, index, src):
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[dim] = index
+    np.add.at(dst, tuple(idx), src[tuple(slice(0, s) for s in index.shape)])
+
+
+def _scatter_backward(node, g):
+    a = node.ctx.attrs
+    need_self, need_src = node.ctx.needs_input_grad
+    idx_t = Tensor._make(a["index"])
+    gs = gsrc = None
+    if need_self:
+        if a["add"]:
+            gs = g
+        else:
+            mask = np.ones(g._data.shape, dtype=g._data.dtype)
+            _scatter_set_np(mask, a["dim"], a["index"], np.zeros(a["index"].shape, mask.dtype))
+            gs = g * Tensor._make(mask)
+    if need_src:
+        gsrc = gather(g, a["dim"], idx_t)
+    return (gs, gsrc)
+
+
+def _scatter_set_np(dst, dim, index, src):
+    idx = list(np.indices(index.shape, sparse=True))
+    idx[dim] = index
+    dst[tuple(idx)] = src[tuple(slice(0, s) for s in index.shape)] if np.ndim(src) else src
+
+
+def _scatter(input, dim, index, src, add):
+    d = _dim(dim, input._data.ndim)
+    idx = _index_array(index, "scatter")
+    data = input._data.copy()
+    sdata = src._data if isinstance(src, Tensor) else np.asarray(src, dtype=data.dtype)
+    if add:
+        _scatter_add_np(data, d, idx, sdata)
+    else:
+        _scatter_set_np(data, d, idx, sdata)
+    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
+                                              else "ScatterBackward1")
+    return record(name, (input, src if isinstance(src, Tensor) else None), data,
+                  _scatter_backward, attrs={"dim": d, "index": idx, "add": add})
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    if reduce is not None:
+        if reduce != "add":
+            raise NotImplementedError(f"scatter(reduce={reduce!r}) is not supported; use "
+                                      "reduce='add' or scatter_add")
+        return _scatter(input, dim, index, src if src is not None else value, True)
+    return _scatter(input, dim, index, src if src is not None else value, False)
+
+
+def scatter_add(input, dim, index, src):
+    return _scatter(input, dim, index, src, True)
+
+
+def _index_select_backward(node, g):
+    a = node.ctx.attrs
+    data = np.zeros(a["shape"], dtype=g._data.dtype)
+    return (index_add(Tensor._make(data), a["dim"], Tensor._make(a["index"]), g),)
+
+
+def index_select(input, dim, index):
+    d = _dim(dim, input._data.ndim)
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    n = input._data.shape[d] if input._data.ndim else 1
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        bad = idx[(idx >= n) | (idx < -n)].flat[0]
+        raise IndexError(f"index out of range in self: index {bad} is out of bounds for "
+                         f"dimension {d} with size {n}")
+    data = np.take(input._data, idx.reshape(-1), axis=d) if input._data.ndim else \
+        input._data.reshape(1)[idx]
+    return record("IndexSelectBackward0", (input,), data, _index_select_backward,
+                  attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx.reshape(-1)})
+
+
+def _index_add_backward(node, g):
+    a = node.ctx.attrs
+    need_self, need_src = node.ctx.needs_input_grad
+    return (g if need_self else None,
+            index_select(g, a["dim"], Tensor._make(a["index"])) * a["alpha"] if need_src
+            else None)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    d = _dim(dim, input._data.ndim)
+    idx = _index_array(index, "index_add").reshape(-1)
+    data = input._data.copy()
+    src = source._data * alpha if alpha != 1 else source._data
+    key = (slice(None),) * d + (idx,)
+    np.add.at(data, key, src)
+    return record("IndexAddBackward0", (input, source), data, _index_add_backward,
+                  attrs={"dim": d, "index": idx, "alpha": alpha})
+
+
+def _masked_fill_backward(node, g):
+    from .functional import where
+    mask = Tensor._make(node.ctx.attrs["mask"])
+    return (where(mask, 0.0, g),)
+
+
+def masked_fill(input, mask, value):
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        value = value.item()
+    from .elementwise_call import broadcast_shapes
+    shape = broadcast_shapes(input._data.shape, mask._data.shape)
+    if shape != input._data.shape:
+        raise RuntimeError(f"The size of tensor a ({input._data.shape[-1]}) must match the size "
+                           f"of tensor b ({mask._data.shape[-1]}) at non-singleton dimension 0")
+    data = np.where(mask._data, np.asarray(value).astype(input._data.dtype), input._data)
+    return record("MaskedFillBackward0", (input,), data, _masked_fill_backward,
+                  attrs={"mask": np.broadcast_to(mask._data, shape)})
+
+
+def masked_select(input, mask):
+    from .elementwise_call import broadcast_shapes
+    shape = broadcast_shapes(input._data.shape, mask._data.shape)
+    x = input.expand(shape) if tuple(input.shape) != shape else input
+    return getitem(x, Tensor._make(np.broadcast_to(mask._data, shape)))
+
+
+def nonzero(input, *, as_tuple=False):
+    nz = np.nonzero(input._data)
+    if as_tuple:
+        return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
+    return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
+                        np.zeros((0, 0), np.int64))
+
+
+def one_hot_indices(index: np.ndarray, num_classes: int) -> np.ndarray:
+    out = np.zeros(index.shape + (num_classes,), dtype=np.int64)
+    np.put_along_axis(out, index[..., None], 1, axis=-1)
+    return out

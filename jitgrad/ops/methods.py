@@ -1,0 +1,233 @@
+"""Binds the ops to Tensor as methods and operators (``x.sum()``, ``x @ y``, ``x += 1``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import basic, functional as F, index, inplace, linalg, reduce, shape, softmax
+
+
+def _reflect(fn):
+    def r(self, other):
+        return fn(other, self)
+    return r
+
+
+def _not_tensor(other):
+    return not isinstance(other, (Tensor, int, float, bool, np.number, np.bool_))
+
+
+def _binary_method(fn):
+    def m(self, other):
+        if _not_tensor(other):
+            if isinstance(other, np.ndarray):
+                other = basic.tensor(other)
+            else:
+                return NotImplemented
+        return fn(self, other)
+    return m
+
+
+def _rsub(self, other):
+    return F.rsub(self, other)
+
+
+def _rtruediv(self, other):
+    return F.mul(F.reciprocal(self), other)
+
+
+def _rpow(self, other):
+    return F.pow(other, self)
+
+
+def _rmatmul(self, other):
+    return linalg.matmul(other, self)
+
+
+def _eq(self, other):
+    if _not_tensor(other):
+        return False
+    return F.eq(self, other)
+
+
+def _ne(self, other):
+    if _not_tensor(other):
+        return True
+    return F.ne(self, other)
+
+
+def _bool_op(logical):
+    def m(self, other):
+        if self.dtype.name == "bool" and (getattr(other, "dtype", None) is None or
+                                          other.dtype.name == "bool"):
+            return logical(self, other)
+        a = self._data
+        b = other._data if isinstance(other, Tensor) else other
+        op = {F.logical_and: np.bitwise_and, F.logical_or: np.bitwise_or,
+              F.logical_xor: np.bitwise_xor}[logical]
+        return Tensor._make(np.asarray(op(a, b)))
+    return m
+
+
+def _invert(self):
+    if self.dtype.name == "bool":
+        return F.logical_not(self)
+    return Tensor._make(np.invert(self._data))
+
+
+def _size_args(args):
+    return args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+
+
+def _sum(self, dim=None, keepdim=False, *, dtype=None):
+    return reduce.sum(self, dim, keepdim, dtype=dtype)
+
+
+def _new_factory(np_fn):
+    def m(self, *size, dtype=None, device=None, requires_grad=False):
+        dt = dtype if dtype is not None else self.dtype
+        t = basic._finish(np_fn(tuple(int(s) for s in _size_args(size)), dtype=basic.D.to_dtype(
+            dt).np), requires_grad)
+        return t
+    return m
+
+
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    return basic.tensor(data, dtype=dtype if dtype is not None else self.dtype,
+                        requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    return basic.full(tuple(size), fill_value, dtype=dtype if dtype is not None else self.dtype,
+                      requires_grad=requires_grad)
+
+
+def _random_inplace(sampler):
+    def m(self, *args, generator=None, **kwargs):
+        index.check_inplace(self)
+        gen = basic._gen(generator)
+        self._data[...] = sampler(gen, self._data.shape, self._data.dtype, *args, **kwargs)
+        self._version.value += 1
+        return self
+    return m
+
+
+def _uniform(gen, shape, dtype, a=0.0, b=1.0):
+    return gen.uniform(shape, a, b, dtype)
+
+
+def _normal(gen, shape, dtype, mean=0.0, std=1.0):
+    return gen.normal(shape, mean, std, dtype)
+
+
+def _bernoulli(gen, shape, dtype, p=0.5):
+    return gen.bernoulli(p, shape, dtype)
+
+
+def _exponential(gen, shape, dtype, lambd=1.0):
+    return gen.exponential(shape, lambd, dtype)
+
+
+def _random_int(gen, shape, dtype, low=0, high=None):
+    if high is None:
+        low, high = 0, low
+    return gen.randint(low, high, shape, dtype)
+
+
+def _mT_prop(self):
+    return shape.transpose(self, -2, -1)
+
+
+def _T_prop(self):
+    if self.ndim <= 2:
+        return shape.t(self) if self.ndim == 2 else self
+    return shape.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+METHODS = {
+    # arithmetic operators
+    "__add__": _binary_method(F.add), "__radd__": _binary_method(_reflect(F.add)),
+    "__sub__": _binary_method(F.sub), "__rsub__": _binary_method(_rsub),
+    "__mul__": _binary_method(F.mul), "__rmul__": _binary_method(_reflect(F.mul)),
+    "__truediv__": _binary_method(F.div), "__rtruediv__": _binary_method(_rtruediv),
+    "__floordiv__": _binary_method(F.floor_divide),
+    "__rfloordiv__": _binary_method(_reflect(F.floor_divide)),
+    "__mod__": _binary_method(F.remainder), "__rmod__": _binary_method(_reflect(F.remainder)),
+    "__pow__": _binary_method(F.pow), "__rpow__": _binary_method(_rpow),
+    "__matmul__": linalg.matmul, "__rmatmul__": _rmatmul,
+    "__neg__": F.neg, "__pos__": lambda self: self, "__abs__": F.abs,
+    "__eq__": _eq, "__ne__": _ne, "__lt__": _binary_method(F.lt), "__le__": _binary_method(F.le),
+    "__gt__": _binary_method(F.gt), "__ge__": _binary_method(F.ge),
+    "__and__": _bool_op(F.logical_and), "__or__": _bool_op(F.logical_or),
+    "__xor__": _bool_op(F.logical_xor), "__rand__": _bool_op(F.logical_and),
+    "__ror__": _bool_op(F.logical_or), "__invert__": _invert,
+    "__iadd__": inplace.add_, "__isub__": inplace.sub_, "__imul__": inplace.mul_,
+    "__itruediv__": inplace.div_, "__ipow__": inplace.pow_,
+    "__getitem__": index.getitem, "__setitem__": index.setitem,
+    # elementwise
+    "add": F.add, "sub": F.sub, "subtract": F.sub, "mul": F.mul, "multiply": F.mul,
+    "div": F.div, "divide": F.div, "true_divide": F.div, "neg": F.neg, "negative": F.neg,
+    "pow": F.pow, "reciprocal": F.reciprocal, "square": F.square, "exp": F.exp,
+    "expm1": F.expm1, "log": F.log, "log1p": F.log1p, "log2": F.log2, "log10": F.log10,
+    "sqrt": F.sqrt, "rsqrt": F.rsqrt, "abs": F.abs, "absolute": F.abs, "sign": F.sign,
+    "sin": F.sin, "cos": F.cos, "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid,
+    "erf": F.erf, "relu": F.relu, "clamp": F.clamp, "clip": F.clamp, "clamp_min": F.clamp_min,
+    "clamp_max": F.clamp_max, "maximum": F.maximum, "minimum": F.minimum,
+    "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge,
+    "greater": F.gt, "less": F.lt, "not_equal": F.ne, "equal": F.equal,
+    "logical_not": F.logical_not, "logical_and": F.logical_and, "logical_or": F.logical_or,
+    "logical_xor": F.logical_xor, "isnan": F.isnan, "isinf": F.isinf, "isfinite": F.isfinite,
+    "floor": F.floor, "ceil": F.ceil, "round": F.round, "trunc": F.trunc, "frac": F.frac,
+    "remainder": F.remainder, "fmod": F.fmod, "floor_divide": F.floor_divide,
+    "sinh": F.sinh, "cosh": F.cosh, "allclose": F.allclose, "isclose": F.isclose,
+    "where": lambda self, condition, other: F.where(condition, self, other),
+    "masked_fill": index.masked_fill, "masked_select": index.masked_select,
+    # reductions
+    "sum": _sum, "mean": reduce.mean, "var": reduce.var, "std": reduce.std, "prod": reduce.prod,
+    "max": reduce.max, "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin,
+    "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
+    "logsumexp": reduce.logsumexp, "all": reduce.all, "any": reduce.any,
+    "cumsum": reduce.cumsum, "count_nonzero": reduce.count_nonzero,
+    "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
+    # linear algebra
+    "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
+    "dot": linalg.dot, "outer": linalg.outer, "inner": linalg.inner, "addmm": linalg.addmm,
+    "t": shape.t, "transpose": shape.transpose, "swapaxes": shape.transpose,
+    # shape
+    "reshape": shape.reshape, "view": shape.view, "view_as": shape.view_as,
+    "reshape_as": shape.reshape_as, "flatten": shape.flatten, "unflatten": shape.unflatten,
+    "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
+    "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to,
+    "permute": shape.permute, "movedim": shape.movedim, "split": shape.split,
+    "chunk": shape.chunk, "unbind": shape.unbind, "contiguous": shape.contiguous,
+    "flip": shape.flip, "repeat": shape.repeat, "tile": shape.tile, "narrow": shape.narrow,
+    "select": shape.select,
+    # indexing
+    "gather": index.gather, "scatter": index.scatter, "scatter_add": index.scatter_add,
+    "index_select": index.index_select, "index_add": index.index_add,
+    "nonzero": index.nonzero,
+    # copies and factories
+    "clone": basic.clone, "new_zeros": _new_factory(np.zeros), "new_ones": _new_factory(np.ones),
+    "new_empty": _new_factory(np.empty), "new_tensor": _new_tensor, "new_full": _new_full,
+    # in place
+    "add_": inplace.add_, "sub_": inplace.sub_, "mul_": inplace.mul_, "div_": inplace.div_,
+    "pow_": inplace.pow_, "zero_": inplace.zero_, "fill_": inplace.fill_,
+    "copy_": inplace.copy_, "clamp_": inplace.clamp_, "clip_": inplace.clamp_,
+    "neg_": inplace.unary_inplace(F.neg), "exp_": inplace.unary_inplace(F.exp),
+    "log_": inplace.unary_inplace(F.log), "sqrt_": inplace.unary_inplace(F.sqrt),
+    "abs_": inplace.unary_inplace(F.abs), "relu_": inplace.unary_inplace(F.relu),
+    "sigmoid_": inplace.unary_inplace(F.sigmoid), "tanh_": inplace.unary_inplace(F.tanh),
+    "sin_": inplace.unary_inplace(F.sin), "cos_": inplace.unary_inplace(F.cos),
+    "clamp_min_": inplace.unary_inplace(F.clamp_min),
+    "clamp_max_": inplace.unary_inplace(F.clamp_max),
+    "masked_fill_": inplace.unary_inplace(index.masked_fill),
+    "uniform_": _random_inplace(_uniform), "normal_": _random_inplace(_normal),
+    "bernoulli_": _random_inplace(_bernoulli), "exponential_": _random_inplace(_exponential),
+    "random_": _random_inplace(_random_int),
+}
+
+for _name, _fn in METHODS.items():
+    setattr(Tensor, _name, _fn)
+
+Tensor.T = property(_T_prop)
+Tensor.mT = property(_mT_prop)

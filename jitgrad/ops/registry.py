@@ -1,0 +1,139 @@
+"""The op registry: every op is declared once, with its VJP.
+
+Elementwise ops are declared as a namespace of *scalar* functions written in a fixed vocabulary
+(see ``docs/ARCHITECTURE.md``)::
+
+    @elementwise(node="MulBackward0")
+    class mul:
+        def f(a, b):              # forward, on scalars
+            return a * b
+        def da(g, b):             # VJP for input ``a``: g is the incoming gradient
+            return g * b
+        def db(g, a):
+            return g * a
+
+The parameter names of each VJP say what the node must save (``da`` reads ``b`` only, so a node
+whose ``a`` needs a gradient keeps ``b`` alive and nothing else; ``out`` is the forward result).
+Scalar bodies are branch-free Python arithmetic plus the names of ``SCALAR_VOCABULARY`` (``lit``
+for typed constants, ``select`` for branches, ``exp``/``log``/...), so the same source compiles as
+a Numba CPU loop body, as a CUDA device function, into a fused backward kernel, and runs on
+Tensors (the ``create_graph=True`` path), which is what makes higher-order gradients work.
+"""
+from __future__ import annotations
+
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+
+__all__ = ["ElementwiseOp", "elementwise", "OPS", "SCALAR_VOCABULARY", "get"]
+
+# Names a scalar body may use besides arithmetic and comparison operators. Each target binds
+# them: ``backends/cpu_env.py`` for Numba on the CPU, ``ops/tensor_env.py`` for Tensors.
+SCALAR_VOCABULARY = (
+    "lit", "select", "isnan", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
+    "tanh", "sigmoid", "softplus", "erf", "floor", "abs", "copysign", "pow_",
+)
+
+OPS: dict[str, "ElementwiseOp"] = {}
+
+_DTYPE_RULES = ("promote", "float", "compare", "logical")
+
+
+@dataclass(eq=False)
+class ScalarFn:
+    """One scalar function of a declaration, with its source ready to be inlined elsewhere."""
+
+    op: str
+    part: str  # "f" or "d<input>"
+    fn: object
+    params: tuple
+    source: str = field(repr=False)
+
+    @property
+    def symbol(self) -> str:
+        return f"{self.op}__{self.part}"
+
+    def renamed_source(self) -> str:
+        """The function's source with its name replaced by ``symbol`` (for generated modules)."""
+        head = f"def {self.fn.__name__}("
+        if not self.source.startswith(head):
+            raise AssertionError(f"unexpected source layout for {self.symbol}")
+        return f"def {self.symbol}(" + self.source[len(head):]
+
+
+@dataclass(eq=False)
+class ElementwiseOp:
+    name: str
+    node: str  # the grad_fn class name PyTorch records, e.g. "MulBackward0"
+    inputs: tuple  # edge inputs: tensors or Python scalars, one next_functions slot each
+    aux: dict  # name -> "bool" | "compute": non-differentiable extra operands
+    dtype_rule: str
+    f: ScalarFn
+    vjp: dict  # input name -> ScalarFn
+    differentiable: bool
+
+    @property
+    def arg_names(self) -> tuple:
+        return self.inputs + tuple(self.aux)
+
+    def saved_names(self, needs: tuple) -> tuple:
+        """Operands a node must keep to compute the VJPs of the inputs flagged in ``needs``."""
+        names = []
+        for inp, need in zip(self.inputs, needs):
+            if need:
+                for p in self.vjp[inp].params:
+                    if p != "g" and p not in names:
+                        names.append(p)
+        return tuple(names)
+
+
+def _scalar_fn(op: str, part: str, fn) -> ScalarFn:
+    source = textwrap.dedent(inspect.getsource(fn))
+    params = tuple(inspect.signature(fn).parameters)
+    return ScalarFn(op, part, fn, params, source)
+
+
+def elementwise(*, node: str | None, aux: dict | None = None, dtype: str = "promote",
+                name: str | None = None):
+    """Declare an elementwise op from a namespace holding ``f`` and ``d<input>`` functions."""
+    if dtype not in _DTYPE_RULES:
+        raise ValueError(f"dtype rule must be one of {_DTYPE_RULES}")
+    aux = dict(aux or {})
+
+    def register(ns):
+        op_name = name or ns.__name__
+        body = {k: v for k, v in vars(ns).items() if inspect.isfunction(v)}
+        if "f" not in body:
+            raise TypeError(f"elementwise op {op_name!r} declares no forward 'f'")
+        f = _scalar_fn(op_name, "f", body["f"])
+        inputs = tuple(p for p in f.params if p not in aux)
+        vjp = {}
+        for inp in inputs:
+            d = body.get("d" + inp)
+            if d is not None:
+                vjp[inp] = _scalar_fn(op_name, "d" + inp, d)
+        differentiable = node is not None
+        if differentiable and set(vjp) != set(inputs):
+            missing = set(inputs) - set(vjp)
+            raise TypeError(f"op {op_name!r}: no VJP declared for input(s) {sorted(missing)}")
+        allowed = set(f.params) | {"g", "out"}
+        for inp, d in vjp.items():
+            if not d.params or d.params[0] != "g":
+                raise TypeError(f"op {op_name!r}: VJP d{inp} must take 'g' first")
+            bad = set(d.params) - allowed
+            if bad:
+                raise TypeError(f"op {op_name!r}: VJP d{inp} uses unknown names {sorted(bad)}")
+        extra = set(body) - {"f"} - {"d" + i for i in inputs}
+        if extra:
+            raise TypeError(f"op {op_name!r}: unexpected functions {sorted(extra)}")
+        op = ElementwiseOp(op_name, node, inputs, aux, dtype, f, vjp, differentiable)
+        if op_name in OPS:
+            raise ValueError(f"op {op_name!r} declared twice")
+        OPS[op_name] = op
+        return op
+
+    return register
+
+
+def get(name: str) -> ElementwiseOp:
+    return OPS[name]

@@ -1,0 +1,74 @@
+"""softmax / log_softmax along a dim, numerically stable (max-subtracted)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from .composite import record
+
+__all__ = ["softmax", "log_softmax"]
+
+
+def _softmax_dim(ndim, dim, name):
+    if dim is None:
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+        dim = 0 if ndim in (0, 1, 3) else 1
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {dim})")
+    return dim % max(ndim, 1)
+
+
+def _prepare(input, dtype):
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        input = input.to(D.get_default_dtype())
+    return input
+
+
+def _softmax_np(x, axis):
+    if x.ndim == 0:
+        return np.ones_like(x)
+    m = np.max(x, axis=axis, keepdims=True) if x.size else x
+    e = np.exp(x - np.where(np.isfinite(m), m, 0))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _softmax_backward(node, g):
+    y = node.saved("out")
+    d = node.ctx.attrs["dim"]
+    return (y * (g - (g * y).sum(d, keepdim=True)),)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input = _prepare(input, dtype)
+    d = _softmax_dim(input.ndim, dim, "softmax")
+    data = _softmax_np(input._data, d).astype(input._data.dtype, copy=False)
+    return record("SoftmaxBackward0", (input,), data, _softmax_backward,
+                  save_outputs=(("out", 0),), attrs={"dim": d})
+
+
+def _log_softmax_backward(node, g):
+    y = node.saved("out")
+    d = node.ctx.attrs["dim"]
+    return (g - y.exp() * g.sum(d, keepdim=True),)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    input = _prepare(input, dtype)
+    d = _softmax_dim(input.ndim, dim, "log_softmax")
+    x = input._data
+    if x.ndim == 0:
+        data = np.zeros_like(x)
+    else:
+        m = np.max(x, axis=d, keepdims=True) if x.size else x
+        shifted = x - np.where(np.isfinite(m), m, 0)
+        with np.errstate(divide="ignore"):
+            data = shifted - np.log(np.sum(np.exp(shifted), axis=d, keepdims=True))
+    return record("LogSoftmaxBackward0", (input,), data.astype(x.dtype, copy=False),
+                  _log_softmax_backward, save_outputs=(("out", 0),), attrs={"dim": d})

@@ -1,0 +1,438 @@
+"""Tensor: a NumPy array (the CPU storage) plus the autograd fields PyTorch users rely on.
+
+Math methods are attached by ``jitgrad.ops.methods``; this module holds storage, autograd
+metadata (``requires_grad``, ``grad``, ``grad_fn``, version counter, view base) and conversions.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype as D
+from ._size import CPU, Size
+
+__all__ = ["Tensor"]
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
+    "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
+    "See github.com/pytorch/pytorch/pull/30531 for more informations. (Triggered internally at "
+    "/pytorch/build/aten/src/ATen/core/TensorBody.h:489.)")
+
+
+class VersionCounter:
+    """Shared by a tensor and its views; bumped by every in-place write."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+class Tensor:
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_version",
+                 "_base", "_retains_grad", "_hooks", "_grad_acc", "__weakref__", "__dict__")
+
+    # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
+    __array_priority__ = 1000
+
+    # ------------------------------------------------------------------ construction
+
+    def __init__(self, *args, dtype=None, device=None):
+        """Legacy constructor: ``Tensor([1, 2])`` (data) or ``Tensor(2, 3)`` (uninitialized)."""
+        from ._size import check_device
+        check_device(device)
+        dt = D.to_dtype(dtype) if dtype is not None else self._legacy_dtype()
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            src = args[0]
+            if isinstance(src, Tensor):
+                data = src._data.astype(dt.np, copy=False)
+            else:
+                data = np.array(src, dtype=dt.np)
+        else:
+            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            data = np.empty(tuple(int(s) for s in shape) if args else (0,), dtype=dt.np)
+        self._init(data, False)
+
+    @classmethod
+    def _legacy_dtype(cls):
+        return D.get_default_dtype()
+
+    def _init(self, data, requires_grad):
+        self._data = data
+        self._requires_grad = requires_grad
+        self._grad_fn = None
+        self._output_nr = 0
+        self._grad = None
+        self._version = VersionCounter()
+        self._base = None
+        self._retains_grad = False
+        self._hooks = None
+        self._grad_acc = None
+
+    @classmethod
+    def _make(cls, data, requires_grad=False):
+        t = object.__new__(Tensor)
+        t._init(data, requires_grad)
+        return t
+
+    # ------------------------------------------------------------------ storage facts
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[self._wrap_dim(dim)]
+
+    def _wrap_dim(self, dim) -> int:
+        n = self._data.ndim
+        lo, hi = (-1, 0) if n == 0 else (-n, n - 1)
+        if not isinstance(dim, (int, np.integer)) or not lo <= dim <= hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], "
+                             f"but got {dim})")
+        return int(dim) % max(n, 1)
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def ndimension(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return D.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def is_cpu(self) -> bool:
+        return True
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[self._wrap_dim(dim)]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def data_ptr(self) -> int:
+        return int(self._data.__array_interface__["data"][0])
+
+    # ------------------------------------------------------------------ autograd fields
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(bool(value))
+
+    def requires_grad_(self, requires_grad=True):
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach().")
+            return self
+        if requires_grad and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None:
+            self._retains_grad = True
+            node = self._grad_fn
+            if node._retained is None:
+                node._retained = {}
+            node._retained[self._output_nr] = weakref.ref(self)
+        return None
+
+    def register_hook(self, hook):
+        """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._add_pre_hook(self._output_nr, hook)
+        from .autograd.node import _RemovableHandle
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def _accumulator(self):
+        """The AccumulateGrad node of a leaf (one per leaf while a graph holds it)."""
+        from .autograd.node import AccumulateGrad
+        acc = self._grad_acc() if self._grad_acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._grad_acc = weakref.ref(acc)
+        return acc
+
+    def _edge(self):
+        """(node, output_nr) this tensor feeds in a graph, or None."""
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
+        if self._requires_grad:
+            return (self._accumulator(), 0)
+        return None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import engine
+        engine.backward([self], [gradient], retain_graph=retain_graph,
+                        create_graph=create_graph, inputs=inputs)
+
+    def detach(self):
+        t = Tensor._make(self._data, False)
+        t._version = self._version  # PyTorch: detach shares storage and version counter
+        t._base = self._base if self._base is not None else self
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._base._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._output_nr = 0
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        return Tensor._make(self._data, False)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+        self._data = value._data
+
+    # ------------------------------------------------------------------ conversions
+
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        a = self._data
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a.copy() if copy else a
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            if self._data.size == 0:
+                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data.copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        t = type(self).__new__(type(self))
+        t._init(self._data.copy(), self._requires_grad)
+        if self._grad is not None:
+            t._grad = self._grad.clone()
+        memo[id(self)] = t
+        return t
+
+    # ------------------------------------------------------------------ printing
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import format_tensor
+        gf = self._grad_fn
+        return format_tensor(
+            self._data, dtype=self._data.dtype.name, device="cpu",
+            requires_grad=self._requires_grad and gf is None,
+            grad_fn_name=gf.name() if gf is not None else None,
+            default_dtype=D.get_default_dtype().name)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec) if not spec else format(str(self), spec)
+
+    # ------------------------------------------------------------------ dtype conversions
+
+    def to(self, *args, **kwargs):
+        """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``, copy=."""
+        from ._size import check_device
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, D.dtype) or a in (float, int, bool):
+                dtype = a
+            elif a is not None:
+                device = a
+        check_device(device)
+        if dtype is None or D.to_dtype(dtype) is self.dtype:
+            return self.clone() if copy else self
+        from .ops.basic import cast
+        return cast(self, D.to_dtype(dtype))
+
+    def type(self, dtype=None):
+        if dtype is None:
+            from .autograd.node import _tensor_type_name
+            return _tensor_type_name(self)
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            dtype = {"torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
+                     "torch.LongTensor": "int64", "torch.IntTensor": "int32",
+                     "torch.BoolTensor": "bool"}[dtype]
+        return self.to(D.to_dtype(dtype))
+
+    def float(self):
+        return self.to(D.float32)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def half(self):
+        return self.to(D.float16)
+
+    def long(self):
+        return self.to(D.int64)
+
+    def int(self):
+        return self.to(D.int32)
+
+    def bool(self):
+        return self.to(D.bool_)
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        from ._size import check_device
+        check_device(device or "cuda")
+        return self
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._make(data, False)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
