@@ -17,7 +17,9 @@ from .node import AccumulateGrad
 
 __all__ = ["backward", "grad", "accumulate_into_leaf"]
 
-# Set by jitgrad.fusion: plan_hook(task) may replace runs of nodes by fused nodes.
+# Set by jitgrad.fusion: plan_hook(task) may map a group's head node to a fused node in
+# task.substitute. The fused node's next_functions/_input_meta are the edges leaving the group;
+# its release() frees the saved tensors of every node it absorbed.
 plan_hook = None
 
 
@@ -37,7 +39,7 @@ class GraphTask:
         self.create_graph = create_graph
         self.accumulate = accumulate
         self.executed = []
-        self.substitute = {}  # node -> replacement (fusion)
+        self.substitute = {}  # group head -> fused node computing the whole group (fusion)
 
 
 def _discover(task: GraphTask, roots) -> None:
@@ -164,26 +166,25 @@ def _execute(task: GraphTask, root_edges, root_grads):
             continue
         if isinstance(node, AccumulateGrad) and not task.accumulate:
             continue
+        # A fused node (see jitgrad.fusion) stands in for the head of its group: it computes the
+        # gradients of every edge leaving the group, so the group's inner nodes never run.
         run = task.substitute.get(node, node)
-        if run is None:  # absorbed into a fused node that already ran
-            grads_in = []
-        else:
-            n_out = getattr(node, "_n_outputs", 1)
-            grads_out = [buf.get(i) for i in range(max(n_out, max(buf, default=-1) + 1))]
-            grads_in = run.apply(grads_out)
-            if node._hooks:
-                for h in node._hooks:
-                    r = h(tuple(grads_in), tuple(grads_out))
-                    if r is not None:
-                        grads_in = list(r)
-            task.executed.append(node)
-        for slot, edge in enumerate(node.next_functions):
+        n_out = getattr(node, "_n_outputs", 1)
+        grads_out = [buf.get(i) for i in range(max(n_out, max(buf, default=-1) + 1))]
+        grads_in = run.apply(grads_out)
+        if node._hooks:
+            for h in node._hooks:
+                r = h(tuple(grads_in), tuple(grads_out))
+                if r is not None:
+                    grads_in = list(r)
+        task.executed.append(run)
+        for slot, edge in enumerate(run.next_functions):
             if edge is None or edge[0] is None:
                 continue
             child, nr = edge
             g = grads_in[slot] if slot < len(grads_in) else None
             if g is not None:
-                meta = node._input_meta[slot]
+                meta = run._input_meta[slot]
                 if meta is not None:
                     g = _fit(g, meta)
                 cbuf = buffers.setdefault(child, {})
@@ -200,8 +201,8 @@ def _release(task: GraphTask) -> None:
 
 
 def _make_root_grads(tensors, grad_tensors, who="grad_output"):
-    from ..tensor import Tensor
     from ..ops.basic import full_like
+    from ..tensor import Tensor
     edges, grads = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
         if not isinstance(t, Tensor):

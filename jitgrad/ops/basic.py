@@ -312,6 +312,9 @@ def accumulate_(dst: Tensor, g: Tensor) -> None:
 
 
 def where_any(cond, a, b):
-    """``where`` accepting Python scalars on either branch (the tensor-env ``select``)."""
+    """``where`` accepting Python scalars on either branch and a Python bool condition (the
+    tensor-env ``select``: a condition on scalar operands is decided in Python)."""
+    if not isinstance(cond, Tensor):
+        return a if cond else b
     from .functional import where
     return where(cond, a, b)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from . import basic, functional as F, index, inplace, linalg, reduce, shape, softmax
+from . import basic, index, inplace, linalg, reduce, shape, softmax
+from . import functional as F
 
 
 def _reflect(fn):

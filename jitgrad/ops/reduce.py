@@ -64,7 +64,7 @@ def _wrap(d, ndim):
     if not isinstance(d, (int, np.integer)) or not lo <= d <= hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
                          f"got {d})")
-    return int(d) % max(ndim, 1)
+    return int(d) % (ndim or 1)
 
 
 def _kept_shape(shape, axes):

@@ -34,7 +34,7 @@ SCALAR_VOCABULARY = (
     "tanh", "sigmoid", "softplus", "erf", "floor", "abs", "copysign", "pow_",
 )
 
-OPS: dict[str, "ElementwiseOp"] = {}
+OPS: dict[str, ElementwiseOp] = {}
 
 _DTYPE_RULES = ("promote", "float", "compare", "logical")
 
