@@ -145,7 +145,8 @@ class SavedTensor:
         self._version = tensor._version.value
         self._is_output = is_output
         self._tensor = None if is_output else tensor
-        self._requires_grad = tensor.requires_grad
+        # an output saved by its own node always carries that node's graph
+        self._requires_grad = True if is_output else tensor.requires_grad
         self._output_nr = tensor._output_nr
         self._freed = False
 

@@ -114,11 +114,11 @@ def _random_inplace(sampler):
 
 
 def _uniform(gen, shape, dtype, a=0.0, b=1.0):
-    return gen.uniform(shape, a, b, dtype)
+    return gen.uniform_(shape, a, b, dtype)
 
 
 def _normal(gen, shape, dtype, mean=0.0, std=1.0):
-    return gen.normal(shape, mean, std, dtype)
+    return gen.normal_(shape, mean, std, dtype)
 
 
 def _bernoulli(gen, shape, dtype, p=0.5):
@@ -126,7 +126,7 @@ def _bernoulli(gen, shape, dtype, p=0.5):
 
 
 def _exponential(gen, shape, dtype, lambd=1.0):
-    return gen.exponential(shape, lambd, dtype)
+    return gen.exponential_(shape, lambd, dtype)
 
 
 def _random_int(gen, shape, dtype, low=0, high=None):

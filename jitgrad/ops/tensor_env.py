@@ -10,17 +10,32 @@ from . import scalar_stubs
 _compiled = {}
 
 
+def _lift(tensor_fn, scalar_fn):
+    """A vocabulary function that also takes the Python scalars a VJP may pass (e.g. a base)."""
+    from ..tensor import Tensor
+
+    def fn(a):
+        return tensor_fn(a) if isinstance(a, Tensor) else scalar_fn(a)
+    return fn
+
+
 def _namespace():
+    import math
+
     from . import functional as F
     from .basic import where_any
     return {
         "lit": scalar_stubs.lit,
         "select": where_any,
-        "isnan": F.isnan,
-        "exp": F.exp, "expm1": F.expm1, "log": F.log, "log1p": F.log1p, "sqrt": F.sqrt,
-        "sin": F.sin, "cos": F.cos, "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid,
-        "erf": F.erf, "abs": abs, "pow_": lambda a, b: a ** b,
-        "softplus": lambda a: F.softplus(a),
+        "isnan": _lift(F.isnan, math.isnan),
+        "exp": _lift(F.exp, math.exp), "expm1": _lift(F.expm1, math.expm1),
+        "log": _lift(F.log, math.log), "log1p": _lift(F.log1p, math.log1p),
+        "sqrt": _lift(F.sqrt, math.sqrt), "sin": _lift(F.sin, math.sin),
+        "cos": _lift(F.cos, math.cos), "tan": _lift(F.tan, math.tan),
+        "tanh": _lift(F.tanh, math.tanh),
+        "sigmoid": _lift(F.sigmoid, lambda a: 1.0 / (1.0 + math.exp(-a))),
+        "erf": _lift(F.erf, math.erf), "abs": abs, "pow_": lambda a, b: a ** b,
+        "softplus": _lift(F.softplus, lambda a: math.log1p(math.exp(a))),
     }
 
 
