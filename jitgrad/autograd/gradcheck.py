@@ -22,8 +22,13 @@ def _outputs(fn, inputs):
     return (out,) if not isinstance(out, (tuple, list)) else tuple(out)
 
 
-def _numeric_vjp(fn, inputs, idx, vs, eps):
+def _snapshot(outs):
     from ..tensor import Tensor
+    return [o._data.astype(np.float64) if isinstance(o, Tensor) and o.is_floating_point()
+            else None for o in outs]
+
+
+def _numeric_vjp(fn, inputs, idx, vs, eps):
     x = inputs[idx]
     if not x._data.flags.c_contiguous:
         raise GradcheckError(f"input {idx} must be contiguous for gradcheck")
@@ -33,14 +38,14 @@ def _numeric_vjp(fn, inputs, idx, vs, eps):
         for k in range(flat.size):
             orig = flat[k]
             flat[k] = orig + eps
-            plus = _outputs(fn, inputs)
+            plus = _snapshot(_outputs(fn, inputs))  # outputs may be views of the input
             flat[k] = orig - eps
-            minus = _outputs(fn, inputs)
+            minus = _snapshot(_outputs(fn, inputs))
             flat[k] = orig
             total = 0.0
             for p, m, v in zip(plus, minus, vs):
-                if isinstance(p, Tensor) and p.is_floating_point():
-                    total += float(np.sum((p._data.astype(np.float64) - m._data) * v))
+                if p is not None:
+                    total += float(np.sum((p - m) * v))
             grad[k] = total / (2 * eps)
     return grad.reshape(x._data.shape)
 

@@ -138,7 +138,8 @@ def getitem(x: Tensor, key) -> Tensor:
     comps = _normalize_key(key)
     _check_bounds(comps, x._data.shape)
     basic = _is_basic(comps)
-    if basic and sum(1 for k, _ in comps if k in ("int", "slice", "none")) > 1:
+    if basic and sum(1 for k, v in comps if k in ("int", "none") or (
+            k == "slice" and v != slice(None, None, 1))) > 1:
         # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <- SelectBackward0)
         return _getitem_chain(x, comps)
     npkey = _np_key(comps)

@@ -194,13 +194,26 @@ def matmul(input, other):
     if da == 1 and db == 2:
         return _squeeze_inplace_like(mm(input.unsqueeze(0), other), 0)
     if db == 1:
-        return _broadcast_matmul(input, other, "MvBackward0")
+        data = np.matmul(input._data, other._data)
+        out = record("MvBackward0", (input, other), data, _mv_batched_backward,
+                     save=_saves(input, other))
+        return _unsafe_view(out, data.shape) if out.requires_grad else out
     if da == 1:
         data = np.matmul(input._data, other._data)
         out = record("MvBackward0", (input, other), data, _mm_1d_left_backward,
                      save=_saves(input, other))
         return _unsafe_view(out, data.shape) if out.requires_grad else out
     return _broadcast_matmul(input, other, "MmBackward0" if db == 2 else "BmmBackward0")
+
+
+def _mv_batched_backward(node, g):
+    need_a, need_b = node.ctx.needs_input_grad
+    ga = gb = None
+    if need_a:
+        ga = g.unsqueeze(-1) * node.saved("b")
+    if need_b:
+        gb = (_mT(node.saved("a")) @ g.unsqueeze(-1)).squeeze(-1)
+    return (ga, gb)
 
 
 def _mm_1d_left_backward(node, g):

@@ -405,15 +405,18 @@ def select(input, dim, index):
     return getitem(input, (slice(None),) * d + (int(index),))
 
 
+def _flip_backward(node, g):
+    return (flip(g, node.ctx.attrs["dims"]),)
+
+
 def flip(input, dims):
-    from .index import getitem
-    if isinstance(dims, int):
+    if isinstance(dims, (int, np.integer)):
         dims = (dims,)
     nd = input._data.ndim
-    key = [slice(None)] * nd
-    for d in dims:
-        key[_wrap(d, nd)] = slice(None, None, -1)
-    return getitem(input, tuple(key))
+    dims = tuple(_wrap(d, nd) for d in dims)
+    # a copy, like torch.flip (negative strides never escape into user tensors)
+    data = np.ascontiguousarray(np.flip(input._data, dims))
+    return record("FlipBackward0", (input,), data, _flip_backward, attrs={"dims": dims})
 
 
 def repeat(input, *sizes):
