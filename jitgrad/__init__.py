@@ -3,6 +3,13 @@
 ``import jitgrad as torch`` runs code written for torch autograd on the CPU. Importing is cheap:
 Numba is imported, and kernels compiled (or loaded from the on-disk cache), on first use.
 """
+import os as _os
+
+# Numba's OpenMP workers spin after a prange kernel and starve the BLAS threads of the matmul
+# that follows (measured 10-50x slower on 2 cores); passive waiting costs ~nothing here.
+# Set before Numba loads its threading layer; a user's own setting wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from . import _dtype
 from ._dtype import (  # noqa: F401 - public dtype names
     bool_ as bool,  # noqa: A004

@@ -92,9 +92,10 @@ def _mark_needed(task: GraphTask, targets) -> None:
 def _fit(g, meta):
     """Sum a gradient back to its input's shape and cast it to the input's dtype."""
     shape, dtype = meta
-    if tuple(g.shape) != shape:
+    data = g._data
+    if data.shape != shape:
         g = sum_to(g, shape)
-    if g.dtype is not dtype:
+    if data.dtype != dtype.np:
         g = g.to(dtype)
     return g
 

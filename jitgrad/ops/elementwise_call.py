@@ -51,10 +51,38 @@ def _dtypes(op: ElementwiseOp, operands):
     rule = op.dtype_rule
     if rule == "logical":
         return None, D.bool_
-    ct = D.result_type(*operands)
+    ct = _fast_result_type(operands)
     if rule == "float" and not ct.is_floating_point:
         ct = D.get_default_dtype()
     return ct, (D.bool_ if rule == "compare" else ct)
+
+
+def _fast_result_type(operands):
+    """PyTorch's result type; the common cases (one tensor dtype, scalars of a lower or equal
+    category) skip the general computation."""
+    dt = None
+    for a in operands:
+        if isinstance(a, Tensor):
+            d = a._data.dtype
+            if dt is None:
+                dt = d
+            elif d != dt:
+                return D.result_type(*operands)
+    if dt is None:
+        return D.result_type(*operands)
+    t = D.from_numpy_dtype(dt)
+    cat = t._category
+    for a in operands:
+        if not isinstance(a, Tensor) and a is not None:
+            if isinstance(a, (bool, np.bool_)):
+                continue
+            if isinstance(a, (int, np.integer)):
+                if cat >= 1:
+                    continue
+            elif isinstance(a, (float, np.floating)) and cat == 2:
+                continue
+            return D.result_type(*operands)
+    return t
 
 
 def _forward_spec(op: ElementwiseOp, kinds):
@@ -77,16 +105,43 @@ def _vjp_spec(op: ElementwiseOp, needs, kinds):
     return LoopSpec(arrays, scalars, stmts, tuple(("d_" + i, "d_" + i) for i in wanted))
 
 
+class _ForwardPlan:
+    """Per (op, array/scalar pattern): the kernel module and the argument order."""
+
+    __slots__ = ("mod", "arrays", "scalars")
+
+    def __init__(self, op, kind_of):
+        fkinds = tuple(kind_of[p] for p in op.f.params)
+        self.mod = cpu.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
+        self.arrays = tuple(p for p in op.f.params if kind_of[p] == "a")
+        self.scalars = tuple(p for p in op.f.params if kind_of[p] == "s")
+
+
+_forward_plans = {}
+
+
 def call(op: ElementwiseOp, *args, **aux):
     """Apply ``op`` to edge inputs ``args`` (Tensors or Python scalars) and ``aux`` operands."""
-    operands = [a for a in args]
-    ct, out_dt = _dtypes(op, operands)
-    shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+    ct, out_dt = _dtypes(op, args)
+    shape = None
+    same = True
+    for a in args:
+        if isinstance(a, Tensor):
+            if shape is None:
+                shape = a._data.shape
+            elif a._data.shape != shape:
+                same = False
     cond = aux.get("cond")
-    if isinstance(cond, Tensor):
-        shapes.append(cond._data.shape)
-    shape = broadcast_shapes(*shapes) if shapes else ()
-    cnp = ct.np if ct is not None else np.dtype(np.bool_)
+    if isinstance(cond, Tensor) and cond._data.shape != shape:
+        same = False
+    if not same:
+        shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+        if isinstance(cond, Tensor):
+            shapes.append(cond._data.shape)
+        shape = broadcast_shapes(*shapes)
+    elif shape is None:
+        shape = cond._data.shape if isinstance(cond, Tensor) else ()
+    cnp = ct.np if ct is not None else _BOOL
     values, kinds = {}, []
     for name, a in zip(op.inputs, args):
         if isinstance(a, Tensor):
@@ -98,29 +153,29 @@ def call(op: ElementwiseOp, *args, **aux):
     for name, kind in op.aux.items():
         v = aux[name]
         if isinstance(v, Tensor):
-            values[name] = _flat(v._data, shape, np.dtype(np.bool_) if kind == "bool" else cnp)
+            values[name] = _flat(v._data, shape, _BOOL if kind == "bool" else cnp)
             kinds.append("a")
         else:
-            values[name] = (np.bool_(v) if kind == "bool" else cnp.type(v))
+            values[name] = np.bool_(v) if kind == "bool" else cnp.type(v)
             kinds.append("s")
-    kinds = tuple(kinds)
-    # f.params order may differ from inputs+aux order: index kinds by name
-    kind_of = dict(zip(op.inputs + tuple(op.aux), kinds))
-    fkinds = tuple(kind_of[p] for p in op.f.params)
-    mod = cpu.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
-    n = int(np.prod(shape, dtype=np.int64))
+    pkey = (op.name, tuple(kinds))
+    plan = _forward_plans.get(pkey)
+    if plan is None:
+        plan = _forward_plans[pkey] = _ForwardPlan(op, dict(zip(op.arg_names, kinds)))
     out = np.empty(shape, dtype=out_dt.np)
-    fargs = [values[p] for p in op.f.params if kind_of[p] == "a"]
-    fargs += [values[p] for p in op.f.params if kind_of[p] == "s"]
-    if n:
-        cpu.launch(mod, n, fargs + [out.reshape(-1)])
+    if out.size:
+        cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
+                   + [values[p] for p in plan.scalars] + [out.reshape(-1)])
     result = Tensor._make(out)
 
-    if op.differentiable and grad_mode.is_grad_enabled() and out_dt.is_floating_point:
+    if op.differentiable and out_dt.is_floating_point and grad_mode.is_grad_enabled():
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        if any(needs):
-            _record(op, args, aux, needs, kind_of, values, result, ct)
+        if True in needs:
+            _record(op, args, aux, needs, values, result, ct)
     return result
+
+
+_BOOL = np.dtype(np.bool_)
 
 
 class ElementwiseNode(Node):
@@ -143,15 +198,12 @@ class ElementwiseNode(Node):
                 vals[name] = _flat(s.array(self), shape, s.data.dtype if name == "cond" else cnp)
             else:
                 vals[name] = s
-        kinds = self.kinds
-        key = (op.name, "vjp", self.needs, tuple(sorted(kinds.items())))
-        mod = cpu.module_for(key, lambda: _vjp_spec(op, self.needs, kinds))
-        spec_arrays, spec_scalars = _vjp_arg_names(op, self.needs, kinds)
-        n = int(np.prod(shape, dtype=np.int64))
+        plan = _vjp_plan(op, self.needs, self.kinds)
         outs = [np.empty(shape, dtype=cnp) for nd in self.needs if nd]
+        n = outs[0].size
         if n:
-            cpu.launch(mod, n, [vals[a] for a in spec_arrays] + [vals[s] for s in spec_scalars]
-                       + [o.reshape(-1) for o in outs])
+            cpu.launch(plan.mod, n, [vals[a] for a in plan.arrays]
+                       + [vals[s] for s in plan.scalars] + [o.reshape(-1) for o in outs])
         it = iter(outs)
         return [Tensor._make(next(it)) if nd else None for nd in self.needs]
 
@@ -170,19 +222,28 @@ class ElementwiseNode(Node):
                 s.free()
 
 
-_arg_cache = {}
+class _VjpPlan:
+    __slots__ = ("mod", "arrays", "scalars")
 
-
-def _vjp_arg_names(op, needs, kinds):
-    key = (op.name, needs, tuple(sorted(kinds.items())))
-    r = _arg_cache.get(key)
-    if r is None:
+    def __init__(self, op, needs, kinds):
         spec = _vjp_spec(op, needs, kinds)
-        r = _arg_cache[key] = (spec.arrays, spec.scalars)
-    return r
+        key = (op.name, "vjp", needs, tuple(sorted(kinds.items())))
+        self.mod = cpu.module_for(key, lambda: spec)
+        self.arrays, self.scalars = spec.arrays, spec.scalars
 
 
-def _record(op, args, aux, needs, kind_of, values, result, ct):
+_vjp_plans = {}
+
+
+def _vjp_plan(op, needs, kinds):
+    key = (op.name, needs, tuple(kinds.items()))
+    plan = _vjp_plans.get(key)
+    if plan is None:
+        plan = _vjp_plans[key] = _VjpPlan(op, needs, kinds)
+    return plan
+
+
+def _record(op, args, aux, needs, values, result, ct):
     cls = node_class(op.node, ElementwiseNode)
     next_functions, meta = [], []
     for a in args:

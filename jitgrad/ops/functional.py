@@ -19,7 +19,8 @@ __all__ = [
     "clamp", "clip", "clamp_min", "clamp_max", "maximum", "minimum", "where", "eq", "ne", "lt",
     "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal", "equal",
     "logical_not", "logical_and", "logical_or", "logical_xor", "isnan", "isinf", "isfinite",
-    "multiply", "subtract", "divide", "rsub", "floor_divide", "remainder", "fmod", "floor", "ceil", "round", "trunc", "frac",
+    "multiply", "subtract", "divide", "rsub", "floor_divide", "remainder", "fmod", "floor",
+    "ceil", "round", "trunc", "frac",
     "allclose", "isclose", "sinh", "cosh", "asin", "acos", "atan",
 ]
 

@@ -75,10 +75,11 @@ def _fast_binary(np_fn, self, other):
     check_inplace(self)
     _check_cast(self, D.result_type(self, other))
     o = other._data if isinstance(other, Tensor) else other
-    if isinstance(other, Tensor) and np.broadcast_shapes(o.shape, self._data.shape) != \
-            self._data.shape:
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
-                           f"broadcast shape {list(np.broadcast_shapes(o.shape, self._data.shape))}")
+    if isinstance(other, Tensor):
+        full = np.broadcast_shapes(o.shape, self._data.shape)
+        if full != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                               f"broadcast shape {list(full)}")
     np_fn(self._data, o, out=self._data, casting="unsafe")
     self._version.value += 1
     return self

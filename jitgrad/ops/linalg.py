@@ -229,14 +229,16 @@ def _mm_1d_left_backward(node, g):
 def _addmm_backward(node, g):
     a = node.ctx.attrs
     need_bias, need_m1, need_m2 = node.ctx.needs_input_grad
-    gb = g * a["beta"] if need_bias else None
-    g1 = (g @ _mT(node.saved("m2"))) * a["alpha"] if need_m1 else None
-    g2 = (_mT(node.saved("m1")) @ g) * a["alpha"] if need_m2 else None
-    if a["alpha"] == 1:
-        g1 = g @ _mT(node.saved("m2")) if need_m1 else None
-        g2 = _mT(node.saved("m1")) @ g if need_m2 else None
-    if a["beta"] == 1:
-        gb = g if need_bias else None
+    alpha, beta = a["alpha"], a["beta"]
+    gb = g1 = g2 = None
+    if need_bias:
+        gb = g if beta == 1 else g * beta
+    if need_m1:
+        g1 = g @ _mT(node.saved("m2"))
+        g1 = g1 if alpha == 1 else g1 * alpha
+    if need_m2:
+        g2 = _mT(node.saved("m1")) @ g
+        g2 = g2 if alpha == 1 else g2 * alpha
     return (gb, g1, g2)
 
 

@@ -71,6 +71,7 @@ class ElementwiseOp:
     f: ScalarFn
     vjp: dict  # input name -> ScalarFn
     differentiable: bool
+    _saved_cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def arg_names(self) -> tuple:
@@ -78,12 +79,16 @@ class ElementwiseOp:
 
     def saved_names(self, needs: tuple) -> tuple:
         """Operands a node must keep to compute the VJPs of the inputs flagged in ``needs``."""
+        cached = self._saved_cache.get(needs)
+        if cached is not None:
+            return cached
         names = []
         for inp, need in zip(self.inputs, needs):
             if need:
                 for p in self.vjp[inp].params:
                     if p != "g" and p not in names:
                         names.append(p)
+        self._saved_cache[needs] = tuple(names)
         return tuple(names)
 
 

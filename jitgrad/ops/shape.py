@@ -430,7 +430,7 @@ def repeat(input, *sizes):
     # repeat = expand over interleaved unit dims, then reshape (differentiable through both)
     shp = x._data.shape
     inter = []
-    for r, s in zip(sizes, shp):
+    for s in shp:
         inter += [1, s]
     y = reshape(x, tuple(inter))
     target = []
