@@ -40,7 +40,8 @@ from .ops.functional import (
     cos, cosh, div, eq, equal, erf, exp, expm1, floor, floor_divide, fmod, frac, ge, greater,
     greater_equal, gt, isclose, isfinite, isinf, isnan, le, less, less_equal, log, log1p, log2,
     log10, logical_and, logical_not, logical_or, logical_xor, lt, maximum, minimum, mul, multiply,
-    ne, neg, negative, not_equal, pow, subtract, divide, reciprocal, relu, remainder, round, rsqrt, rsub, sigmoid,
+    ne, neg, negative, not_equal, pow, subtract, divide, reciprocal, relu, remainder, round,
+    rsqrt, rsub, sigmoid,
     sign, sin, sinh, sqrt, square, sub, tan, tanh, true_divide, trunc, where,
 )
 from .ops.index import (gather, index_add, index_select, masked_fill, masked_select, nonzero,
@@ -77,9 +78,9 @@ def _legacy_tensor_type(name, dt):
                                  "__module__": "jitgrad"})
 
     def __new__(klass, *args, **kwargs):
-        t = Tensor.__new__(Tensor)
-        t.__init__(*args, dtype=dt, **kwargs)
-        return t
+        new = Tensor.__new__(Tensor)
+        new.__init__(*args, dtype=dt, **kwargs)
+        return new
     cls.__new__ = __new__
     return cls
 
@@ -91,12 +92,8 @@ IntTensor = _legacy_tensor_type("IntTensor", int32)
 BoolTensor = _legacy_tensor_type("BoolTensor", _dtype.bool_)
 
 
-def is_floating_point(t) -> bool:
-    return t.is_floating_point()
-
-
-def is_grad_enabled_():  # pragma: no cover - alias kept for discoverability
-    return is_grad_enabled()
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
 
 
 def result_type(a, b):

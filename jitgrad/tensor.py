@@ -20,8 +20,8 @@ NON_LEAF_GRAD_WARNING = (
     "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
     "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If "
     "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
-    "See github.com/pytorch/pytorch/pull/30531 for more informations. (Triggered internally at "
-    "/pytorch/build/aten/src/ATen/core/TensorBody.h:489.)")
+    "See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
+    "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
 
 class VersionCounter:
@@ -154,9 +154,15 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
-        self.requires_grad_(bool(value))
+        self._set_requires_grad(bool(value), "only Tensors of floating point and complex dtype "
+                                "can require gradients")
 
     def requires_grad_(self, requires_grad=True):
+        # PyTorch words this one error three ways depending on the entry point; so do we
+        return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can "
+                                       "require gradients")
+
+    def _set_requires_grad(self, requires_grad, int_message):
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -165,8 +171,7 @@ class Tensor:
                     "use var_no_grad = var.detach().")
             return self
         if requires_grad and self._data.dtype.kind != "f":
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError(int_message)
         self._requires_grad = bool(requires_grad)
         return self
 

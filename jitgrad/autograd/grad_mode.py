@@ -66,16 +66,20 @@ class _GradModeContext:
         return type(self)(*self._args())
 
 
-class no_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+class _NoParamDecorator(_GradModeContext):
+    """Usable as ``@no_grad()`` and, like PyTorch 2, as a bare ``@no_grad``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoParamDecorator):  # noqa: N801 - PyTorch's name
     mode = False
 
-    def __init__(self, orig_func=None):
-        # ``@no_grad`` without parentheses is an error in PyTorch too; accept it politely.
-        if orig_func is not None and callable(orig_func):
-            raise TypeError("use @jitgrad.no_grad() (with parentheses) as a decorator")
 
-
-class enable_grad(_GradModeContext):  # noqa: N801
+class enable_grad(_NoParamDecorator):  # noqa: N801
     mode = True
 
 

@@ -65,7 +65,8 @@ def _to_array(data):
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can "
+                             "require gradients")
     return t
 
 
@@ -111,6 +112,17 @@ def numel(t) -> int:
     return t.numel()
 
 
+def _size_kw(size, kw):
+    """Factories accept the shape positionally or as ``size=`` (PyTorch allows both)."""
+    if "size" in kw:
+        if size:
+            raise TypeError("got the size both positionally and as size=")
+        size = (kw.pop("size"),)
+    if kw:
+        raise TypeError(f"unexpected keyword arguments {sorted(kw)}")
+    return size
+
+
 def _shape(size):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
@@ -127,16 +139,21 @@ def _make(np_fn, size, dtype, device, requires_grad, **kw):
     return _finish(np_fn(_shape(size), dtype=dt.np, **kw), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None,
+          layout=None, **kw):
+    size = _size_kw(size, kw)
     return _make(np.zeros, size, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None,
+          layout=None, **kw):
+    size = _size_kw(size, kw)
     return _make(np.ones, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
-          pin_memory=False, memory_format=None):
+          pin_memory=False, memory_format=None, **kw):
+    size = _size_kw(size, kw)
     return _make(np.empty, size, dtype, device, requires_grad)
 
 
@@ -232,13 +249,16 @@ def _gen(generator):
     return generator._impl if generator is not None else R.default_generator()
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, **kw):
+    size = _size_kw(size, kw)
     check_device(device)
     dt = _factory_dtype(dtype)
     return _finish(_gen(generator).rand(_shape(size), dt.np), requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+          **kw):
+    size = _size_kw(size, kw)
     check_device(device)
     dt = _factory_dtype(dtype)
     return _finish(_gen(generator).randn(_shape(size), dt.np), requires_grad)

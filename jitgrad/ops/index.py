@@ -143,7 +143,12 @@ def getitem(x: Tensor, key) -> Tensor:
         # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <- SelectBackward0)
         return _getitem_chain(x, comps)
     npkey = _np_key(comps)
-    data = x._data[npkey]
+    if basic and not any(k == "ellipsis" for k, _ in comps):
+        # a trailing Ellipsis makes NumPy return a 0-d *view* instead of a scalar copy for
+        # x[i] on a 1-D array: PyTorch's x[0] aliases x
+        data = x._data[npkey + (Ellipsis,)]
+    else:
+        data = x._data[npkey]
     if not basic:
         data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
     return record(_name_for(comps), (x,), np.asarray(data) if not basic else data,

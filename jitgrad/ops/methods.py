@@ -147,9 +147,9 @@ def _T_prop(self):
 
 METHODS = {
     # arithmetic operators
-    "__add__": _binary_method(F.add), "__radd__": _binary_method(_reflect(F.add)),
+    "__add__": _binary_method(F.add), "__radd__": _binary_method(F.add),
     "__sub__": _binary_method(F.sub), "__rsub__": _binary_method(_rsub),
-    "__mul__": _binary_method(F.mul), "__rmul__": _binary_method(_reflect(F.mul)),
+    "__mul__": _binary_method(F.mul), "__rmul__": _binary_method(F.mul),
     "__truediv__": _binary_method(F.div), "__rtruediv__": _binary_method(_rtruediv),
     "__floordiv__": _binary_method(F.floor_divide),
     "__rfloordiv__": _binary_method(_reflect(F.floor_divide)),
