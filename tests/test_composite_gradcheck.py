@@ -222,3 +222,31 @@ def test_dtype_round_trip_casts_the_gradient_back():
     (y.double() * 2).sum().backward()
     assert x.grad.dtype is jg.float64
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_inplace_on_an_indexed_view_is_recorded_on_the_base():
+    x = jg.tensor(r(4), requires_grad=True)
+
+    def f(x):
+        y = x * 2
+        y[1:3].mul_(x[:2])  # in place on a view of a non-leaf: CopySlices on y
+        return y
+    assert type(f(x).grad_fn).__name__ == "CopySlices"
+    assert gradcheck(f, [x])
+
+
+def test_write_into_a_view_of_a_plain_tensor_reaches_the_base_graph():
+    x = jg.tensor(r(3), requires_grad=True)
+
+    def f(x):
+        out = jg.zeros(2, 3, dtype=jg.float64)
+        out[0][1] = x[0] * 5
+        out[1] = x * x
+        return out
+    assert gradcheck(f, [x])
+
+
+def test_inplace_on_a_reshaped_view_says_what_to_do():
+    y = jg.ones(4, requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="reshape"):
+        y.reshape(2, 2).mul_(2)

@@ -31,6 +31,11 @@ def _function_backward(node, *grads):
     res = node.ctx.attrs["cls"].backward(ctx, *grads)
     if not isinstance(res, tuple):
         res = (res,)
+    if not grad_mode.is_grad_enabled():
+        # a user's backward may return tensors it keeps (its saved inputs, say): the engine
+        # passes on only arrays it owns, so leaves can adopt them without copying
+        from ..tensor import Tensor
+        res = tuple(Tensor._make(r._data.copy()) if isinstance(r, Tensor) else r for r in res)
     return res
 
 

@@ -109,7 +109,7 @@ class _pow_tensor:
         return select((a == lit(a, 0)) & (out == out), g * lit(g, 0.0), g * out * log(a))
 
 
-@elementwise(node="PowBackward2", aux={"base": "compute"}, dtype="float", name="rpow")
+@elementwise(node="PowBackward2", aux={"base": "compute"}, name="rpow")
 class _rpow:
     def f(b, base):
         return pow_(base, b)
@@ -196,7 +196,7 @@ class _abs:
 @elementwise(node="SignBackward0")
 class sign:
     def f(a):
-        return select(a > lit(a, 0), lit(a, 1), select(a < lit(a, 0), lit(a, -1), a * lit(a, 0)))
+        return select(a > lit(a, 0), lit(a, 1), select(a < lit(a, 0), lit(a, -1), lit(a, 0)))
 
     def da(g):
         return g * lit(g, 0.0)
@@ -262,7 +262,7 @@ class _erf:
 @elementwise(node="ReluBackward0")
 class relu:
     def f(a):
-        return select(a < lit(a, 0), a * lit(a, 0), a)
+        return select(a < lit(a, 0), lit(a, 0), a)
 
     def da(g, out):
         return select(out > lit(out, 0), g, g * lit(g, 0.0))
@@ -325,7 +325,8 @@ class clamp:
 @elementwise(node="MaximumBackward0")
 class maximum:
     def f(a, b):
-        return select(a != a, a, select(a > b, a, b))
+        # NaN from either side; on ties (0.0 vs -0.0) the first operand, as PyTorch
+        return select(a != a, a, select(b != b, b, select(a < b, b, a)))
 
     def da(g, a, b):
         return select(a < b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
@@ -337,7 +338,7 @@ class maximum:
 @elementwise(node="MinimumBackward0")
 class minimum:
     def f(a, b):
-        return select(a != a, a, select(a < b, a, b))
+        return select(a != a, a, select(b != b, b, select(a > b, b, a)))
 
     def da(g, a, b):
         return select(a > b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))

@@ -141,7 +141,7 @@ def call(op: ElementwiseOp, *args, **aux):
         shape = broadcast_shapes(*shapes)
     elif shape is None:
         shape = cond._data.shape if isinstance(cond, Tensor) else ()
-    cnp = ct.np if ct is not None else _BOOL
+    cnp = _kernel_dtype(ct)
     values, kinds = {}, []
     for name, a in zip(op.inputs, args):
         if isinstance(a, Tensor):
@@ -162,11 +162,12 @@ def call(op: ElementwiseOp, *args, **aux):
     plan = _forward_plans.get(pkey)
     if plan is None:
         plan = _forward_plans[pkey] = _ForwardPlan(op, dict(zip(op.arg_names, kinds)))
-    out = np.empty(shape, dtype=out_dt.np)
+    half = out_dt is D.float16
+    out = np.empty(shape, dtype=np.float32 if half else out_dt.np)
     if out.size:
         cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                    + [values[p] for p in plan.scalars] + [out.reshape(-1)])
-    result = Tensor._make(out)
+    result = Tensor._make(out.astype(np.float16) if half else out)
 
     if op.differentiable and out_dt.is_floating_point and grad_mode.is_grad_enabled():
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
@@ -176,12 +177,23 @@ def call(op: ElementwiseOp, *args, **aux):
 
 
 _BOOL = np.dtype(np.bool_)
+_F32 = np.dtype(np.float32)
+
+
+def _kernel_dtype(ct):
+    """The dtype kernels compute in: float16 runs in float32 (Numba has no CPU half math),
+    and is rounded back to half on output, as PyTorch's CPU kernels do."""
+    if ct is None:
+        return _BOOL
+    return _F32 if ct is D.float16 else ct.np
 
 
 class ElementwiseNode(Node):
     """The grad_fn of an elementwise op; subclassed per PyTorch node name by ``node_class``."""
 
-    __slots__ = ("op", "needs", "saved", "kinds", "shape", "ct")
+    # out_vc: the result's version counter, so fusion can tell whether recomputing the result
+    # from the inputs still gives what consumers saw (nothing wrote into it since)
+    __slots__ = ("op", "needs", "saved", "kinds", "shape", "ct", "out_vc")
 
     def apply(self, grads):
         g = grads[0]
@@ -191,7 +203,7 @@ class ElementwiseNode(Node):
             return self._apply_tensors(g)
         op = self.op
         shape = self.shape
-        cnp = self.ct.np
+        cnp = _kernel_dtype(self.ct)
         vals = {"g": _flat(g._data, shape, cnp)}
         for name, s in self.saved.items():
             if isinstance(s, SavedTensor):
@@ -258,6 +270,7 @@ def _record(op, args, aux, needs, values, result, ct):
     node.needs = needs
     node.shape = result._data.shape
     node.ct = ct
+    node.out_vc = result._version
     saved = {}
     kinds = {}
     by_name = dict(zip(op.inputs, args))

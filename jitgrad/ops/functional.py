@@ -109,6 +109,9 @@ def pow(input, exponent):  # noqa: A001 - torch.pow
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return _pow_scalar_exponent(input, exponent)
     _check(input, "pow")
+    ct = D.result_type(exponent, input)  # the scalar base joins type promotion
+    if ct is not exponent.dtype:
+        exponent = exponent.to(ct)
     return call(OPS["rpow"], exponent, base=input)
 
 
@@ -210,6 +213,8 @@ def floor_divide(input, other):
     a = input._data if isinstance(input, Tensor) else input
     b = other._data if isinstance(other, Tensor) else other
     dt = D.result_type(input, other)
+    if not dt.is_floating_point and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
     return Tensor._make(np.asarray(np.floor_divide(a, b)).astype(dt.np))
 
 

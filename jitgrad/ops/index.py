@@ -75,6 +75,9 @@ def _is_basic(comps):
 
 def _check_bounds(comps, shape):
     """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently)."""
+    if not shape and any(k in ("int", "slice", "array") for k, _ in comps):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     dim = 0
     n_consumed = sum(1 for kind, v in comps if kind in ("int", "slice", "array")) + sum(
         np.asarray(v).ndim for kind, v in comps if kind == "mask")
@@ -141,7 +144,7 @@ def getitem(x: Tensor, key) -> Tensor:
     if basic and sum(1 for k, v in comps if k in ("int", "none") or (
             k == "slice" and v != slice(None, None, 1))) > 1:
         # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <- SelectBackward0)
-        return _getitem_chain(x, comps)
+        return _remember_view_key(_getitem_chain(x, comps), x, _np_key(comps))
     npkey = _np_key(comps)
     if basic and not any(k == "ellipsis" for k, _ in comps):
         # a trailing Ellipsis makes NumPy return a 0-d *view* instead of a scalar copy for
@@ -151,9 +154,18 @@ def getitem(x: Tensor, key) -> Tensor:
         data = x._data[npkey]
     if not basic:
         data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
-    return record(_name_for(comps), (x,), np.asarray(data) if not basic else data,
-                  _getitem_backward, view_of=x if basic else None,
-                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic})
+    out = record(_name_for(comps), (x,), np.asarray(data) if not basic else data,
+                 _getitem_backward, view_of=x if basic else None,
+                 attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic})
+    return _remember_view_key(out, x, npkey) if basic else out
+
+
+def _remember_view_key(view, x, npkey):
+    """A view made by indexing a non-view remembers its key, so in-place writes into the view
+    can be recorded on the base (CopySlices), as PyTorch does."""
+    if x._base is None:
+        view._view_key = npkey
+    return view
 
 
 def _getitem_chain(x, comps):
@@ -206,18 +218,22 @@ def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
 
 
 def _copy_slices_backward(node, g):
-    a = node.ctx.attrs
+    """Gradients of ``base[keys[0]][keys[1]]... = value``: zero where written for the old base,
+    the written region for the value."""
+    keys = node.ctx.attrs["keys"]
     need_self, need_value = node.ctx.needs_input_grad
     gs = gv = None
     if need_self:
-        gs = g.clone()
-        gs._data[a["key"]] = 0
-        if g.requires_grad:  # create_graph: express as a differentiable mask
-            mask = np.ones(g._data.shape, dtype=bool)
-            mask[a["key"]] = False
-            gs = g * Tensor._make(mask.astype(g._data.dtype))
+        mask = np.ones(g._data.shape, dtype=bool)
+        region = mask
+        for k in keys[:-1]:
+            region = region[k]  # basic view keys: still a view into mask
+        region[keys[-1]] = False
+        gs = g * Tensor._make(mask.astype(g._data.dtype))
     if need_value:
-        gv = getitem(g, a["user_key"]) if a["basic"] else _take(g, a["key"])
+        gv = g
+        for k in keys:
+            gv = getitem(gv, k)
     return (gs, gv)
 
 
@@ -235,43 +251,57 @@ def check_inplace(t: Tensor) -> None:
 
 
 def setitem(x: Tensor, key, value) -> None:
+    """``x[key] = value``. Inside a graph this records CopySlices on ``x`` (or, when ``x`` is a
+    view made by indexing, on its base, and ``x`` becomes a view of the new base)."""
     check_inplace(x)
     comps = _normalize_key(key)
     _check_bounds(comps, x._data.shape)
     npkey = _np_key(comps)
-    basic = _is_basic(comps)
     is_t = isinstance(value, Tensor)
     vdata = value._data if is_t else value
     recording = grad_mode.is_grad_enabled() and (x._requires_grad or (is_t and
                                                                       value._requires_grad))
-    if recording and x._base is not None and x._base._requires_grad:
-        raise NotImplementedError(
-            "jitgrad does not yet record in-place writes into a view of a tensor that requires "
-            "grad; write into the base tensor instead (e.g. base[idx] = value)")
+    target, keys = x, (npkey,)
+    if recording and x._base is not None:
+        view_key = getattr(x, "_view_key", None)
+        if view_key is None:
+            raise NotImplementedError(
+                "jitgrad records in-place writes into views made by indexing (x[i], x[a:b]); "
+                "this tensor is a view made by another op (reshape, transpose, expand, ...). "
+                "Write through the base tensor, or apply the op out of place.")
+        target, keys = x._base, (view_key, npkey)
     if recording and not x.dtype.is_floating_point:
         raise RuntimeError("only floating point tensors can be written with values that "
                            "require grad")
     try:
         x._data[npkey] = vdata
     except ValueError as e:
-        raise RuntimeError(f"shape mismatch: value tensor of shape "
-                           f"{list(np.shape(vdata))} cannot be broadcast to indexing result of "
-                           f"shape {list(x._data[npkey].shape)}") from e
+        tgt = list(np.shape(x._data[npkey]))
+        src = list(np.shape(vdata))
+        dim = next((len(tgt) - 1 - i for i, (a, b) in enumerate(
+            zip(reversed(tgt), reversed(src))) if a != b and b != 1), 0)
+        raise RuntimeError(
+            f"The expanded size of the tensor ({tgt[dim] if tgt else 1}) must match the "
+            f"existing size ({src[dim - len(tgt) + len(src)] if src else 1}) at non-singleton "
+            f"dimension {dim}.  Target sizes: {tgt}.  Tensor sizes: {src}") from e
     x._version.value += 1
     if not recording:
         return
     ctx = Ctx()
-    ctx.attrs = {"key": npkey, "basic": basic, "user_key": key if basic else npkey}
-    old_edge = x._edge() if x._requires_grad else None
+    ctx.attrs = {"keys": keys}
+    old_edge = target._edge() if target._requires_grad else None
     v_edge = value._edge() if is_t and value._requires_grad else None
     ctx.needs_input_grad = (old_edge is not None, v_edge is not None)
-    meta = ((tuple(x._data.shape), x.dtype) if old_edge else None,
+    meta = ((tuple(target._data.shape), target.dtype) if old_edge else None,
             (tuple(value._data.shape), value.dtype) if v_edge else None)
     node = node_class("CopySlices", FunctionNode)(
         (old_edge or (None, 0), v_edge or (None, 0)), meta, ctx, _copy_slices_backward)
-    x._grad_fn = node
-    x._output_nr = 0
-    x._requires_grad = True
+    target._grad_fn = node
+    target._output_nr = 0
+    target._requires_grad = True
+    if target is not x:
+        fresh = getitem(target, keys[0])
+        x._grad_fn, x._output_nr, x._requires_grad = fresh._grad_fn, 0, True
 
 
 # ----------------------------------------------------------------------------- gather & co

@@ -52,15 +52,16 @@ def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
         _check_cast(self, res.dtype)
         _write(self, res._data)
         return self
-    if self._base is not None and self._base._requires_grad:
-        raise NotImplementedError(
-            "jitgrad does not yet record in-place ops on a view of a tensor that requires grad; "
-            "apply the op out of place (y = op(y)) or to the base tensor")
     snap = Tensor._make(self._data.copy(), self._requires_grad)
     snap._grad_fn, snap._output_nr = self._grad_fn, self._output_nr
     snap._grad_acc = self._grad_acc
     res = fn(snap, *args, **kwargs)
     _check_cast(self, res.dtype)
+    if self._base is not None:
+        # a view: write through the base so the base's graph records it (CopySlices)
+        from .index import setitem
+        setitem(self, Ellipsis, res)
+        return self
     _write(self, res._data)
     if res._grad_fn is not None:
         self._grad_fn = res._grad_fn

@@ -144,6 +144,14 @@ def _var_args(dim, unbiased, correction):
     return dim, _correction(unbiased, correction)
 
 
+def _warn_dof(denom, name):
+    if denom <= 0:
+        import warnings
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+
+
 def _var_backward(node, g):
     a = node.ctx.attrs
     x = node.saved("x")
@@ -157,6 +165,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
     data = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
     denom = n - c
+    _warn_dof(denom, "var")
     data = np.asarray(data * (n / denom) if denom > 0 else np.full_like(data, np.nan),
                       dtype=input._data.dtype)
     return record("VarBackward0", (input,), data, _var_backward, save=(("x", input),),
@@ -179,6 +188,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
     v = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
     denom = n - c
+    _warn_dof(denom, "std")
     data = np.asarray(np.sqrt(v * (n / denom)) if denom > 0 else np.full_like(v, np.nan),
                       dtype=input._data.dtype)
     return record("StdBackward0", (input,), data, _std_backward, save=(("x", input),),

@@ -46,6 +46,7 @@ def _softmax_backward(node, g):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``jitgrad.softmax`` / ``F.softmax`` (``dim`` may be omitted, with PyTorch's warning)."""
     input = _prepare(input, dtype)
     d = _softmax_dim(input.ndim, dim, "softmax")
     data = _softmax_np(input._data, d).astype(input._data.dtype, copy=False)
