@@ -29,7 +29,21 @@ def _mm_backward(node, g):
     need_a, need_b = node.ctx.needs_input_grad
     a = node.saved("a") if need_b else None
     b = node.saved("b") if need_a else None
-    return (g @ _mT(b) if need_a else None, _mT(a) @ g if need_b else None)
+    return (g @ _mT(b) if need_a else None, _mat2_grad(node, a, g) if need_b else None)
+
+
+def _mat2_grad(node, m1, g):
+    """m1^T g, laid out like mat2: when mat2 is a transposed view (a Linear weight's w.t()),
+    computing (g^T m1)^T makes the weight's gradient come out C-contiguous (as PyTorch's
+    mm_mat2_backward does), so the leaf adopts it without a copy."""
+    if node.ctx.attrs.get("mat2_transposed"):
+        return _mT(_mT(g) @ m1)
+    return _mT(m1) @ g
+
+
+def _transposed(t):
+    d = t._data
+    return d.ndim == 2 and d.flags.f_contiguous and not d.flags.c_contiguous
 
 
 def _saves(a, b):
@@ -51,7 +65,7 @@ def mm(input, mat2):
                            f"{input.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     _same_dtype(input, mat2, "mm")
     return record("MmBackward0", (input, mat2), np.matmul(input._data, mat2._data), _mm_backward,
-                  save=_saves(input, mat2))
+                  save=_saves(input, mat2), attrs={"mat2_transposed": _transposed(mat2)})
 
 
 def bmm(input, mat2):
@@ -237,7 +251,7 @@ def _addmm_backward(node, g):
         g1 = g @ _mT(node.saved("m2"))
         g1 = g1 if alpha == 1 else g1 * alpha
     if need_m2:
-        g2 = _mT(node.saved("m1")) @ g
+        g2 = _mat2_grad(node, node.saved("m1"), g)
         g2 = g2 if alpha == 1 else g2 * alpha
     return (gb, g1, g2)
 
@@ -260,4 +274,4 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1._requires_grad:
         save.append(("m2", mat2))
     return record("AddmmBackward0", (input, mat1, mat2), data, _addmm_backward, save=tuple(save),
-                  attrs={"alpha": alpha, "beta": beta})
+                  attrs={"alpha": alpha, "beta": beta, "mat2_transposed": _transposed(mat2)})
