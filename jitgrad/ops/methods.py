@@ -189,7 +189,9 @@ METHODS = {
     "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
     "logsumexp": reduce.logsumexp, "all": reduce.all, "any": reduce.any,
     "cumsum": reduce.cumsum, "count_nonzero": reduce.count_nonzero,
-    "softmax": softmax.softmax, "log_softmax": softmax.log_softmax,
+    # the methods need dim (only the functional forms fall back to the implicit-dim warning)
+    "softmax": lambda self, dim, dtype=None: softmax.softmax(self, dim, dtype=dtype),
+    "log_softmax": lambda self, dim, dtype=None: softmax.log_softmax(self, dim, dtype=dtype),
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer, "inner": linalg.inner, "addmm": linalg.addmm,
