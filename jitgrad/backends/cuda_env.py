@@ -1,0 +1,164 @@
+"""The scalar vocabulary bound for numba.cuda device code (see ``registry.SCALAR_VOCABULARY``).
+
+Generated CUDA kernel modules do ``from jitgrad.backends.cuda_env import *``: every scalar body of
+the registry is compiled against exactly these names, as ``cpu_env`` does for the CPU.
+
+* On a real target (a GPU, or no GPU but compiling to PTX) the helpers are
+  ``cuda.jit(device=True, forceinline=True)`` device functions, ``lit`` is an overload registered
+  with numba-cuda's own extension API (``numba.cuda.extending.overload``: numba-cuda keeps its
+  own typing registry, so ``numba.extending.overload`` on the CPU stub does not reach it), and
+  the transcendentals are ``math.*``, which numba-cuda lowers to libdevice (``__nv_expf`` for
+  float32, ``__nv_exp`` for float64). Float32 code therefore stays float32 (no ``.f64``).
+* Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) every thread runs in Python: the helpers
+  are plain Python functions on NumPy scalars that keep the operand's dtype (``np.exp`` on a
+  float32 scalar stays float32, ``lit`` returns ``type(like)(v)``), so the simulator computes in
+  the same precision as the device would.
+
+Importing this module imports ``numba.cuda``: only ``jitgrad.backends.cuda`` and generated CUDA
+modules do, never ``import jitgrad``.
+"""
+# ruff: noqa: F401 - this module exists to export names
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda
+
+
+def _simulator_active() -> bool:
+    try:
+        from numba.cuda.core import config
+    except ImportError:  # older numba-cuda
+        from numba.core import config
+    return bool(config.ENABLE_CUDASIM)
+
+
+SIMULATOR = _simulator_active()
+
+if not SIMULATOR:
+    from numba.cuda import types as _types
+    from numba.cuda.extending import overload as _overload
+
+    def device_jit(fn):
+        """Decorator of generated scalar functions: an always-inlined device function."""
+        return cuda.jit(device=True, forceinline=True)(fn)
+
+    def kernel_jit(fn, cache=False):
+        return cuda.jit(cache=cache)(fn)
+
+    def lit(like, v):
+        """The constant ``v`` in ``like``'s type (Python fallback; device code uses the
+        overload below)."""
+        return v
+
+    @_overload(lit, inline="always")
+    def _lit(like, v):
+        if isinstance(like, (_types.Float, _types.Integer)):
+            ty = like
+
+            def impl(like, v):
+                return ty(v)
+            return impl
+        if isinstance(like, _types.Boolean):
+            def impl(like, v):
+                return v
+            return impl
+        return None
+
+    @device_jit
+    def select(c, a, b):
+        return a if c else b
+
+    @device_jit
+    def isnan(a):
+        return a != a
+
+    @device_jit
+    def pow_(a, b):
+        return a ** b
+
+    @device_jit
+    def copysign(a, b):
+        return math.copysign(a, b)
+
+    exp = math.exp
+    expm1 = math.expm1
+    log = math.log
+    log1p = math.log1p
+    sqrt = math.sqrt
+    sin = math.sin
+    cos = math.cos
+    tan = math.tan
+    tanh = math.tanh
+    erf = math.erf
+    floor = math.floor
+
+    @device_jit
+    def sigmoid(a):
+        return lit(a, 1.0) / (lit(a, 1.0) + math.exp(-a))
+
+    @device_jit
+    def softplus(a):
+        return math.log1p(math.exp(a))
+
+else:
+    def device_jit(fn):
+        # Under the simulator a scalar function is called directly from the thread's Python
+        # frame: wrapping it in a FakeCUDAKernel would only add per-call overhead.
+        return fn
+
+    def kernel_jit(fn, cache=False):
+        return cuda.jit(fn)
+
+    def lit(like, v):
+        if isinstance(like, (np.bool_, bool)):
+            return v
+        if isinstance(like, np.generic):
+            return type(like)(v)
+        return v
+
+    def select(c, a, b):
+        return a if c else b
+
+    def isnan(a):
+        return a != a
+
+    def _quiet(npfn):
+        def f(*args):
+            with np.errstate(all="ignore"):
+                return npfn(*args)
+        f.__name__ = npfn.__name__
+        return f
+
+    def _pow(a, b):
+        return a ** b
+
+    pow_ = _quiet(_pow)
+    copysign = _quiet(np.copysign)
+    exp = _quiet(np.exp)
+    expm1 = _quiet(np.expm1)
+    log = _quiet(np.log)
+    log1p = _quiet(np.log1p)
+    sqrt = _quiet(np.sqrt)
+    sin = _quiet(np.sin)
+    cos = _quiet(np.cos)
+    tan = _quiet(np.tan)
+    tanh = _quiet(np.tanh)
+    floor = _quiet(np.floor)
+
+    def _erf_scalar(a):
+        # NumPy has no erf; math.erf is correctly rounded in float64, then cast back
+        return type(a)(math.erf(a)) if isinstance(a, np.generic) else math.erf(a)
+
+    erf = _erf_scalar
+
+    def sigmoid(a):
+        return lit(a, 1.0) / (lit(a, 1.0) + exp(-a))
+
+    def softplus(a):
+        return log1p(exp(a))
+
+__all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "copysign", "exp", "expm1", "log",
+           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "floor", "sigmoid", "softplus",
+           "device_jit", "kernel_jit", "SIMULATOR"]

@@ -1,0 +1,155 @@
+"""gather / scatter-add on the device (and index_select / index_add, which are the same kernels
+with a broadcast 1-D index).
+
+``gather(x, dim, index)[p] = x[p with p[dim] := index[p]]`` over the positions ``p`` of
+``index``; ``scatter_add(dst, dim, index, src)`` adds ``src[p]`` into
+``dst[p with p[dim] := index[p]]`` with atomic adds, so repeated indices accumulate (the VJP of a
+gather, of ``index_select`` and of embedding lookups). Negative indices wrap once, like
+PyTorch's; range checks are the caller's (PyTorch raises before launching, and so should the
+core: a kernel cannot raise).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..cuda_env import device_jit, kernel_jit
+from .common import View, as_view, cuda, pad, scalar_type
+
+__all__ = ["gather", "scatter_add", "index_select", "index_add", "make_gather_kernel",
+           "make_scatter_add_kernel"]
+
+_gather_cache: dict = {}
+_scatter_cache: dict = {}
+
+
+@device_jit
+def _offsets(r, shape, istrides, xstrides, dim, xsize):
+    """(index offset, x offset without the ``dim`` term, raw coordinate) of position r."""
+    ioff = 0
+    xoff = 0
+    for d in range(len(shape) - 1, -1, -1):
+        s = shape[d]
+        c = r % s
+        r //= s
+        ioff += c * istrides[d]
+        if d != dim:
+            xoff += c * xstrides[d]
+    return ioff, xoff
+
+
+def make_gather_kernel(dtype):
+    """``(pyfunc, kernel)``; signature ``(x, x_off, xstrides, xsize, idx, i_off, shape,
+    istrides, dim, n, out)``: ``out`` (flat, ``n`` elements) has the index's ``shape``."""
+    key = np.dtype(dtype).str
+    hit = _gather_cache.get(key)
+    if hit is not None:
+        return hit
+
+    def gather_flat(x, x_off, xstrides, xsize, idx, i_off, shape, istrides, dim, n, out):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            ioff, xoff = _offsets(i, shape, istrides, xstrides, dim, xsize)
+            j = idx[i_off + ioff]
+            if j < 0:
+                j += xsize
+            out[i] = x[x_off + xoff + j * xstrides[dim]]
+
+    hit = _gather_cache[key] = (gather_flat, kernel_jit(gather_flat))
+    return hit
+
+
+def make_scatter_add_kernel(dtype):
+    """``(pyfunc, kernel)``; signature ``(dst, dstrides, dsize, idx, i_off, shape, istrides,
+    src, s_off, sstrides, dim, n, alpha)``: ``dst`` is the flat contiguous destination."""
+    key = np.dtype(dtype).str
+    hit = _scatter_cache.get(key)
+    if hit is not None:
+        return hit
+    ty = scalar_type(dtype)
+
+    def scatter_add_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
+                         sstrides, dim, n, alpha):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
+            soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
+            j = idx[i_off + ioff]
+            if j < 0:
+                j += dsize
+            cuda.atomic.add(dst, doff + j * dstrides[dim], ty(src[s_off + soff] * alpha))
+
+    hit = _scatter_cache[key] = (scatter_add_flat, kernel_jit(scatter_add_flat))
+    return hit
+
+
+def _dim(dim, ndim):
+    return int(dim) % max(ndim, 1)
+
+
+def gather(x, dim, index):
+    """``torch.gather(x, dim, index)``: a new contiguous array of ``index``'s shape."""
+    from .. import cuda as backend
+    vx, vi = as_view(x), as_view(index)
+    d = _dim(dim, vx.ndim)
+    out = backend.empty(vi.shape, vx.dtype)
+    n = vi.size
+    if n:
+        nd = max(vx.ndim, 1)
+        shape, istrides = pad(vi.shape, vi.strides, nd)
+        _, xstrides = pad(vx.shape, vx.strides, nd)
+        xsize = vx.shape[d] if vx.ndim else 1
+        _, kern = make_gather_kernel(vx.dtype)
+        backend.launch_flat(kern, n, (vx.base, np.int64(vx.offset), xstrides, np.int64(xsize),
+                                      vi.base, np.int64(vi.offset), shape, istrides,
+                                      np.int64(d), np.int64(n),
+                                      out.reshape(n)))
+    return out
+
+
+def scatter_add(dst, dim, index, src, alpha=1):
+    """``dst.scatter_add_(dim, index, src * alpha)`` in place on the contiguous device array
+    ``dst``; returns ``dst``."""
+    from .. import cuda as backend
+    vd, vi, vs = as_view(dst), as_view(index), as_view(src)
+    if isinstance(dst, View) or not dst.is_c_contiguous():
+        raise ValueError("scatter_add writes into a contiguous device array")
+    d = _dim(dim, vd.ndim)
+    n = vi.size
+    if n:
+        nd = max(vd.ndim, 1)
+        shape, istrides = pad(vi.shape, vi.strides, nd)
+        _, sstrides = pad(vs.shape, vs.strides, nd)
+        _, dstrides = pad(vd.shape, vd.strides, nd)
+        dsize = vd.shape[d] if vd.ndim else 1
+        _, kern = make_scatter_add_kernel(vd.dtype)
+        backend.launch_flat(kern, n, (vd.base, dstrides, np.int64(dsize), vi.base,
+                                      np.int64(vi.offset), shape, istrides, vs.base,
+                                      np.int64(vs.offset), sstrides, np.int64(d), np.int64(n),
+                                      vd.dtype.type(alpha)))
+    return dst
+
+
+def _broadcast_index(index, shape, dim):
+    """A 1-D index as a View of ``shape`` that varies along ``dim`` only."""
+    vi = as_view(index)
+    if vi.ndim != 1:
+        raise ValueError("index_select/index_add take a 1-D index")
+    strides = [0] * len(shape)
+    strides[dim] = vi.strides[0]
+    return View(vi.base, shape, strides, vi.offset)
+
+
+def index_select(x, dim, index):
+    """``torch.index_select(x, dim, index)`` for a 1-D integer index."""
+    vx = as_view(x)
+    d = _dim(dim, vx.ndim)
+    shape = list(vx.shape)
+    shape[d] = as_view(index).size
+    return gather(vx, d, _broadcast_index(index, tuple(shape), d))
+
+
+def index_add(dst, dim, index, src, alpha=1):
+    """``dst.index_add_(dim, index, src, alpha=alpha)`` in place (embedding backward is
+    ``index_add(zeros, 0, ids, g)``)."""
+    vs = as_view(src)
+    d = _dim(dim, len(dst.shape))
+    return scatter_add(dst, d, _broadcast_index(index, vs.shape, d), vs, alpha)
+

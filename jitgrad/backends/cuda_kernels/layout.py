@@ -1,0 +1,78 @@
+"""Layout kernels: materialize any strided/broadcast View as a contiguous array (with a dtype
+cast), and fill. These are what ``_flat`` (broadcast + cast + contiguous) becomes on the device.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..cuda_env import kernel_jit
+from .common import View, as_view, cuda, offset_of, pad, scalar_type
+
+__all__ = ["contiguous", "fill", "make_copy_kernel", "make_fill_kernel"]
+
+_copy_cache: dict = {}
+_fill_cache: dict = {}
+
+
+def make_copy_kernel(out_dtype):
+    """``(pyfunc, kernel)``: ``out[i] = out_dtype(x[off + offset_of(i, shape, strides)])``."""
+    key = np.dtype(out_dtype).str
+    hit = _copy_cache.get(key)
+    if hit is not None:
+        return hit
+    ty = scalar_type(out_dtype)
+    is_bool = np.dtype(out_dtype).kind == "b"
+
+    def strided_copy(x, off, shape, strides, n, out):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = x[off + offset_of(i, shape, strides)]
+            if is_bool:
+                out[i] = v != 0
+            else:
+                out[i] = ty(v)
+
+    hit = _copy_cache[key] = (strided_copy, kernel_jit(strided_copy))
+    return hit
+
+
+def make_fill_kernel(dtype):
+    key = np.dtype(dtype).str
+    hit = _fill_cache.get(key)
+    if hit is not None:
+        return hit
+
+    def fill_value(n, value, out):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            out[i] = value
+
+    hit = _fill_cache[key] = (fill_value, kernel_jit(fill_value))
+    return hit
+
+
+def contiguous(x, dtype=None):
+    """A fresh C-contiguous device array holding ``x`` (a View or device array), cast to
+    ``dtype``; the identity (no copy) when ``x`` is already a contiguous array of that dtype."""
+    from .. import cuda as backend
+    v = as_view(x)
+    dtype = np.dtype(dtype or v.dtype)
+    if (not isinstance(x, View)) and dtype == v.dtype:
+        return x
+    out = backend.empty(v.shape, dtype)
+    n = v.size
+    if n:
+        shape, strides = pad(v.shape, v.strides)
+        _, kern = make_copy_kernel(dtype)
+        backend.launch_flat(kern, n, (v.base, np.int64(v.offset), shape, strides, np.int64(n),
+                                      out.reshape(n)))
+    return out
+
+
+def fill(out, value):
+    """Set every element of the contiguous device array ``out`` to ``value`` (in place)."""
+    from .. import cuda as backend
+    n = out.size
+    if n:
+        dt = np.dtype(out.dtype)
+        _, kern = make_fill_kernel(dt)
+        backend.launch_flat(kern, n, (np.int64(n), dt.type(value), out.reshape(n)))
+    return out
