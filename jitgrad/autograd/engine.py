@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 from . import grad_mode
 from .node import AccumulateGrad
 
@@ -109,6 +111,8 @@ def sum_to(g, shape):
                            f"{list(shape)}")
     dims = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and gs[i + lead] != 1)
+    if dims and len(dims) == lead:  # only leading dims to drop (e.g. a bias): one reduction
+        return g.sum(dims)
     if dims:
         g = g.sum(dims, keepdim=True)
     if lead:
@@ -117,6 +121,23 @@ def sum_to(g, shape):
         raise RuntimeError(f"gradient of shape {list(gs)} does not broadcast to the input's "
                            f"shape {list(shape)}")
     return g
+
+
+def _owned_copy(t):
+    from ..tensor import Tensor
+    return Tensor._make(np.array(t._data, copy=True))
+
+
+def _unshare(grads):
+    """A node may hand the same tensor to two slots (a custom Function returning (g, g));
+    each edge must get its own array, since leaves adopt gradient arrays without copying."""
+    seen = set()
+    for i, g in enumerate(grads):
+        if g is not None:
+            key = id(g._data)
+            if key in seen:
+                grads[i] = _owned_copy(g)
+            seen.add(key)
 
 
 def _add(a, b):
@@ -152,7 +173,9 @@ def _execute(task: GraphTask, root_edges, root_grads):
                     for h in list(hooks):
                         r = h(buf[nr])
                         if r is not None:
-                            buf[nr] = r
+                            # the user may keep what the hook returned: the engine only
+                            # passes on arrays it owns
+                            buf[nr] = r if task.create_graph else _owned_copy(r)
         if node._retained:
             for nr, ref in node._retained.items():
                 t = ref()
@@ -178,6 +201,8 @@ def _execute(task: GraphTask, root_edges, root_grads):
                 r = h(tuple(grads_in), tuple(grads_out))
                 if r is not None:
                     grads_in = list(r)
+        if len(grads_in) > 1 and not task.create_graph:
+            _unshare(grads_in)
         task.executed.append(run)
         for slot, edge in enumerate(run.next_functions):
             if edge is None or edge[0] is None:
@@ -228,6 +253,10 @@ def _make_root_grads(tensors, grad_tensors, who="grad_output"):
                     raise RuntimeError(f"Mismatch in dtype: {who}[{i}] has a dtype of "
                                        f"{g.dtype} and output[{i}] has a dtype of {t.dtype}.")
                 g = g.to(t.dtype)
+            else:
+                # The engine owns every gradient array it passes on (leaves then adopt them
+                # without copying), so the user's tensor is copied once here.
+                g = Tensor._make(g._data.copy())
         edges.append(edge)
         grads.append(g)
     return edges, grads
@@ -250,7 +279,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     inputs = _as_list(inputs)
-    edges, grads = _make_root_grads(tensors, grad_tensors, "grad_tensors")
+    edges, grads = _make_root_grads(tensors, grad_tensors, "grad_output")
     task = GraphTask(create_graph, accumulate=True)
     nonleaf = []
     if inputs is not None:
@@ -317,21 +346,29 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def accumulate_into_leaf(variable, g) -> None:
+    owned = True  # gradients inside a backward pass are arrays the engine made (roots copied)
     if variable._hooks:
         for h in list(variable._hooks):
             r = h(g)
             if r is not None:
-                g = r
+                g, owned = r, False  # a hook may hand back a tensor the user keeps
     if variable._grad is None:
         if grad_mode.is_grad_enabled():  # create_graph: keep the gradient's own graph
             variable._grad = g
         else:
-            # Copy: the incoming gradient may alias the user's gradient argument or another
-            # leaf's gradient (an identity VJP passes the same array on).
             from ..tensor import Tensor
-            variable._grad = Tensor._make(g._data.copy(), False)
+            data = g._data
+            if not owned or not data.flags.c_contiguous or data.base is not None:
+                # copy a user's tensor, and lay out views (a transposed weight gradient, a
+                # slice of a shared buffer) as a compact array of the leaf's shape
+                data = np.array(data, order="C", copy=True)
+            variable._grad = Tensor._make(data, False)
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + g
     else:
         from ..ops.basic import accumulate_
         accumulate_(variable._grad, g)
+
+
+# Backward fusion installs ``plan_hook`` when imported (cheap: no Numba until a pass is fused).
+from .. import fusion as _fusion  # noqa: E402,F401

@@ -92,7 +92,63 @@ def _import(key: str, source: str) -> types.ModuleType:
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # before exec: Numba's cache resolves the module by name
     spec.loader.exec_module(mod)
+    for attr in ("serial", "parallel"):
+        disp = getattr(mod, attr, None)
+        if disp is not None:
+            _harden(disp)
     return mod
+
+
+def _harden(disp) -> None:
+    """Make a dispatcher's Numba disk cache survive damaged entries.
+
+    Numba raises (e.g. ``UnpicklingError``) on a truncated or corrupted index (.nbi) or data file
+    (.nbc) at the first call. Here a failed load is reported, the dispatcher's cache files are
+    deleted, and the kernel is compiled again (and re-saved); a failed save only warns.
+    """
+    cache = getattr(disp, "_cache", None)
+    cache_file = getattr(cache, "_cache_file", None)
+    if cache_file is None:  # NullCache: cache=False
+        return
+    load, save = cache.load_overload, cache.save_overload
+
+    def load_overload(sig, target_context):
+        try:
+            return load(sig, target_context)
+        except Exception as e:  # noqa: BLE001 - any damage means: rebuild
+            stats.corrupt_entries += 1
+            warnings.warn(f"jitgrad: kernel cache entry {cache_file._index_path} could not be "
+                          f"loaded ({type(e).__name__}: {e}); deleting it and recompiling",
+                          RuntimeWarning, stacklevel=2)
+            _remove_numba_entry(cache_file)
+            return None
+
+    def save_overload(sig, data):
+        try:
+            save(sig, data)
+        except Exception as e:  # noqa: BLE001 - the kernel works; only caching failed
+            warnings.warn(f"jitgrad: could not save kernel cache entry "
+                          f"{cache_file._index_path} ({type(e).__name__}: {e})",
+                          RuntimeWarning, stacklevel=2)
+
+    cache.load_overload = load_overload
+    cache.save_overload = save_overload
+
+
+def _remove_numba_entry(cache_file) -> None:
+    index = cache_file._index_path
+    folder = os.path.dirname(index)
+    stem = os.path.basename(index)[:-len(".nbi")] + "."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for f in names:
+        if f == os.path.basename(index) or (f.startswith(stem) and f.endswith(".nbc")):
+            try:
+                os.unlink(os.path.join(folder, f))
+            except OSError:
+                pass
 
 
 def _ensure_file(path: str, source: str) -> None:

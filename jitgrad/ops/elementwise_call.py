@@ -163,7 +163,9 @@ def call(op: ElementwiseOp, *args, **aux):
     if plan is None:
         plan = _forward_plans[pkey] = _ForwardPlan(op, dict(zip(op.arg_names, kinds)))
     half = out_dt is D.float16
-    out = np.empty(shape, dtype=np.float32 if half else out_dt.np)
+    # pooled: a forward pass keeps its intermediates alive together, and fresh pages for each
+    # would fault on every step (backends/cpu.py)
+    out = cpu.empty(shape, np.float32 if half else out_dt.np)
     if out.size:
         cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                    + [values[p] for p in plan.scalars] + [out.reshape(-1)])
@@ -211,7 +213,7 @@ class ElementwiseNode(Node):
             else:
                 vals[name] = s
         plan = _vjp_plan(op, self.needs, self.kinds)
-        outs = [np.empty(shape, dtype=cnp) for nd in self.needs if nd]
+        outs = [cpu.empty(shape, cnp) for nd in self.needs if nd]
         n = outs[0].size
         if n:
             cpu.launch(plan.mod, n, [vals[a] for a in plan.arrays]

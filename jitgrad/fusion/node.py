@@ -1,0 +1,258 @@
+"""The fused node: runs a planned group as one kernel, and the engine's ``plan_hook`` body.
+
+``apply_plan(task)`` plans the pass and puts one ``FusedBackward`` per group in
+``task.substitute`` (keyed by the group's head). The engine then runs it in place of the head:
+its ``next_functions``/``_input_meta`` are the edges leaving the group, so the engine sends its
+gradients on (and sums them to each input's shape in ``_fit``); the group's inner nodes never
+run. ``release()`` frees the saved tensors of every member.
+
+At run time ``gather`` turns the group into a signature (see ``codegen.py``) plus the arrays and
+scalars to pass. The signature is the key of the compiled kernel, so building the spec and
+rendering happen once per distinct group shape, not per pass.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..autograd.node import AccumulateGrad, Node, SavedTensor
+from ..backends import cpu
+from ..tensor import Tensor
+from . import debug, stats
+from .codegen import build_spec
+from .planner import plan
+
+__all__ = ["FusedBackward", "apply_plan", "gather", "compiled"]
+
+
+def apply_plan(task) -> None:
+    groups = plan(task)
+    stats.plans += 1
+    if "fusion" in debug:
+        _print_plan(task, groups)
+    deps = task.deps
+    for g in groups:
+        for (child, _), c in zip(g.edges, g.counts):
+            if c > 1:  # several member slots feed it; the fused node sends one summed gradient
+                deps[child] -= c - 1
+        task.substitute[g.head] = FusedBackward(g)
+
+
+def _print_plan(task, groups) -> None:
+    n_ew = sum(1 for n in task.order if hasattr(n, "op") and hasattr(n, "needs"))
+    print(f"[jitgrad fusion] plan: {len(task.order)} nodes, {n_ew} elementwise, "
+          f"{len(groups)} fused group(s)", file=sys.stderr)
+    for i, g in enumerate(groups):
+        print(f"[jitgrad fusion]   group {i}: {g.describe()}", file=sys.stderr)
+
+
+def _version_fresh(node) -> bool:
+    """True when ``node``'s forward result is known never to have been modified in place.
+
+    Recomputing an intermediate from a member's result is only sound when the tensor the next
+    op consumed still held that result. The node can prove it only if it keeps its result's
+    version counter (``out_vc``); without it we read saved arrays instead of recomputing
+    through that edge.
+    """
+    vc = getattr(node, "out_vc", None)
+    return vc is not None and vc.value == 0
+
+
+_slots_cache = {}
+
+
+def _slots(op):
+    d = _slots_cache.get(op.name)
+    if d is None:
+        d = _slots_cache[op.name] = {name: i for i, name in enumerate(op.inputs)}
+    return d
+
+
+def _scalarizable(data, n) -> bool:
+    # a saved size-1 (or fully broadcast) operand of a larger group travels as a scalar
+    return n > 1 and (data.size == 1 or not any(data.strides))
+
+
+def gather(group, n, cnp):
+    """(signature members, arrays, scalars) for the group's current saved state.
+
+    Checks every saved tensor (freed graph / in-place modification raise PyTorch's errors).
+    ``arrays`` holds (ndarray, dtype) to flatten; ``scalars`` holds typed scalar values.
+    """
+    members = group.members
+    routes = group.routes
+    ids = {}  # (id(ndarray), is_bool) -> ("a", k) | ("s", k)
+    first_saver = {}  # desc -> lowest _seq of a member that saved it
+    arrays, scalars = [], []
+    member_out = [None] * len(members)
+
+    for j, m in enumerate(members):
+        op = m.op
+        r = routes[j]
+        slots = _slots(op)
+        for name, s in m.saved.items():
+            if s.__class__ is not SavedTensor:
+                continue
+            data = s.array(m)  # version / freed check
+            is_bool = op.aux.get(name) == "bool"
+            key = (id(data), is_bool)
+            desc = ids.get(key)
+            if desc is None:
+                if _scalarizable(data, n):
+                    v = data.reshape(-1)[0] if data.size else data.ravel()[0]
+                    desc = ("s", len(scalars))
+                    scalars.append(np.bool_(v) if is_bool else cnp.type(v))
+                else:
+                    desc = ("a", len(arrays))
+                    arrays.append((data, np.dtype(np.bool_) if is_bool else cnp))
+                ids[key] = desc
+                first_saver[desc] = m._seq
+            elif m._seq < first_saver[desc]:
+                first_saver[desc] = m._seq
+            if desc[0] != "a":
+                continue
+            if name == "out":
+                owner = j
+            else:
+                slot = slots.get(name)
+                rr = r[slot] if slot is not None else None
+                # a saved input that is a member's result (saved before any in-place change)
+                owner = rr[1] if rr is not None and rr[0] == "m" and s._version == 0 else None
+            if owner is not None and member_out[owner] is None:
+                member_out[owner] = desc[1]
+
+    sig_members = []
+    for j, m in enumerate(members):
+        op = m.op
+        r = routes[j]
+        slots = _slots(op)
+        saved = m.saved
+        operands = []
+        for p in op.f.params:
+            s = saved.get(p)
+            slot = slots.get(p)
+            rr = r[slot] if slot is not None else None
+            if s is not None:
+                if s.__class__ is SavedTensor:
+                    desc = ids[(id(s.data), op.aux.get(p) == "bool")]
+                    if rr is not None and rr[0] == "m" and s._version == 0:
+                        desc = rr
+                else:
+                    desc = ("s", len(scalars))
+                    scalars.append(s)
+            elif rr is not None and rr[0] == "m":
+                desc = rr if _version_fresh(members[rr[1]]) else None
+            elif slot is not None:
+                # an unsaved leaf: usable if a node created before this one saved the very same
+                # array and its version still matches (so the leaf did not change in between)
+                child = m.next_functions[slot][0]
+                desc = None
+                if child.__class__ is AccumulateGrad:
+                    d = ids.get((id(child.variable._data), False))
+                    if d is not None and first_saver[d] < m._seq:
+                        desc = d
+            else:
+                desc = None
+            operands.append(desc)
+        sig_members.append((op.name, r, tuple(operands), member_out[j]))
+    return tuple(sig_members), arrays, scalars
+
+
+class Compiled:
+    __slots__ = ("spec", "module")
+
+    def __init__(self, spec, module):
+        self.spec = spec
+        self.module = module
+
+
+compiled: dict = {}  # signature -> Compiled
+
+
+def _compile(sig) -> Compiled:
+    spec = build_spec(sig)
+    if "fusion" in debug:
+        print(f"[jitgrad fusion] new kernel for {len(sig[1])} nodes: reads "
+              f"{len(spec.loop.arrays)} array(s), writes {len(spec.loop.outputs)}; results read "
+              f"from saved arrays: {list(spec.loads)}, recomputed: {list(spec.recomputes)}",
+              file=sys.stderr)
+    module = cpu.module_for(("fused", sig), lambda: spec.loop) if spec.loop.outputs else None
+    c = compiled[sig] = Compiled(spec, module)
+    return c
+
+
+def _flat(a, shape, dt):
+    if a.dtype != dt:
+        a = a.astype(dt)
+    if a.shape != shape:
+        a = np.broadcast_to(a, shape)
+    return np.ascontiguousarray(a).reshape(-1)
+
+
+class FusedBackward(Node):
+    """Stands in for a group's head: computes every gradient leaving the group in one kernel."""
+
+    __slots__ = ("group",)
+
+    def __init__(self, group):
+        super().__init__(group.edges, group.metas)
+        self.group = group
+
+    def name(self) -> str:
+        return "FusedBackward"
+
+    def __repr__(self):
+        return f"<FusedBackward of {self.group.describe()}>"
+
+    def apply(self, grads):
+        group = self.group
+        n_slots = len(group.edges)
+        g = grads[0] if grads else None
+        if g is None:
+            return [None] * n_slots
+        head = group.members[0]
+        shape = head.shape
+        cnp = head.ct.np
+        n = 1
+        for d in shape:
+            n *= d
+        members_sig, arrays, scalars = gather(group, n, cnp)
+        gd = g._data
+        if _scalarizable(gd, n):
+            g_kind = "s"
+            gval = cnp.type(gd.reshape(-1)[0] if gd.size == 1 else gd.ravel()[0])
+        else:
+            g_kind = "a"
+            gval = _flat(gd, shape, cnp)
+        sig = (g_kind, members_sig, tuple(group.wanted))
+        c = compiled.get(sig)
+        if c is None:
+            c = _compile(sig)
+        spec = c.spec
+        stats.fused_groups += 1
+        stats.fused_nodes += len(group.members)
+        if not spec.out_edges:
+            return [None] * n_slots
+        outs = [cpu.empty(shape, cnp) for _ in spec.out_edges]
+        if n:
+            args = [gval] if g_kind == "a" and spec.loop.arrays[:1] == ("g",) else []
+            for k in spec.array_ks:
+                data, dt = arrays[k]
+                args.append(_flat(data, shape, dt))
+            if g_kind == "s" and spec.loop.scalars[:1] == ("g",):
+                args.append(gval)
+            for k in spec.scalar_ks:
+                args.append(scalars[k])
+            for o in outs:
+                args.append(o.reshape(-1))
+            cpu.launch(c.module, n, args)
+        result = [None] * n_slots
+        for k, o in zip(spec.out_edges, outs):
+            result[k] = Tensor._make(o)
+        return result
+
+    def release(self) -> None:
+        super().release()
+        for m in self.group.members:
+            m.release()
