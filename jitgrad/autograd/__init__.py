@@ -2,8 +2,8 @@
 from .engine import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .profile import is_fusion_enabled, profile, set_fusion_enabled  # noqa: F401 - fusion
 from .gradcheck import gradcheck, gradgradcheck
+from .profile import is_fusion_enabled, profile, set_fusion_enabled  # noqa: F401 - fusion
 from .variable import Variable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
