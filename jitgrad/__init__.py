@@ -25,7 +25,7 @@ from ._dtype import (  # noqa: F401 - public dtype names
     set_default_dtype,
     uint8,
 )
-from ._size import Size, device
+from ._size import Size, device, get_default_device, set_default_device
 from ._tensor_str import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .tensor import Tensor
@@ -70,12 +70,20 @@ preserve_format = "preserve_format"
 __version__ = "0.1.0"
 
 
+class _LegacyTensorType(type):
+    """``isinstance(t, FloatTensor)`` is a dtype check, as with PyTorch's legacy types."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls._dt
+
+
 def _legacy_tensor_type(name, dt):
-    """``FloatTensor([1, 2])`` / ``LongTensor(3)``: Tensor subclasses for isinstance checks."""
+    """``FloatTensor([1, 2])`` / ``LongTensor(3)``: constructors that make plain Tensors."""
     def legacy_dtype(cls):
         return dt
-    cls = type(name, (Tensor,), {"__slots__": (), "_legacy_dtype": classmethod(legacy_dtype),
-                                 "__module__": "jitgrad"})
+    cls = _LegacyTensorType(name, (Tensor,), {"__slots__": (), "_dt": dt,
+                                              "_legacy_dtype": classmethod(legacy_dtype),
+                                              "__module__": "jitgrad"})
 
     def __new__(klass, *args, **kwargs):
         new = Tensor.__new__(Tensor)

@@ -58,15 +58,44 @@ class device:
 
 
 CPU = device("cpu")
+CUDA = device("cuda", 0)
+
+#: ``jitgrad.set_default_device``: where factories without ``device=`` allocate.
+_default = [CPU]
 
 
-def check_device(dev) -> device:
-    """Accept None/'cpu'/device('cpu'); CUDA arrives with the CUDA backend."""
+def set_default_device(dev) -> None:
+    _default[0] = CPU if dev is None else check_device(dev, explicit=True)
+
+
+def get_default_device() -> device:
+    return _default[0]
+
+
+def check_device(dev, explicit=False) -> device:
+    """The device a factory/conversion allocates on: None -> the default device; 'cpu';
+    'cuda'/'cuda:0' (the only CUDA device index jitgrad drives). CUDA needs numba-cuda and a GPU
+    (or the simulator): otherwise PyTorch-like RuntimeErrors."""
     if dev is None:
+        return _default[0]
+    if dev is CPU:
         return CPU
+    if isinstance(dev, int) and not isinstance(dev, bool):
+        dev = device("cuda", dev)
     d = dev if isinstance(dev, device) else device(dev)
-    if d.type != "cpu":
+    if d.type == "cpu":
+        return CPU
+    from .backends import cuda as B
+    if not B.installed():
         raise RuntimeError(
-            f"jitgrad has no '{d}' backend in this build: only device='cpu' is available "
-            "(jitgrad.cuda.is_available() is False).")
-    return CPU
+            f"jitgrad cannot use device '{d}': numba-cuda is not installed "
+            "(pip install 'jitgrad[cuda]'); jitgrad.cuda.is_available() is False.")
+    if not B.is_available():
+        raise RuntimeError(
+            "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+            "and installed a driver (or set NUMBA_ENABLE_CUDASIM=1 before importing jitgrad to "
+            "use the CUDA simulator).")
+    if d.index not in (None, 0):
+        raise RuntimeError(f"CUDA error: invalid device ordinal (jitgrad drives cuda:0 only, "
+                           f"got '{d}')")
+    return CUDA

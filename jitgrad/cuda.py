@@ -1,13 +1,29 @@
-"""jitgrad.cuda: device queries. This build runs on the CPU only (the CUDA backend is tracked
-as its own issue); ``is_available()`` says so and ``device="cuda"`` raises a clear error."""
+"""jitgrad.cuda: device queries (PyTorch semantics: available only when kernels can run).
+
+``is_available()`` is True with numba-cuda and a working GPU, or under the CUDA simulator
+(``NUMBA_ENABLE_CUDASIM=1`` set before numba.cuda is imported: kernels really run there, one
+Python thread per CUDA thread), and False otherwise, in which case ``device="cuda"`` raises a
+clear RuntimeError. Calling these imports numba.cuda; ``import jitgrad`` does not."""
 
 
 def is_available() -> bool:
-    return False
+    from .backends import cuda as B
+    return B.is_available()
 
 
 def device_count() -> int:
+    from .backends import cuda as B
+    return B.device_count()
+
+
+def current_device() -> int:
     return 0
+
+
+def synchronize(device=None) -> None:
+    from .backends import cuda as B
+    if B.is_available():
+        B._cuda().synchronize()
 
 
 def manual_seed(seed) -> None:

@@ -55,7 +55,7 @@ class Tensor:
     def __init__(self, *args, dtype=None, device=None):
         """Legacy constructor: ``Tensor([1, 2])`` (data) or ``Tensor(2, 3)`` (uninitialized)."""
         from ._size import check_device
-        check_device(device)
+        dev = check_device(device)
         dt = D.to_dtype(dtype) if dtype is not None else self._legacy_dtype()
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             src = args[0]
@@ -66,6 +66,11 @@ class Tensor:
         else:
             shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
             data = np.empty(tuple(int(s) for s in shape) if args else (0,), dtype=dt.np)
+        if dev.type == "cuda" and data.__class__ is np.ndarray:
+            from ._cuda_array import CudaArray
+            data = CudaArray.from_host(data)
+        elif dev.type == "cpu" and data.__class__ is not np.ndarray:
+            data = data.to_host()
         self._init(data, False)
 
     @classmethod
@@ -130,15 +135,34 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        d = self._data
+        return CPU if d.__class__ is np.ndarray else d.device
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return self._data.__class__ is not np.ndarray
 
     @property
     def is_cpu(self) -> bool:
-        return True
+        return self._data.__class__ is np.ndarray
+
+    def _host(self) -> np.ndarray:
+        """The data as a host array: the storage on the CPU, a counted copy from a device."""
+        d = self._data
+        return d if d.__class__ is np.ndarray else d.to_host()
+
+    @property
+    def __cuda_array_interface__(self):
+        d = self._data
+        if d.__class__ is np.ndarray:
+            raise AttributeError("Can't get __cuda_array_interface__ on non-CUDA tensor type: "
+                                 f"{_tensor_type(self)} If CUDA data is required use "
+                                 "tensor.cuda() to copy tensor to device memory.")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires "
+                               "grad. If gradients aren't required, use var.detach() to get "
+                               "Variable that doesn't require grad.")
+        return d.__cuda_array_interface__
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -154,6 +178,8 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def data_ptr(self) -> int:
+        if self._data.__class__ is not np.ndarray:
+            return int(self._data.__cuda_array_interface__["data"][0])
         return int(self._data.__array_interface__["data"][0])
 
     # ------------------------------------------------------------------ autograd fields
@@ -217,6 +243,11 @@ class Tensor:
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
                     "its gradient may break downstream systems that assume they match.")
+            if value._data.__class__ is not self._data.__class__:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value.device.type}' "
+                    f"to a tensor with device type '{self.device.type}'. Please ensure that the "
+                    "gradient and the tensor are on the same device")
             if value.shape != self.shape:
                 raise RuntimeError(
                     f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
@@ -307,6 +338,8 @@ class Tensor:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        if self._data.__class__ is not np.ndarray:
+            raise TypeError(_NUMPY_CUDA_ERROR)
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -314,6 +347,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         a = self._data
+        if a.__class__ is not np.ndarray:
+            raise TypeError(_NUMPY_CUDA_ERROR)
         if dtype is not None:
             a = a.astype(dtype, copy=False)
         return a.copy() if copy else a
@@ -322,10 +357,10 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._host().tolist()
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -342,12 +377,12 @@ class Tensor:
             if self._data.size == 0:
                 raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._data.reshape(()))
+        return bool(self._host().reshape(()))
 
     def _python_scalar(self):
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return self._data.reshape(()).item()
+        return self._host().reshape(()).item()
 
     def __float__(self):
         return float(self._python_scalar())
@@ -368,7 +403,7 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild, (self._data.copy(), self._requires_grad))
+        return (_rebuild, (self._host().copy(), self._requires_grad))
 
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
@@ -387,7 +422,7 @@ class Tensor:
         from ._tensor_str import format_tensor
         gf = self._grad_fn
         return format_tensor(
-            self._data, dtype=self._data.dtype.name, device="cpu",
+            self._host(), dtype=self._data.dtype.name, device=str(self.device),
             requires_grad=self._requires_grad and gf is None,
             grad_fn_name=gf.name() if gf is not None else None,
             default_dtype=D.get_default_dtype().name)
@@ -414,16 +449,22 @@ class Tensor:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
             if isinstance(a, Tensor):
-                dtype = a.dtype
+                dtype, device = a.dtype, a.device
             elif isinstance(a, D.dtype) or a in (float, int, bool):
                 dtype = a
             elif a is not None:
                 device = a
-        check_device(device)
-        if dtype is None or D.to_dtype(dtype) is self.dtype:
-            return self.clone() if copy else self
+        t = self
+        if device is not None:
+            dev = check_device(device)
+            if dev != self.device:
+                from .ops.basic import to_device
+                t = to_device(self, dev)
+                copy = False
+        if dtype is None or D.to_dtype(dtype) is t.dtype:
+            return t.clone() if copy else t
         from .ops.basic import cast
-        return cast(self, D.to_dtype(dtype))
+        return cast(t, D.to_dtype(dtype))
 
     def type(self, dtype=None):
         if dtype is None:
@@ -454,12 +495,29 @@ class Tensor:
         return self.to(D.bool_)
 
     def cpu(self):
-        return self
+        if self._data.__class__ is np.ndarray:
+            return self
+        from .ops.basic import to_device
+        return to_device(self, CPU)
 
     def cuda(self, device=None):
         from ._size import check_device
-        check_device(device or "cuda")
-        return self
+        dev = check_device("cuda" if device is None else device)
+        if dev.type != "cuda":
+            raise RuntimeError(f"Invalid device, must be cuda device (got {device})")
+        if self._data.__class__ is not np.ndarray:
+            return self
+        from .ops.basic import to_device
+        return to_device(self, dev)
+
+
+_NUMPY_CUDA_ERROR = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+                     "copy the tensor to host memory first.")
+
+
+def _tensor_type(t) -> str:
+    from .autograd.node import _tensor_type_name
+    return _tensor_type_name(t)
 
 
 def _rebuild(data, requires_grad):

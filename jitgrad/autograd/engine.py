@@ -125,7 +125,8 @@ def sum_to(g, shape):
 
 def _owned_copy(t):
     from ..tensor import Tensor
-    return Tensor._make(np.array(t._data, copy=True))
+    d = t._data
+    return Tensor._make(np.array(d, copy=True) if d.__class__ is np.ndarray else d.copy())
 
 
 def _unshare(grads):
@@ -248,6 +249,9 @@ def _make_root_grads(tensors, grad_tensors, who="grad_output"):
             if tuple(g.shape) != tuple(t.shape):
                 raise RuntimeError(f"Mismatch in shape: {who}[{i}] has a shape of {g.shape} and "
                                    f"output[{i}] has a shape of {t.shape}.")
+            if g._data.__class__ is not t._data.__class__:
+                raise RuntimeError(f"invalid gradient at index {i} - expected device "
+                                   f"{t.device} but got {g.device}")
             if g.dtype is not t.dtype:
                 if not g.is_floating_point():
                     raise RuntimeError(f"Mismatch in dtype: {who}[{i}] has a dtype of "
@@ -358,10 +362,13 @@ def accumulate_into_leaf(variable, g) -> None:
         else:
             from ..tensor import Tensor
             data = g._data
-            if not owned or not data.flags.c_contiguous or data.base is not None:
+            whole = data.base is None or (data.base.nbytes == data.nbytes
+                                          and getattr(data.base, "flags", data.flags).owndata)
+            if not owned or not data.flags.c_contiguous or not whole:
                 # copy a user's tensor, and lay out views (a transposed weight gradient, a
                 # slice of a shared buffer) as a compact array of the leaf's shape
-                data = np.array(data, order="C", copy=True)
+                data = np.array(data, order="C", copy=True) if data.__class__ is np.ndarray \
+                    else data.copy()
             variable._grad = Tensor._make(data, False)
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + g

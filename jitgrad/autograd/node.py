@@ -122,7 +122,8 @@ def _tensor_type_name(t) -> str:
     names = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
              "int32": "IntTensor", "bool": "BoolTensor", "float16": "HalfTensor",
              "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
-    return "torch." + names.get(t.dtype.name, "Tensor")
+    prefix = "torch.cuda." if getattr(t, "is_cuda", False) else "torch."
+    return prefix + names.get(t.dtype.name, "Tensor")
 
 
 def _short_node_name(node) -> str:

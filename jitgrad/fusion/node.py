@@ -71,7 +71,8 @@ def _slots(op):
 
 def _scalarizable(data, n) -> bool:
     # a saved size-1 (or fully broadcast) operand of a larger group travels as a scalar
-    return n > 1 and (data.size == 1 or not any(data.strides))
+    # (host arrays only: reading a device value would be a transfer)
+    return n > 1 and data.__class__ is np.ndarray and (data.size == 1 or not any(data.strides))
 
 
 def gather(group, n, cnp):
@@ -160,29 +161,34 @@ def gather(group, n, cnp):
 
 
 class Compiled:
-    __slots__ = ("spec", "module")
+    __slots__ = ("spec", "module", "dmodule")
 
     def __init__(self, spec, module):
         self.spec = spec
         self.module = module
+        self.dmodule = None  # the same LoopSpec rendered for CUDA, on first device use
 
 
 compiled: dict = {}  # signature -> Compiled
 
 
-def _compile(sig) -> Compiled:
+def _compile(sig, device=False) -> Compiled:
     spec = build_spec(sig)
     if "fusion" in debug:
         print(f"[jitgrad fusion] new kernel for {len(sig[1])} nodes: reads "
               f"{len(spec.loop.arrays)} array(s), writes {len(spec.loop.outputs)}; results read "
               f"from saved arrays: {list(spec.loads)}, recomputed: {list(spec.recomputes)}",
               file=sys.stderr)
-    module = cpu.module_for(("fused", sig), lambda: spec.loop) if spec.loop.outputs else None
+    module = None
+    if spec.loop.outputs and not device:
+        module = cpu.module_for(("fused", sig), lambda: spec.loop)
     c = compiled[sig] = Compiled(spec, module)
     return c
 
 
 def _flat(a, shape, dt):
+    if a.__class__ is not np.ndarray:
+        return a.flat(shape, dt)
     if a.dtype != dt:
         a = a.astype(dt)
     if a.shape != shape:
@@ -193,7 +199,7 @@ def _flat(a, shape, dt):
 class FusedBackward(Node):
     """Stands in for a group's head: computes every gradient leaving the group in one kernel."""
 
-    __slots__ = ("group",)
+    __slots__ = ("group", "_sig")
 
     def __init__(self, group):
         super().__init__(group.edges, group.metas)
@@ -226,10 +232,16 @@ class FusedBackward(Node):
             g_kind = "a"
             gval = _flat(gd, shape, cnp)
         sig = (g_kind, members_sig, tuple(group.wanted))
+        on_device = gd.__class__ is not np.ndarray
         c = compiled.get(sig)
         if c is None:
-            c = _compile(sig)
+            c = _compile(sig, on_device)
         spec = c.spec
+        if on_device:
+            self._sig = sig
+            return self._apply_device(c, n, shape, cnp, gval, arrays, scalars, n_slots)
+        if c.module is None and spec.loop.outputs:
+            c.module = cpu.module_for(("fused", sig), lambda: spec.loop)
         stats.fused_groups += 1
         stats.fused_nodes += len(group.members)
         if not spec.out_edges:
@@ -247,6 +259,33 @@ class FusedBackward(Node):
             for o in outs:
                 args.append(o.reshape(-1))
             cpu.launch(c.module, n, args)
+        result = [None] * n_slots
+        for k, o in zip(spec.out_edges, outs):
+            result[k] = Tensor._make(o)
+        return result
+
+    def _apply_device(self, c, n, shape, cnp, gval, arrays, scalars, n_slots):
+        """The fused group on CUDA: the same LoopSpec through ``backends.cuda`` (one launch)."""
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        spec = c.spec
+        stats.fused_groups += 1
+        stats.fused_nodes += len(self.group.members)
+        if not spec.out_edges:
+            return [None] * n_slots
+        if c.dmodule is None:
+            c.dmodule = B.module_for(("fused", self._sig), lambda: spec.loop)
+        outs = [CudaArray.empty(shape, cnp) for _ in spec.out_edges]
+        if n:
+            args = [gval] if spec.loop.arrays[:1] == ("g",) else []
+            for k in spec.array_ks:
+                data, dt = arrays[k]
+                args.append(_flat(data, shape, dt))
+            for k in spec.scalar_ks:
+                args.append(scalars[k])
+            for o in outs:
+                args.append(o.buf)
+            B.launch(c.dmodule, n, args)
         result = [None] * n_slots
         for k, o in zip(spec.out_edges, outs):
             result[k] = Tensor._make(o)

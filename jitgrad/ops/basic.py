@@ -62,7 +62,11 @@ def _to_array(data):
     return np.asarray(data)
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+def _finish(data: np.ndarray, requires_grad: bool, dev=None) -> Tensor:
+    if dev is not None and dev.type == "cuda":
+        # host generation + one upload (random numbers, arange, eye, nested lists)
+        from .._cuda_array import CudaArray
+        data = CudaArray.from_host(data)
     t = Tensor._make(data)
     if requires_grad:
         t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can "
@@ -72,13 +76,18 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor copying ``data`` (nested lists, scalars, NumPy arrays, Tensors)."""
-    check_device(device)
+    dev = check_device(device)
     if isinstance(data, Tensor):
         dt = D.to_dtype(dtype) if dtype is not None else data.dtype
-        return _finish(data._data.astype(dt.np, copy=True), requires_grad)
+        src = data._data
+        if src.__class__ is not np.ndarray:
+            if dev.type == "cuda":
+                return _finish(src.astype(dt.np, copy=True), requires_grad)
+            src = src.to_host()
+        return _finish(src.astype(dt.np, copy=True), requires_grad, dev)
     dt = D.to_dtype(dtype) if dtype is not None else (
         D.from_numpy_dtype(data.dtype) if isinstance(data, np.ndarray) else _infer_dtype(data))
-    return _finish(np.array(_to_array(data), dtype=dt.np, copy=True), requires_grad)
+    return _finish(np.array(_to_array(data), dtype=dt.np, copy=True), requires_grad, dev)
 
 
 def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
@@ -88,9 +97,13 @@ def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with a NumPy array / Tensor when no cast is needed."""
-    check_device(device)
+    dev = check_device(device) if device is not None else None
     if isinstance(data, Tensor):
+        if dev is not None and dev != data.device:
+            data = data.to(dev)
         return data if dtype is None else data.to(dtype)
+    if dev is not None and dev.type == "cuda":
+        return tensor(data, dtype=dtype, device=dev)
     if isinstance(data, np.ndarray):
         dt = D.to_dtype(dtype) if dtype is not None else D.from_numpy_dtype(data.dtype)
         return Tensor._make(data if data.dtype == dt.np else data.astype(dt.np))
@@ -134,9 +147,22 @@ def _factory_dtype(dtype, default=None):
 
 
 def _make(np_fn, size, dtype, device, requires_grad, **kw):
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype)
+    if dev.type == "cuda":
+        fill = {np.zeros: 0, np.ones: 1}.get(np_fn)
+        return _finish(_device_full(_shape(size), fill, dt.np), requires_grad)
     return _finish(np_fn(_shape(size), dtype=dt.np, **kw), requires_grad)
+
+
+def _device_full(shape, value, npdt):
+    """A CUDA storage filled on the device (no transfer); ``value=None``: uninitialized."""
+    from .._cuda_array import CudaArray
+    out = CudaArray.empty(shape, npdt)
+    if value is not None and out.size:
+        from ..backends.cuda_kernels.layout import fill
+        fill(out.buf, value)
+    return out
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None,
@@ -158,21 +184,23 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    check_device(device)
+    dev = check_device(device)
     if dtype is None:
         dtype = _scalar_kind(fill_value)
     dt = D.to_dtype(dtype)
+    if dev.type == "cuda":
+        return _finish(_device_full(_shape((size,)), fill_value, dt.np), requires_grad)
     return _finish(np.full(_shape((size,)), fill_value, dtype=dt.np), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype)
-    return _finish(np.eye(int(n), None if m is None else int(m), dtype=dt.np), requires_grad)
+    return _finish(np.eye(int(n), None if m is None else int(m), dtype=dt.np), requires_grad, dev)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False, out=None):
-    check_device(device)
+    dev = check_device(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -187,7 +215,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     # computed in float64 like PyTorch, then cast (so float32 aranges match torch's values)
     data = (start + np.arange(n, dtype=np.float64) * step) if dt.is_floating_point or \
         any(isinstance(v, float) for v in vals) else np.arange(start, end, step)
-    return _finish(data.astype(dt.np), requires_grad)
+    return _finish(data.astype(dt.np), requires_grad, dev)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, out=None):
@@ -225,19 +253,37 @@ def _like(t, dtype):
     return D.to_dtype(dtype) if dtype is not None else t.dtype
 
 
+def _like_device(t, device):
+    """The device a *_like factory allocates on (its argument's unless told), or None for the
+    CPU (the fast path)."""
+    if device is None:
+        return None if t._data.__class__ is np.ndarray else t.device
+    dev = check_device(device)
+    return None if dev.type == "cpu" else dev
+
+
 def zeros_like(t, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if _like_device(t, device) is not None:
+        return _finish(_device_full(t._data.shape, 0, _like(t, dtype).np), requires_grad)
     return _finish(np.zeros(t._data.shape, dtype=_like(t, dtype).np), requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if _like_device(t, device) is not None:
+        return _finish(_device_full(t._data.shape, 1, _like(t, dtype).np), requires_grad)
     return _finish(np.ones(t._data.shape, dtype=_like(t, dtype).np), requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if _like_device(t, device) is not None:
+        return _finish(_device_full(t._data.shape, None, _like(t, dtype).np), requires_grad)
     return _finish(np.empty(t._data.shape, dtype=_like(t, dtype).np), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if _like_device(t, device) is not None:
+        return _finish(_device_full(t._data.shape, fill_value, _like(t, dtype).np),
+                       requires_grad)
     return _finish(np.full(t._data.shape, fill_value, dtype=_like(t, dtype).np), requires_grad)
 
 
@@ -251,37 +297,39 @@ def _gen(generator):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, **kw):
     size = _size_kw(size, kw)
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype)
-    return _finish(_gen(generator).rand(_shape(size), dt.np), requires_grad)
+    return _finish(_gen(generator).rand(_shape(size), dt.np), requires_grad, dev)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           **kw):
     size = _size_kw(size, kw)
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype)
-    return _finish(_gen(generator).randn(_shape(size), dt.np), requires_grad)
+    return _finish(_gen(generator).randn(_shape(size), dt.np), requires_grad, dev)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     dt = _factory_dtype(dtype, D.int64)
     return _finish(_gen(generator).randint(int(low), int(high), _shape((size,)), dt.np),
-                   requires_grad)
+                   requires_grad, dev)
 
 
 def rand_like(t, dtype=None, device=None, requires_grad=False):
-    return rand(tuple(t.shape), dtype=_like(t, dtype), requires_grad=requires_grad)
+    return rand(tuple(t.shape), dtype=_like(t, dtype), requires_grad=requires_grad,
+                device=t.device if device is None else device)
 
 
 def randn_like(t, dtype=None, device=None, requires_grad=False):
-    return randn(tuple(t.shape), dtype=_like(t, dtype), requires_grad=requires_grad)
+    return randn(tuple(t.shape), dtype=_like(t, dtype), requires_grad=requires_grad,
+                 device=t.device if device is None else device)
 
 
 def randint_like(t, low=0, high=None, dtype=None, device=None):
@@ -322,12 +370,39 @@ def _clone_backward(node, g):
 
 
 def clone(t: Tensor, memory_format=None) -> Tensor:
-    return record("CloneBackward0", (t,), np.array(t._data, copy=True), _clone_backward)
+    d = t._data
+    return record("CloneBackward0", (t,),
+                  np.array(d, copy=True) if d.__class__ is np.ndarray else d.copy(),
+                  _clone_backward)
+
+
+def _to_device_backward(node, g):
+    return (g.to(node.ctx.attrs["device"]),)
+
+
+def to_device(t: Tensor, dev) -> Tensor:
+    """``t.to(device)``: one counted transfer, recorded as ToCopyBackward0 (the gradient goes
+    back to ``t``'s device)."""
+    d = t._data
+    if dev.type == "cuda":
+        from .._cuda_array import CudaArray
+        data = CudaArray.from_host(d)
+    else:
+        data = d.to_host()
+    if not t.dtype.is_floating_point:
+        return Tensor._make(data)
+    return record("ToCopyBackward0", (t,), data, _to_device_backward,
+                  attrs={"device": t.device})
 
 
 def accumulate_(dst: Tensor, g: Tensor) -> None:
     """``dst += g`` in place on the storage (gradient accumulation; not recorded)."""
-    np.add(dst._data, g._data, out=dst._data, casting="unsafe")
+    d = dst._data
+    if d.__class__ is not np.ndarray:
+        from .elementwise_call import device_add_into
+        device_add_into(d, g._data)
+    else:
+        np.add(d, g._data, out=d, casting="unsafe")
     dst._version.value += 1
 
 

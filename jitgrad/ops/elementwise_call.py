@@ -127,6 +127,8 @@ def call(op: ElementwiseOp, *args, **aux):
     same = True
     for a in args:
         if isinstance(a, Tensor):
+            if a._data.__class__ is not _ND:
+                return _call_device(op, args, aux, ct, out_dt)
             if shape is None:
                 shape = a._data.shape
             elif a._data.shape != shape:
@@ -180,6 +182,101 @@ def call(op: ElementwiseOp, *args, **aux):
 
 _BOOL = np.dtype(np.bool_)
 _F32 = np.dtype(np.float32)
+_ND = np.ndarray
+
+
+# ----------------------------------------------------------------------------- CUDA
+
+
+def check_same_device(tensors):
+    """Raise PyTorch's error when ``tensors`` (Tensors; other objects ignored) live on more than
+    one device; the common device otherwise (None when there is no Tensor)."""
+    dev = None
+    for t in tensors:
+        if isinstance(t, Tensor):
+            d = t.device
+            if dev is None:
+                dev = d
+            elif d != dev:
+                from .._cuda_array import device_error
+                raise device_error(dev, d)
+    return dev
+
+
+def _device_plan(op, kinds):
+    """(module, array names, scalar names) of the forward kernel on the device: the same key
+    and LoopSpec as the CPU plan, rendered by ``codegen/cuda.py``."""
+    from ..backends import cuda as B
+    key = (op.name, "f", kinds)
+    plan = _device_plans.get(key)
+    if plan is None:
+        kind_of = dict(zip(op.arg_names, kinds))
+        fkinds = tuple(kind_of[p] for p in op.f.params)
+        mod = B.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
+        plan = _device_plans[key] = (
+            mod, tuple(p for p in op.f.params if kind_of[p] == "a"),
+            tuple(p for p in op.f.params if kind_of[p] == "s"))
+    return plan
+
+
+_device_plans = {}
+
+
+def _call_device(op, args, aux, ct, out_dt):
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    cond = aux.get("cond")
+    check_same_device(list(args) + [v for v in aux.values() if isinstance(v, Tensor)])
+    if out_dt is D.float16 or ct is D.float16:
+        raise NotImplementedError(f"jitgrad: '{op.name}' on float16 is not implemented for "
+                                  "device 'cuda:0' yet")
+    shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+    if isinstance(cond, Tensor):
+        shapes.append(cond._data.shape)
+    shape = broadcast_shapes(*shapes)
+    cnp = _kernel_dtype(ct)
+    values, kinds = {}, []
+    for name, a in zip(op.inputs, args):
+        if isinstance(a, Tensor):
+            values[name] = a._data.flat(shape, cnp)
+            kinds.append("a")
+        else:
+            values[name] = cnp.type(a)
+            kinds.append("s")
+    for name, kind in op.aux.items():
+        v = aux[name]
+        if isinstance(v, Tensor):
+            values[name] = v._data.flat(shape, _BOOL if kind == "bool" else cnp)
+            kinds.append("a")
+        else:
+            values[name] = np.bool_(v) if kind == "bool" else cnp.type(v)
+            kinds.append("s")
+    mod, arrays, scalars = _device_plan(op, tuple(kinds))
+    out = CudaArray.empty(shape, out_dt.np)
+    n = out.size
+    if n:
+        B.launch(mod, n, [values[p] for p in arrays] + [values[p] for p in scalars] + [out.buf])
+    result = Tensor._make(out)
+    if op.differentiable and out_dt.is_floating_point and grad_mode.is_grad_enabled():
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        if True in needs:
+            _record(op, args, aux, needs, values, result, ct)
+    return result
+
+
+def device_add_into(dst, src) -> None:
+    """``dst += src`` on CUDA storages (gradient accumulation; ``src`` broadcasts to ``dst``)."""
+    from ..backends import cuda as B
+    from .registry import OPS
+    if not dst.is_contiguous():
+        raise NotImplementedError("jitgrad: accumulating into a non-contiguous CUDA gradient "
+                                  "is not implemented yet")
+    op = OPS["add"]
+    mod, arrays, scalars = _device_plan(op, ("a", "a"))
+    vals = {"a": dst.flat(), "b": src.flat(dst.shape, dst.dtype)}
+    n = dst.size
+    if n:
+        B.launch(mod, n, [vals[p] for p in arrays] + [vals[p] for p in scalars] + [dst.flat()])
 
 
 def _kernel_dtype(ct):
@@ -203,6 +300,8 @@ class ElementwiseNode(Node):
             return [None] * len(self.needs)
         if grad_mode.is_grad_enabled():
             return self._apply_tensors(g)
+        if g._data.__class__ is not _ND:
+            return self._apply_device(g)
         op = self.op
         shape = self.shape
         cnp = _kernel_dtype(self.ct)
@@ -218,6 +317,33 @@ class ElementwiseNode(Node):
         if n:
             cpu.launch(plan.mod, n, [vals[a] for a in plan.arrays]
                        + [vals[s] for s in plan.scalars] + [o.reshape(-1) for o in outs])
+        it = iter(outs)
+        return [Tensor._make(next(it)) if nd else None for nd in self.needs]
+
+    def _apply_device(self, g):
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        shape = self.shape
+        cnp = _kernel_dtype(self.ct)
+        vals = {"g": g._data.flat(shape, cnp)}
+        for name, s in self.saved.items():
+            if isinstance(s, SavedTensor):
+                vals[name] = s.array(self).flat(shape, s.data.dtype if name == "cond" else cnp)
+            else:
+                vals[name] = s
+        key = (self.op.name, self.needs, tuple(self.kinds.items()))
+        plan = _device_vjp_plans.get(key)
+        if plan is None:
+            spec = _vjp_spec(self.op, self.needs, self.kinds)
+            mkey = (self.op.name, "vjp", self.needs, tuple(sorted(self.kinds.items())))
+            plan = _device_vjp_plans[key] = (B.module_for(mkey, lambda: spec), spec.arrays,
+                                             spec.scalars)
+        mod, arrays, scalars = plan
+        outs = [CudaArray.empty(shape, cnp) for nd in self.needs if nd]
+        n = outs[0].size
+        if n:
+            B.launch(mod, n, [vals[a] for a in arrays] + [vals[s] for s in scalars]
+                     + [o.buf for o in outs])
         it = iter(outs)
         return [Tensor._make(next(it)) if nd else None for nd in self.needs]
 
@@ -247,6 +373,7 @@ class _VjpPlan:
 
 
 _vjp_plans = {}
+_device_vjp_plans = {}
 
 
 def _vjp_plan(op, needs, kinds):

@@ -29,13 +29,17 @@ def _normalize_key(key):
     out = []
     for k in key:
         if isinstance(k, Tensor):
+            if k._data.__class__ is not np.ndarray and k.ndim != 0:
+                raise NotImplementedError("jitgrad: indexing with index/mask tensors (advanced "
+                                          "indexing) is not implemented for device 'cuda:0' yet;"
+                                          " use index_select/gather")
             if k.dtype is D.bool_:
                 out.append(("mask", k._data))
             elif k.dtype.is_floating_point:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  "tensors")
             elif k.ndim == 0:
-                out.append(("int", int(k._data)))
+                out.append(("int", int(k)))
             else:
                 out.append(("array", k._data.astype(np.int64, copy=False)))
         elif isinstance(k, (bool, np.bool_)):
@@ -205,6 +209,16 @@ def _take(g, npkey):
 
 def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at ``npkey`` (repeated indices accumulate)."""
+    if g._data.__class__ is not np.ndarray:
+        if not basic:
+            raise NotImplementedError("jitgrad: the gradient of advanced indexing is not "
+                                      "implemented for device 'cuda:0' yet")
+        from .basic import _device_full
+        data = _device_full(shape, 0, g._data.dtype)
+        from ..backends import cuda as B
+        B.kernels().layout.copy_into(data[npkey].kview(), g._data.kview())
+        return record("IndexPutBackward0", (g,), data, _embed_backward,
+                      attrs={"key": npkey, "basic": basic})
     data = np.zeros(shape, dtype=g._data.dtype)
     if basic:
         data[npkey] = g._data
@@ -332,6 +346,16 @@ def gather(input, dim, index, *, sparse_grad=False):
     if idx.ndim != input._data.ndim:
         raise RuntimeError("Index tensor must have the same number of dimensions as input "
                            "tensor")
+    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
+        from .elementwise_call import check_same_device
+        check_same_device((input, index))
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        # no bounds check on the device (it would need a device->host read, PyTorch checks
+        # asynchronously with a device assert); negative indices wrap once
+        data = CudaArray.wrap(B.kernels().index.gather(input._data.kview(), d, idx.kview()))
+        return record("GatherBackward0", (input,), data, _gather_backward,
+                      attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
     n = input._data.shape[d]
     if idx.size and (idx.max() >= n or idx.min() < -n):
         bad = idx[(idx >= n) | (idx < -n)].flat[0]
@@ -352,8 +376,18 @@ def _scatter_zeros_backward(node, g):
 
 def scatter_into_zeros(g: Tensor, shape, dim, index: np.ndarray) -> Tensor:
     """Zeros of ``shape`` with ``g`` scatter-added along ``dim`` at ``index``."""
-    data = np.zeros(shape, dtype=g._data.dtype)
-    _scatter_add_np(data, dim, index, g._data)
+    if g._data.__class__ is not np.ndarray:
+        from ..backends import cuda as B
+        from .basic import _device_full
+        data = _device_full(shape, 0, g._data.dtype)
+        if index.__class__ is np.ndarray:
+            raise NotImplementedError("jitgrad: max/min(dim) gradients are not implemented "
+                                      "for device 'cuda:0' yet")
+        B.kernels().index.scatter_add(data.buf.reshape(tuple(shape)) if len(shape) != 1
+                                      else data.buf, dim, index.kview(), g._data.kview())
+    else:
+        data = np.zeros(shape, dtype=g._data.dtype)
+        _scatter_add_np(data, dim, index, g._data)
     return record("ScatterAddBackward0", (g,), data, _scatter_zeros_backward,
                   attrs={"dim": dim, "index": index})
 
@@ -417,6 +451,17 @@ def scatter_add(input, dim, index, src):
 
 def _index_select_backward(node, g):
     a = node.ctx.attrs
+    if g._data.__class__ is not np.ndarray:
+        from ..autograd import grad_mode
+        if grad_mode.is_grad_enabled():
+            raise NotImplementedError("jitgrad: index_select double backward (create_graph=True)"
+                                      " is not implemented for device 'cuda:0' yet")
+        from ..backends import cuda as B
+        from .basic import _device_full
+        data = _device_full(a["shape"], 0, g._data.dtype)
+        B.kernels().index.index_add(data.buf.reshape(tuple(a["shape"])), a["dim"],
+                                    a["index"].kview(), g._data.kview())
+        return (Tensor._make(data),)
     data = np.zeros(a["shape"], dtype=g._data.dtype)
     return (index_add(Tensor._make(data), a["dim"], Tensor._make(a["index"]), g),)
 
@@ -426,6 +471,19 @@ def index_select(input, dim, index):
     idx = _index_array(index, "index_select")
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
+        from .elementwise_call import check_same_device
+        check_same_device((input, index))
+        if input._data.ndim == 0:
+            raise NotImplementedError("jitgrad: index_select of a 0-d tensor is not implemented "
+                                      "for device 'cuda:0' yet")
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        i1 = idx.reshape(-1)
+        data = CudaArray.wrap(B.kernels().index.index_select(input._data.kview(), d,
+                                                             i1.kview()))
+        return record("IndexSelectBackward0", (input,), data, _index_select_backward,
+                      attrs={"shape": tuple(input._data.shape), "dim": d, "index": i1})
     n = input._data.shape[d] if input._data.ndim else 1
     if idx.size and (idx.max() >= n or idx.min() < -n):
         bad = idx[(idx >= n) | (idx < -n)].flat[0]

@@ -39,8 +39,25 @@ def _write(self, res_data):
     if res_data.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                            f"broadcast shape {list(res_data.shape)}")
-    np.copyto(self._data, res_data, casting="unsafe")
+    if self._data.__class__ is not np.ndarray:
+        _device_write(self._data, res_data)
+    else:
+        np.copyto(self._data, res_data, casting="unsafe")
     self._version.value += 1
+
+
+def _device_write(dst, src):
+    """Write ``src`` (a CUDA storage, or a scalar) into the CUDA storage ``dst`` (any strides),
+    casting to ``dst``'s dtype: one kernel, no transfer."""
+    from ..backends import cuda as B
+    if src.__class__ is np.ndarray:
+        raise RuntimeError("Expected all tensors to be on the same device, but found at least "
+                           "two devices, cuda:0 and cpu!")
+    if not hasattr(src, "kview"):  # a Python/NumPy scalar
+        src = B.full((1,), src, dst.dtype)
+        B.kernels().layout.copy_into(dst.kview(), src)
+        return
+    B.kernels().layout.copy_into(dst.kview(), src.kview())
 
 
 def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
@@ -73,6 +90,11 @@ def apply_inplace(self: Tensor, fn, *args, **kwargs) -> Tensor:
 
 def _fast_binary(np_fn, self, other):
     """No-graph fast path: NumPy in place, with PyTorch's casting rule."""
+    if self._data.__class__ is not np.ndarray or (
+            isinstance(other, Tensor) and other._data.__class__ is not np.ndarray):
+        from . import functional as F
+        fn = {np.add: F.add, np.subtract: F.sub, np.multiply: F.mul, np.true_divide: F.div}[np_fn]
+        return apply_inplace(self, fn, other)
     check_inplace(self)
     _check_cast(self, D.result_type(self, other))
     o = other._data if isinstance(other, Tensor) else other
@@ -135,7 +157,10 @@ def fill_(self, value):
         value = value.item()
     if not _recording(self, ()):
         check_inplace(self)
-        self._data[...] = value
+        if self._data.__class__ is not np.ndarray:
+            _device_write(self._data, value)
+        else:
+            self._data[...] = value
         self._version.value += 1
         return self
     return apply_inplace(self, lambda s: s * 0 + value)
@@ -144,6 +169,19 @@ def fill_(self, value):
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if not _recording(self, (src,)) and (self._data.__class__ is not np.ndarray or
+                                         src._data.__class__ is not np.ndarray):
+        check_inplace(self)
+        from .shape import expand
+        if self._data.__class__ is np.ndarray:  # device -> host: one counted download
+            np.copyto(self._data, np.broadcast_to(src._host(), self._data.shape),
+                      casting="unsafe")
+        else:
+            if src._data.__class__ is np.ndarray:  # host -> device: one counted upload
+                src = src.to(self.device)
+            _device_write(self._data, expand(src, tuple(self.shape))._data)
+        self._version.value += 1
+        return self
     if not _recording(self, (src,)):
         check_inplace(self)
         try:

@@ -21,6 +21,27 @@ def _same_dtype(a, b, what="mm"):
                            f"{_ctype(a.dtype)} != {_ctype(b.dtype)}")
 
 
+def _matmul_data(a, b):
+    """``np.matmul(a._data, b._data)``; on CUDA the tiled kernel (1-D operands are unsqueezed
+    views, as torch.matmul does), after PyTorch's device check."""
+    x, y = a._data, b._data
+    if x.__class__ is np.ndarray and y.__class__ is np.ndarray:
+        return np.matmul(x, y)
+    from .elementwise_call import check_same_device
+    check_same_device((a, b))
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    xv = x.expand_dims(0) if x.ndim == 1 else x
+    yv = y.expand_dims(1) if y.ndim == 1 else y
+    out = CudaArray.wrap(B.kernels().matmul.matmul(xv.kview(), yv.kview()))
+    shape = out.shape
+    if y.ndim == 1:
+        shape = shape[:-1]
+    if x.ndim == 1:
+        shape = shape[:-2] + shape[-1:] if y.ndim > 1 else shape[:-1]
+    return out.reshape(shape) if shape != out.shape else out
+
+
 def _mT(x):
     return x.transpose(-1, -2)
 
@@ -64,7 +85,7 @@ def mm(input, mat2):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x"
                            f"{input.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
     _same_dtype(input, mat2, "mm")
-    return record("MmBackward0", (input, mat2), np.matmul(input._data, mat2._data), _mm_backward,
+    return record("MmBackward0", (input, mat2), _matmul_data(input, mat2), _mm_backward,
                   save=_saves(input, mat2), attrs={"mat2_transposed": _transposed(mat2)})
 
 
@@ -77,7 +98,7 @@ def bmm(input, mat2):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     _same_dtype(input, mat2, "bmm")
-    return record("BmmBackward0", (input, mat2), np.matmul(input._data, mat2._data),
+    return record("BmmBackward0", (input, mat2), _matmul_data(input, mat2),
                   _mm_backward, save=_saves(input, mat2))
 
 
@@ -104,7 +125,7 @@ def mv(input, vec):
         save.append(("a", input))
     if input._requires_grad:
         save.append(("v", vec))
-    return record("MvBackward0", (input, vec), np.matmul(input._data, vec._data), _mv_backward,
+    return record("MvBackward0", (input, vec), _matmul_data(input, vec), _mv_backward,
                   save=tuple(save))
 
 
@@ -125,7 +146,9 @@ def dot(input, other):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_legacy(input.dtype)} and {_legacy(other.dtype)}")
-    return record("DotBackward0", (input, other), np.asarray(np.dot(input._data, other._data)),
+    data = _matmul_data(input, other) if input.is_cuda or other.is_cuda else \
+        np.asarray(np.dot(input._data, other._data))
+    return record("DotBackward0", (input, other), data,
                   _dot_backward, save=_saves(input, other))
 
 
@@ -173,7 +196,7 @@ def _squeeze_inplace_like(x, dim):
 
 def _broadcast_matmul(a, b, inner_name):
     """Batched matmul with broadcasting: one BLAS call per batch through np.matmul."""
-    data = np.matmul(a._data, b._data)
+    data = _matmul_data(a, b)
     out = record(inner_name, (a, b), data, _mm_backward, save=_saves(a, b))
     return _unsafe_view(out, data.shape) if out.requires_grad else out
 
@@ -208,12 +231,12 @@ def matmul(input, other):
     if da == 1 and db == 2:
         return _squeeze_inplace_like(mm(input.unsqueeze(0), other), 0)
     if db == 1:
-        data = np.matmul(input._data, other._data)
+        data = _matmul_data(input, other)
         out = record("MvBackward0", (input, other), data, _mv_batched_backward,
                      save=_saves(input, other))
         return _unsafe_view(out, data.shape) if out.requires_grad else out
     if da == 1:
-        data = np.matmul(input._data, other._data)
+        data = _matmul_data(input, other)
         out = record("MvBackward0", (input, other), data, _mm_1d_left_backward,
                      save=_saves(input, other))
         return _unsafe_view(out, data.shape) if out.requires_grad else out
@@ -262,12 +285,22 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
-    prod = np.matmul(mat1._data, mat2._data)
-    if alpha != 1:
-        prod *= alpha
-    bias = input._data if beta == 1 else input._data * beta
-    data = np.add(prod, bias, out=prod) if np.broadcast_shapes(bias.shape, prod.shape) == \
-        prod.shape and prod.dtype == np.result_type(bias, prod) else prod + bias
+    if mat1.is_cuda or mat2.is_cuda or input.is_cuda:
+        from .elementwise_call import check_same_device
+        check_same_device((input, mat1, mat2))
+        from ..autograd import grad_mode
+        with grad_mode.no_grad():
+            p = Tensor._make(_matmul_data(mat1, mat2))
+            data = (p if alpha == 1 else p * alpha) + (input if beta == 1 else input * beta)
+        data = data._data
+        prod = None
+    else:
+        prod = np.matmul(mat1._data, mat2._data)
+        if alpha != 1:
+            prod *= alpha
+        bias = input._data if beta == 1 else input._data * beta
+        data = np.add(prod, bias, out=prod) if np.broadcast_shapes(bias.shape, prod.shape) == \
+            prod.shape and prod.dtype == np.result_type(bias, prod) else prod + bias
     save = []
     if mat2._requires_grad:
         save.append(("m1", mat1))

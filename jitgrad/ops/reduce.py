@@ -86,6 +86,32 @@ def _attrs(x, axes, keepdim, **extra):
     return d
 
 
+def _asarray(data, dtype=None):
+    if data.__class__.__name__ == "CudaArray":
+        return data
+    return np.asarray(data, dtype=dtype)
+
+
+def _device_reduce(op, x, axes, keepdim, dtype):
+    """``op`` in sum/mean/amax/amin over ``axes`` of a CUDA tensor: the kernel layer's tree
+    reduction, reading the (possibly strided) storage in place."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    R = B.kernels().reduce
+    v = x._data.kview()
+    if not axes:  # a 0-d tensor: the reduction is a copy
+        return x._data.astype(dtype)
+    if op == "sum":
+        out = R.sum(v, axes, keepdim, dtype)
+    elif op == "mean":
+        out = R.mean(v, axes, keepdim, dtype)
+    elif op == "amax":
+        out = R.amax(v, axes, keepdim)
+    else:
+        out = R.amin(v, axes, keepdim)
+    return CudaArray.wrap(out)
+
+
 def _np_axes(x, axes):
     return axes if x._data.ndim else None
 
@@ -99,9 +125,12 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch.su
     if dtype is not None:
         input = input.to(dtype)
     out_dt = input.dtype if input.dtype.is_floating_point else D.int64
-    data = np.sum(input._data, axis=_np_axes(input, axes), keepdims=keepdim, dtype=out_dt.np)
+    if input._data.__class__ is not np.ndarray:
+        data = _device_reduce("sum", input, axes, keepdim, out_dt.np)
+    else:
+        data = np.sum(input._data, axis=_np_axes(input, axes), keepdims=keepdim, dtype=out_dt.np)
     name = "SumBackward0" if dim is None and not keepdim else "SumBackward1"
-    return record(name, (input,), np.asarray(data), _sum_backward,
+    return record(name, (input,), _asarray(data), _sum_backward,
                   attrs=_attrs(input, axes, keepdim))
 
 
@@ -118,9 +147,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             f"or complex dtype. Got: {_type_word(input.dtype)}")
     axes = _dims(dim, input._data.ndim)
     n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
-    data = np.mean(input._data, axis=_np_axes(input, axes), keepdims=keepdim)
+    if input._data.__class__ is not np.ndarray:
+        data = _device_reduce("mean", input, axes, keepdim, input._data.dtype)
+    else:
+        data = np.mean(input._data, axis=_np_axes(input, axes), keepdims=keepdim)
     name = "MeanBackward0" if dim is None and not keepdim else "MeanBackward1"
-    return record(name, (input,), np.asarray(data, dtype=input._data.dtype), _mean_backward,
+    return record(name, (input,), _asarray(data, input._data.dtype), _mean_backward,
                   attrs=_attrs(input, axes, keepdim, n=n))
 
 
@@ -261,7 +293,8 @@ def _select_backward(node, g, _indices_grad=None):
     idx = node.ctx.attrs["indices"]
     if not a["keepdim"]:
         g = g.unsqueeze(a["axes"][0])
-        idx = np.expand_dims(idx, a["axes"][0])
+        idx = np.expand_dims(idx, a["axes"][0]) if idx.__class__ is np.ndarray else \
+            idx.expand_dims(a["axes"][0])
     return (scatter_into_zeros(g, a["shape"], a["axes"][0], idx),)
 
 
@@ -272,14 +305,28 @@ def _extreme(input, dim, keepdim, which):
         raise RuntimeError(f"{which}(): Expected reduction dim to be specified for input.numel() "
                            "== 0. Specify the reduction dim with the 'dim' argument.")
     if dim is None:
-        data = np.asarray(np_fn(input._data))
+        if input._data.__class__ is not np.ndarray:
+            data = _device_reduce("a" + which, input, _dims(None, input.ndim), False, None)
+        else:
+            data = np.asarray(np_fn(input._data))
         return record("MaxBackward1" if which == "max" else "MinBackward1", (input,), data,
                       _evenly_backward, save=(("x", input),), save_outputs=(("out", 0),),
                       attrs=_attrs(input, _dims(None, input.ndim), False))
     d = _wrap(dim, input._data.ndim)
     ax = d if input._data.ndim else None
-    idx = np.asarray(arg_fn(input._data, axis=ax, keepdims=keepdim)).astype(np.int64)
-    data = np.asarray(np_fn(input._data, axis=ax, keepdims=keepdim))
+    if input._data.__class__ is not np.ndarray:
+        if input._data.ndim == 0:
+            raise NotImplementedError(f"jitgrad: {which}(input, dim) of a 0-d tensor is not "
+                                      "implemented for device 'cuda:0' yet")
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        R = B.kernels().reduce
+        vals, idx = (R.max_dim if which == "max" else R.min_dim)(input._data.kview(), d,
+                                                                  keepdim)
+        data, idx = CudaArray.wrap(vals), CudaArray.wrap(idx)
+    else:
+        idx = np.asarray(arg_fn(input._data, axis=ax, keepdims=keepdim)).astype(np.int64)
+        data = np.asarray(np_fn(input._data, axis=ax, keepdims=keepdim))
     attrs = _attrs(input, (d,), keepdim)
     attrs["indices"] = idx
     values = record("MaxBackward0" if which == "max" else "MinBackward0", (input,), data,
@@ -305,7 +352,10 @@ def min(input, dim=None, keepdim=False):  # noqa: A001
 def _amax(input, dim, keepdim, which):
     axes = _dims(dim if dim != () else None, input._data.ndim)
     fn = np.max if which == "amax" else np.min
-    data = np.asarray(fn(input._data, axis=_np_axes(input, axes), keepdims=keepdim))
+    if input._data.__class__ is not np.ndarray:
+        data = _device_reduce(which, input, axes, keepdim, None)
+    else:
+        data = np.asarray(fn(input._data, axis=_np_axes(input, axes), keepdims=keepdim))
     return record("AmaxBackward0" if which == "amax" else "AminBackward0", (input,), data,
                   _evenly_backward, save=(("x", input),), save_outputs=(("out", 0),),
                   attrs=_attrs(input, axes, keepdim))
@@ -324,7 +374,18 @@ def aminmax(input, *, dim=None, keepdim=False):
         amax(input, dim if dim is not None else (), keepdim)
 
 
+def _device_arg(input, dim, keepdim, which):
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    R = B.kernels().reduce
+    fn = R.argmax if which == "max" else R.argmin
+    d = None if dim is None else _wrap(dim, input.ndim)
+    return Tensor._make(CudaArray.wrap(fn(input._data.kview(), d, keepdim)))
+
+
 def argmax(input, dim=None, keepdim=False):
+    if input._data.__class__ is not np.ndarray and input.ndim:
+        return _device_arg(input, dim, keepdim, "max")
     if dim is None:
         r = np.asarray(np.argmax(input._data))
         return Tensor._make((r.reshape((1,) * input.ndim) if keepdim else r).astype(np.int64))
@@ -333,6 +394,8 @@ def argmax(input, dim=None, keepdim=False):
 
 
 def argmin(input, dim=None, keepdim=False):
+    if input._data.__class__ is not np.ndarray and input.ndim:
+        return _device_arg(input, dim, keepdim, "min")
     if dim is None:
         r = np.asarray(np.argmin(input._data))
         return Tensor._make((r.reshape((1,) * input.ndim) if keepdim else r).astype(np.int64))

@@ -53,16 +53,22 @@ def _reshape_backward(node, g):
     return (g.reshape(node.ctx.attrs["shape"]),)
 
 
+def _shares(a, b) -> bool:
+    if a.__class__ is not np.ndarray:
+        return a.shares_memory(b)
+    return np.shares_memory(a, b)
+
+
 def _view_like(x, data, name):
     return record(name, (x,), data, _reshape_backward,
-                  view_of=x if np.shares_memory(data, x._data) else None,
+                  view_of=x if _shares(data, x._data) else None,
                   attrs={"shape": tuple(x._data.shape)})
 
 
 def reshape(input, *shape):
     shape = _infer_shape(shape, input._data.size)
     data = input._data.reshape(shape)
-    shares = np.shares_memory(data, input._data) if data.size else True
+    shares = _shares(data, input._data) if data.size else True
     return _view_like(input, data, "ViewBackward0" if shares else "UnsafeViewBackward0")
 
 
@@ -74,6 +80,14 @@ def view(input, *shape):
             raise RuntimeError("view(dtype) with a different element size is not supported")
         return Tensor._make(input._data.view(dt.np))
     shape = _infer_shape(shape, input._data.size)
+    if input._data.__class__ is not np.ndarray:
+        st = input._data.view_strides(shape)
+        if st is None:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least one "
+                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+        return _view_like(input, input._data.strided(shape, st, input._data.offset),
+                          "ViewBackward0")
     try:
         data = input._data.view()
         data.shape = shape  # raises when a copy would be needed, like torch.view
@@ -137,7 +151,8 @@ squeeze_named = squeeze
 def unsqueeze(input, dim):
     nd = input._data.ndim
     d = _wrap(dim, nd + 1)
-    data = np.expand_dims(input._data, d)
+    x = input._data
+    data = np.expand_dims(x, d) if x.__class__ is np.ndarray else x.expand_dims(d)
     return record("UnsqueezeBackward0", (input,), data, _squeeze_backward, view_of=input,
                   attrs={"shape": input._data.shape})
 
@@ -173,7 +188,9 @@ def expand(input, *sizes):
                     f" at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor "
                     f"sizes: {list(shp)}")
             target.append(s)
-    data = np.broadcast_to(input._data, tuple(target))
+    x = input._data
+    data = np.broadcast_to(x, tuple(target)) if x.__class__ is np.ndarray else \
+        x.broadcast_to(tuple(target))
     return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
 
 
@@ -219,7 +236,9 @@ def _transpose_backward(node, g):
 def transpose(input, dim0, dim1):
     nd = input._data.ndim
     d0, d1 = _wrap(dim0, nd), _wrap(dim1, nd)
-    return record("TransposeBackward0", (input,), np.swapaxes(input._data, d0, d1),
+    x = input._data
+    return record("TransposeBackward0", (input,),
+                  np.swapaxes(x, d0, d1) if x.__class__ is np.ndarray else x.swapaxes(d0, d1),
                   _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1})
 
 
@@ -248,6 +267,28 @@ def contiguous(input, memory_format=None):
         return input
     from .basic import clone
     return clone(input)
+
+
+def _concat(parts, d, tensors):
+    """``np.concatenate(parts, axis=d)``; on CUDA one strided copy kernel per part into slices
+    of a fresh device array."""
+    if all(p.__class__ is np.ndarray for p in parts):
+        return np.concatenate(parts, axis=d)
+    from .elementwise_call import check_same_device
+    check_same_device(tensors)
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    shape = list(parts[0].shape)
+    shape[d] = sum(p.shape[d] for p in parts)
+    out = CudaArray.empty(shape, parts[0].dtype)
+    start = 0
+    for p in parts:
+        k = p.shape[d]
+        if k:
+            dst = out[(slice(None),) * d + (slice(start, start + k),)]
+            B.kernels().layout.copy_into(dst.kview(), p.kview())
+        start += k
+    return CudaArray(out.buf, out.shape)
 
 
 def _cat_backward(node, g):
@@ -287,7 +328,7 @@ def cat(tensors, dim=0, *, out=None):
                     "the list.")
         parts.append(a.astype(dt.np, copy=False))
         sizes.append(a.shape[d])
-    data = np.concatenate(parts, axis=d)
+    data = _concat(parts, d, tensors)
     return record("CatBackward0", tensors, data, _cat_backward, attrs={"dim": d, "sizes": sizes})
 
 
@@ -311,7 +352,12 @@ def stack(tensors, dim=0, *, out=None):
     from .. import _dtype as D
     dt = D.result_type(*tensors)
     d = _wrap(dim, len(shp) + 1)
-    data = np.stack([t_._data.astype(dt.np, copy=False) for t_ in tensors], axis=d)
+    parts = [t_._data.astype(dt.np, copy=False) for t_ in tensors]
+    if any(p.__class__ is not np.ndarray for p in parts):
+        data = _concat([p.expand_dims(d) if p.__class__ is not np.ndarray else p
+                        for p in parts], d, tensors)
+    else:
+        data = np.stack(parts, axis=d)
     return record("StackBackward0", tensors, data, _stack_backward,
                   attrs={"dim": d, "n": len(tensors)})
 
@@ -340,7 +386,8 @@ def _split_backward(node, *grads):
         if g is None:
             shp = list(a["shape"])
             shp[a["dim"]] = size
-            g = zeros(tuple(shp), dtype=a["dtype"])
+            dev = next(x for x in grads if x is not None).device
+            g = zeros(tuple(shp), dtype=a["dtype"], device=dev)
         parts.append(g)
     return (cat(parts, a["dim"]),)
 
@@ -381,7 +428,9 @@ def _unbind_backward(node, *grads):
     a = node.ctx.attrs
     shp = list(a["shape"])
     del shp[a["dim"]]
-    parts = [g if g is not None else zeros(tuple(shp), dtype=a["dtype"]) for g in grads]
+    dev = next(x for x in grads if x is not None).device
+    parts = [g if g is not None else zeros(tuple(shp), dtype=a["dtype"], device=dev)
+             for g in grads]
     return (stack(parts, a["dim"]),)
 
 

@@ -39,6 +39,15 @@ def _softmax_np(x, axis):
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
+def _device(input, d, log):
+    """softmax/log_softmax of a CUDA tensor: the kernel layer's block-per-row kernel."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    S = B.kernels().softmax
+    v = input._data.kview()
+    return CudaArray.wrap(S.log_softmax(v, d) if log else S.softmax(v, d))
+
+
 def _softmax_backward(node, g):
     y = node.saved("out")
     d = node.ctx.attrs["dim"]
@@ -49,6 +58,9 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``jitgrad.softmax`` / ``F.softmax`` (``dim`` may be omitted, with PyTorch's warning)."""
     input = _prepare(input, dtype)
     d = _softmax_dim(input.ndim, dim, "softmax")
+    if input._data.__class__ is not np.ndarray:
+        return record("SoftmaxBackward0", (input,), _device(input, d, False), _softmax_backward,
+                      save_outputs=(("out", 0),), attrs={"dim": d})
     data = _softmax_np(input._data, d).astype(input._data.dtype, copy=False)
     return record("SoftmaxBackward0", (input,), data, _softmax_backward,
                   save_outputs=(("out", 0),), attrs={"dim": d})
@@ -64,6 +76,9 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input = _prepare(input, dtype)
     d = _softmax_dim(input.ndim, dim, "log_softmax")
     x = input._data
+    if x.__class__ is not np.ndarray:
+        return record("LogSoftmaxBackward0", (input,), _device(input, d, True),
+                      _log_softmax_backward, save_outputs=(("out", 0),), attrs={"dim": d})
     if x.ndim == 0:
         data = np.zeros_like(x)
     else:

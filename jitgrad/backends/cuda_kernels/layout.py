@@ -76,3 +76,43 @@ def fill(out, value):
         _, kern = make_fill_kernel(dt)
         backend.launch_flat(kern, n, (np.int64(n), dt.type(value), out.reshape(n)))
     return out
+
+
+_copy_into_cache: dict = {}
+
+
+def make_copy_into_kernel(dtype):
+    """``(pyfunc, kernel)``: ``dst[doff + offset_of(i, shape, dst)] = src[soff + offset_of(i,
+    shape, sst)]`` (a strided destination: the backward of basic indexing, cat, stack)."""
+    key = np.dtype(dtype).str
+    hit = _copy_into_cache.get(key)
+    if hit is not None:
+        return hit
+    ty = scalar_type(dtype)
+    is_bool = np.dtype(dtype).kind == "b"
+
+    def strided_copy_into(src, soff, sst, dst, doff, dst_strides, shape, n):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            v = src[soff + offset_of(i, shape, sst)]
+            if is_bool:
+                dst[doff + offset_of(i, shape, dst_strides)] = v != 0
+            else:
+                dst[doff + offset_of(i, shape, dst_strides)] = ty(v)
+
+    hit = _copy_into_cache[key] = (strided_copy_into, kernel_jit(strided_copy_into))
+    return hit
+
+
+def copy_into(dst: View, src) -> None:
+    """Write ``src`` (a View/array broadcastable to ``dst.shape``, cast to ``dst``'s dtype) into
+    the strided destination ``dst`` in place. ``dst`` must not overlap itself (no stride-0 dims
+    of size > 1)."""
+    from .. import cuda as backend
+    vs = as_view(src).expand(dst.shape)
+    n = dst.size
+    if n:
+        shape, dstrides = pad(dst.shape, dst.strides)
+        _, sstrides = pad(vs.shape, vs.strides)
+        _, kern = make_copy_into_kernel(dst.dtype)
+        backend.launch_flat(kern, n, (vs.base, np.int64(vs.offset), sstrides, dst.base,
+                                      np.int64(dst.offset), dstrides, shape, np.int64(n)))
