@@ -55,6 +55,7 @@ from .ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk,
 from .ops.softmax import log_softmax, softmax
 from .random import Generator, get_rng_state, initial_seed, seed, set_rng_state
 from . import autograd  # noqa: F401
+from .serialization import save, load
 
 float = float32  # noqa: A001 - torch.float
 double = float64

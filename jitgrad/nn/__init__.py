@@ -1,0 +1,8 @@
+"""``jitgrad.nn``: modules, parameters, ``functional``, ``init`` and ``utils`` with PyTorch's
+names."""
+from . import functional, init, utils  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
+
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]

@@ -1,0 +1,96 @@
+"""The optimizers' fused per-parameter update kernels (Numba, cached on disk).
+
+Each kernel runs one optimizer step for one parameter in a single pass over memory. Arrays are
+flat and contiguous; every scalar arrives already cast to the parameter's dtype (the caller does
+``dtype.type(x)``), so float32 math stays float32 (a bare float literal here would promote it
+to float64). The arithmetic follows PyTorch's single-tensor CPU path op by op, including where
+ATen's vectorized kernels use a fused multiply-add (``add(..., alpha=)``, ``lerp``), so results
+agree with PyTorch bit for bit (SGD) or within an ulp (Adam: PyTorch's float32 ``sqrt`` over
+large tensors goes through MKL's vector math, which is not always correctly rounded).
+
+``error_model='numpy'`` (no ZeroDivisionError checks); no fastmath: the update must not assume
+away NaN/inf (a NaN gradient must reach the parameter, as in PyTorch).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import intrinsic
+
+__all__ = ["sgd_step", "adam_step"]
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """Correctly rounded ``a * b + c`` (llvm.fma), what ATen's ``vec::fmadd`` computes."""
+    if isinstance(a, types.Float) and a == b and b == c:
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)
+        return a(a, b, c), codegen
+    return None
+
+
+_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**_FLAGS)
+def sgd_step(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has_wd,
+             has_momentum, first_step, nesterov, maximize):
+    """One SGD step for one parameter, in place on ``p`` (and ``buf``).
+
+    ``grad = -g if maximize; grad = grad + wd * p; buf = grad (first step) or
+    buf * momentum + (1 - dampening) * grad; grad = grad + momentum * buf (nesterov) or buf;
+    p = p - lr * grad``.
+    """
+    for i in range(p.size):
+        gi = g[i]
+        if maximize:
+            gi = -gi
+        pi = p[i]
+        if has_wd:
+            gi = _fma(pi, weight_decay, gi)
+        if has_momentum:
+            if first_step:
+                b = gi
+            else:
+                b = _fma(gi, one_minus_dampening, buf[i] * momentum)
+            buf[i] = b
+            if nesterov:
+                gi = _fma(b, momentum, gi)
+            else:
+                gi = b
+        p[i] = _fma(gi, lr_neg, pi)
+
+
+@njit(**_FLAGS)
+def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_decay,
+              one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
+              step_size_neg, decoupled, has_wd, amsgrad, maximize):
+    """One Adam/AdamW step for one parameter, in place on ``p`` and the moment buffers.
+
+    ``p *= 1 - lr*wd`` (AdamW) or ``grad += wd * p`` (Adam); ``m = lerp(m, grad, 1-beta1)``;
+    ``v = v*beta2 + (1-beta2)*grad*grad``; ``vmax = max(vmax, v)`` (amsgrad);
+    ``p += -step_size * m / (sqrt(v) / sqrt(bias_correction2) + eps)``.
+    """
+    for i in range(p.size):
+        gi = g[i]
+        if maximize:
+            gi = -gi
+        pi = p[i]
+        if has_wd:
+            if decoupled:
+                pi = pi * decay_factor
+            else:
+                gi = _fma(pi, weight_decay, gi)
+        m = _fma(one_minus_beta1, gi - exp_avg[i], exp_avg[i])
+        exp_avg[i] = m
+        v = _fma(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2)
+        exp_avg_sq[i] = v
+        if amsgrad:
+            vm = max_exp_avg_sq[i]
+            if v > vm or v != v:
+                vm = v
+            max_exp_avg_sq[i] = vm
+            v = vm
+        denom = np.sqrt(v) / bias_correction2_sqrt + eps
+        p[i] = pi + step_size_neg * m / denom

@@ -1,0 +1,106 @@
+"""``Adam`` and ``AdamW`` (amsgrad, maximize, weight decay coupled or decoupled); one fused
+Numba kernel per parameter (``_kernels.adam_step``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import _kernels
+from .optimizer import Optimizer, _closure_loss, _FlatView, _to_scalar
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
+                    "decoupled_weight_decay": decoupled_weight_decay}
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("foreach", None)
+            group.setdefault("capturable", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("decoupled_weight_decay", False)
+            group.setdefault("fused", None)
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr = float(_to_scalar(group["lr"]))
+            beta1, beta2 = (float(_to_scalar(b)) for b in group["betas"])
+            eps = float(group["eps"])
+            wd = float(_to_scalar(group["weight_decay"]))
+            amsgrad = bool(group["amsgrad"])
+            maximize = bool(group["maximize"])
+            decoupled = bool(group["decoupled_weight_decay"])
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                pd = p._data
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = Tensor._make(np.asarray(0.0, dtype=np.float32))
+                    state["exp_avg"] = Tensor._make(np.zeros_like(pd))
+                    state["exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
+                step_t = state["step"]
+                step_t._data[...] += 1
+                step_t._version.value += 1
+                step = float(step_t._data)
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                bias_correction2_sqrt = bias_correction2 ** 0.5
+                t = pd.dtype.type
+                gd = g._data if g._data.dtype == pd.dtype else g._data.astype(pd.dtype)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                vmax = state["max_exp_avg_sq"] if amsgrad else m
+                views = _FlatView()
+                _kernels.adam_step(
+                    views.get(pd), views.get(gd), views.get(m._data), views.get(v._data),
+                    views.get(vmax._data), t(1 - lr * wd), t(wd), t(1 - beta1), t(beta2),
+                    t(1 - beta2), t(bias_correction2_sqrt), t(eps), t(-step_size), decoupled,
+                    wd != 0, amsgrad, maximize)
+                views.write_back()
+                p._version.value += 1
+                m._version.value += 1
+                v._version.value += 1
+        return loss
+
+
+class AdamW(Adam):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group["decoupled_weight_decay"] = True

@@ -1,0 +1,71 @@
+"""examples/train_mlp.py runs end to end: output format, plot, checkpoint, device errors."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "examples" / "train_mlp.py"
+
+
+def run(args, timeout=300):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env["MPLBACKEND"] = "Agg"
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=str(ROOT), env=env)
+
+
+@pytest.fixture(scope="module")
+def deps():
+    pytest.importorskip("sklearn")
+    pytest.importorskip("tqdm")
+    pytest.importorskip("matplotlib")
+
+
+def test_train_mlp_small_run(deps, tmp_path):
+    out = tmp_path / "run"
+    r = run(["--epochs", "3", "--out", str(out), "--seed", "1"])
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.strip().splitlines()
+    epoch_lines = [ln for ln in lines if ln.startswith("epoch")]
+    assert len(epoch_lines) == 3
+    pat = re.compile(r"^epoch +\d+/3  loss \d+\.\d{4}  train acc [01]\.\d{3}  test loss "
+                     r"\d+\.\d{4}  test acc [01]\.\d{3}  lr \S+$")
+    for ln in epoch_lines:
+        assert pat.match(ln), ln
+    assert re.fullmatch(r"test accuracy: [01]\.\d{3}", lines[-1]), lines[-1]
+    assert float(lines[-1].split(":")[1]) > 0.85  # 3 epochs already learn the digits
+    png = out / "curves.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    import jitgrad as jt
+    ck = jt.load(out / "checkpoint.pt")
+    assert ck["epoch"] == 3 and len(ck["history"]["test_acc"]) == 3
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import train_mlp
+    finally:
+        sys.path.pop(0)
+    model = train_mlp.make_model(64, ck["args"]["hidden"], 10)
+    assert repr(model.load_state_dict(ck["model"])) == "<All keys matched successfully>"
+    assert set(ck["optimizer"]) == {"state", "param_groups"}
+    # the progress bar goes to stderr
+    assert "epoch" in r.stderr or r.stderr == ""
+
+
+def test_device_cuda_gives_a_clear_error(deps, tmp_path):
+    import jitgrad as jt
+    if jt.cuda.is_available():
+        pytest.skip("a CUDA backend is available")
+    r = run(["--device", "cuda", "--epochs", "1", "--out", str(tmp_path)])
+    assert r.returncode == 2
+    assert "CUDA backend is not available" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_arguments(deps, tmp_path):
+    r = run(["--epochs", "0", "--out", str(tmp_path)])
+    assert r.returncode == 2 and "--epochs must be at least 1" in r.stderr
