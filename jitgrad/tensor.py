@@ -44,7 +44,7 @@ class VersionCounter:
 
 
 class Tensor:
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_version",
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
                  "_base", "_retains_grad", "_hooks", "_grad_acc", "__weakref__", "__dict__")
 
     # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
@@ -83,7 +83,7 @@ class Tensor:
         self._grad_fn = None
         self._output_nr = 0
         self._grad = None
-        self._version = VersionCounter()
+        self._vc = VersionCounter()
         self._base = None
         self._retains_grad = False
         self._hooks = None
@@ -212,6 +212,12 @@ class Tensor:
         return self
 
     @property
+    def _version(self) -> int:
+        """PyTorch's ``_version``: how many in-place writes the storage has seen (the counter
+        itself, shared with views, is ``_vc``)."""
+        return self._vc.value
+
+    @property
     def grad_fn(self):
         return self._grad_fn
 
@@ -310,7 +316,7 @@ class Tensor:
 
     def detach(self):
         t = Tensor._make(self._data, False)
-        t._version = self._version  # PyTorch: detach shares storage and version counter
+        t._vc = self._vc  # PyTorch: detach shares storage and version counter
         t._base = self._base if self._base is not None else self
         return t
 

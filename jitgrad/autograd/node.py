@@ -142,8 +142,8 @@ class SavedTensor:
 
     def __init__(self, tensor, is_output: bool = False):
         self.data = tensor._data
-        self._vc = tensor._version
-        self._version = tensor._version.value
+        self._vc = tensor._vc
+        self._version = tensor._vc.value
         self._is_output = is_output
         self._tensor = None if is_output else tensor
         # an output saved by its own node always carries that node's graph

@@ -352,7 +352,7 @@ def _embedding_renorm_(weight, idx, max_norm, norm_type):
     if np.any(big):
         scale = max_norm / (norms[big] + 1e-7)
         w[rows[big]] = (w[rows[big]] * scale[:, None]).astype(w.dtype)
-        weight._version.value += 1
+        weight._vc.value += 1
 
 
 # ----------------------------------------------------------------------------- layer_norm

@@ -95,7 +95,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         v = erfinv(d.astype(np.float64)).astype(d.dtype)
         v = v * d.dtype.type(std * math.sqrt(2.0)) + d.dtype.type(mean)
         d[...] = np.clip(v, a, b)
-        tensor._version.value += 1
+        tensor._vc.value += 1
     return tensor
 
 
@@ -120,7 +120,7 @@ def eye_(tensor):
     import numpy as np
     with grad_mode.no_grad():
         tensor._data[...] = np.eye(*tensor.shape, dtype=tensor._data.dtype)
-        tensor._version.value += 1
+        tensor._vc.value += 1
     return tensor
 
 

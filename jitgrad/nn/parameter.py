@@ -23,14 +23,14 @@ class Parameter(Tensor):
             vc = None
         elif isinstance(data, Tensor):
             arr = data._data
-            vc = data._version
+            vc = data._vc
         else:
             raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
         self = object.__new__(cls)
         self._init(arr, False)
         if vc is not None:
-            self._version = vc
+            self._vc = vc
         if requires_grad:
             self.requires_grad_(True)
         return self
@@ -74,7 +74,7 @@ class Buffer(Tensor):
             data = Tensor._make(np.empty((0,), dtype=D.get_default_dtype().np))
         self = object.__new__(cls)
         self._init(data._data, data._requires_grad)
-        self._version = data._version
+        self._vc = data._vc
         self.__dict__["persistent"] = persistent
         return self
 

@@ -403,7 +403,7 @@ def accumulate_(dst: Tensor, g: Tensor) -> None:
         device_add_into(d, g._data)
     else:
         np.add(d, g._data, out=d, casting="unsafe")
-    dst._version.value += 1
+    dst._vc.value += 1
 
 
 def where_any(cond, a, b):

@@ -18,7 +18,7 @@ __all__ = ["record", "wrap"]
 def wrap(data, view_of: Tensor | None = None) -> Tensor:
     t = Tensor._make(data)
     if view_of is not None:
-        t._version = view_of._version
+        t._vc = view_of._vc
         t._base = view_of._base if view_of._base is not None else view_of
     return t
 

@@ -399,7 +399,7 @@ def _record(op, args, aux, needs, values, result, ct):
     node.needs = needs
     node.shape = result._data.shape
     node.ct = ct
-    node.out_vc = result._version
+    node.out_vc = result._vc
     saved = {}
     kinds = {}
     by_name = dict(zip(op.inputs, args))

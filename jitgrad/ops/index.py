@@ -298,7 +298,7 @@ def setitem(x: Tensor, key, value) -> None:
             f"The expanded size of the tensor ({tgt[dim] if tgt else 1}) must match the "
             f"existing size ({src[dim - len(tgt) + len(src)] if src else 1}) at non-singleton "
             f"dimension {dim}.  Target sizes: {tgt}.  Tensor sizes: {src}") from e
-    x._version.value += 1
+    x._vc.value += 1
     if not recording:
         return
     ctx = Ctx()

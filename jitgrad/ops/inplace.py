@@ -43,7 +43,7 @@ def _write(self, res_data):
         _device_write(self._data, res_data)
     else:
         np.copyto(self._data, res_data, casting="unsafe")
-    self._version.value += 1
+    self._vc.value += 1
 
 
 def _device_write(dst, src):
@@ -104,7 +104,7 @@ def _fast_binary(np_fn, self, other):
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(full)}")
     np_fn(self._data, o, out=self._data, casting="unsafe")
-    self._version.value += 1
+    self._vc.value += 1
     return self
 
 
@@ -161,7 +161,7 @@ def fill_(self, value):
             _device_write(self._data, value)
         else:
             self._data[...] = value
-        self._version.value += 1
+        self._vc.value += 1
         return self
     return apply_inplace(self, lambda s: s * 0 + value)
 
@@ -180,7 +180,7 @@ def copy_(self, src, non_blocking=False):
             if src._data.__class__ is np.ndarray:  # host -> device: one counted upload
                 src = src.to(self.device)
             _device_write(self._data, expand(src, tuple(self.shape))._data)
-        self._version.value += 1
+        self._vc.value += 1
         return self
     if not _recording(self, (src,)):
         check_inplace(self)
@@ -190,7 +190,7 @@ def copy_(self, src, non_blocking=False):
             raise RuntimeError(f"The size of tensor a ({self._data.shape[-1] if self.ndim else 1}"
                                f") must match the size of tensor b ({src._data.shape[-1]}) at "
                                "non-singleton dimension 0") from None
-        self._version.value += 1
+        self._vc.value += 1
         return self
     from .shape import expand
     return apply_inplace(self, lambda s, x: s * 0 + expand(x, tuple(s.shape)).to(s.dtype), src)

@@ -108,7 +108,7 @@ def _random_inplace(sampler):
         index.check_inplace(self)
         gen = basic._gen(generator)
         self._data[...] = sampler(gen, self._data.shape, self._data.dtype, *args, **kwargs)
-        self._version.value += 1
+        self._vc.value += 1
         return self
     return m
 

@@ -68,7 +68,7 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
                 step_t = state["step"]
                 step_t._data[...] += 1
-                step_t._version.value += 1
+                step_t._vc.value += 1
                 step = float(step_t._data)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
@@ -85,9 +85,9 @@ class Adam(Optimizer):
                     t(1 - beta2), t(bias_correction2_sqrt), t(eps), t(-step_size), decoupled,
                     wd != 0, amsgrad, maximize)
                 views.write_back()
-                p._version.value += 1
-                m._version.value += 1
-                v._version.value += 1
+                p._vc.value += 1
+                m._vc.value += 1
+                v._vc.value += 1
         return loss
 
 

@@ -261,7 +261,7 @@ class Optimizer:
                         else:
                             g.requires_grad_(False)
                         g._data[...] = 0
-                        g._version.value += 1
+                        g._vc.value += 1
 
     def step(self, closure=None):
         raise NotImplementedError

@@ -71,7 +71,7 @@ class SGD(Optimizer):
                                   t(momentum), t(1 - dampening), wd != 0, momentum != 0, first,
                                   nesterov, maximize)
                 views.write_back()
-                p._version.value += 1
+                p._vc.value += 1
                 if momentum != 0:
-                    buf._version.value += 1
+                    buf._vc.value += 1
         return loss

@@ -99,7 +99,7 @@ class Embedding(Module):
         if self.padding_idx is not None:
             with grad_mode.no_grad():
                 self.weight._data[self.padding_idx] = 0
-                self.weight._version.value += 1
+                self.weight._vc.value += 1
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm,

@@ -74,7 +74,7 @@ def _hook_identity(tensors):
     outs = record("BackwardHookFunctionBackward", tuple(tensors), [t._data for t in tensors],
                   backward)
     for src, o in zip(tensors, outs):
-        o._version = src._version
+        o._vc = src._vc
         o._base = src._base if src._base is not None else src
         if not src._requires_grad:
             o._grad_fn = None
@@ -290,7 +290,7 @@ class Module:
                             "(torch Tensor or None required)")
         if isinstance(tensor, Buffer):
             t = Tensor._make(tensor._data, tensor._requires_grad)
-            t._version = tensor._version
+            t._vc = tensor._vc
             tensor = t
         self._buffers[name] = tensor
         if persistent:
@@ -565,7 +565,7 @@ class Module:
                     else:
                         g.requires_grad_(False)
                     g._data[...] = 0
-                    g._version.value += 1
+                    g._vc.value += 1
 
     def share_memory(self):
         return self

@@ -42,7 +42,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if clip_coef < 1:
         for g in grads:
             g._data *= clip_coef
-            g._version.value += 1
+            g._vc.value += 1
     return total_t
 
 
@@ -50,4 +50,4 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     clip_value = float(clip_value)
     for g in _grads(parameters):
         np.clip(g._data, -clip_value, clip_value, out=g._data)
-        g._version.value += 1
+        g._vc.value += 1

@@ -17,5 +17,5 @@ def vector_to_parameters(vec, parameters):
         n = p.numel()
         with grad_mode.no_grad():
             p._data[...] = vec._data[pointer:pointer + n].reshape(p._data.shape)
-            p._version.value += 1
+            p._vc.value += 1
         pointer += n
