@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
+from ..backends import blas
 from ..ops import functional as _F
 from ..ops import softmax as _softmax
 from ..ops.composite import record
@@ -117,9 +118,9 @@ def _linear_backward(node, g):
         if need_b:
             gb = Tensor._make(gd.sum(axis=0))
         if need_x:
-            gx = Tensor._make(np.matmul(gd, node.saved_array("w")))
+            gx = Tensor._make(blas.matmul(gd, node.saved_array("w")))
         if need_wt:
-            gwt = Tensor._make(np.matmul(gd.T, node.saved_array("x")).T)
+            gwt = Tensor._make(blas.matmul(gd.T, node.saved_array("x")).T)
         return (gb, gx, gwt)
     if need_b:
         gb = g.sum(0)
@@ -138,7 +139,7 @@ def _fast_linear(input, weight, bias):
     if not (x.dtype == w.dtype == b.dtype) or x.dtype.kind != "f" or w.ndim != 2 or \
             b.shape != (w.shape[0],) or x.shape[1] != w.shape[1]:
         return None
-    out = np.matmul(x, w.T)
+    out = blas.matmul(x, w.T)
     out += b
     wt = weight.t()
     save = []

@@ -1,9 +1,10 @@
 """Matrix products: matmul/@ (1-D, 2-D, batched with broadcasting), mm, bmm, mv, dot, outer,
-addmm. The CPU kernels are BLAS through NumPy (the same BLAS Numba's np.dot reaches)."""
+addmm. CPU products go through backends.blas (MKL when installed, else NumPy's BLAS)."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..backends import blas
 from ..tensor import Tensor
 from .composite import record
 
@@ -26,7 +27,7 @@ def _matmul_data(a, b):
     views, as torch.matmul does), after PyTorch's device check."""
     x, y = a._data, b._data
     if x.__class__ is np.ndarray and y.__class__ is np.ndarray:
-        return np.matmul(x, y)
+        return blas.matmul(x, y)
     from .elementwise_call import check_same_device
     check_same_device((a, b))
     from .._cuda_array import CudaArray
@@ -295,7 +296,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         data = data._data
         prod = None
     else:
-        prod = np.matmul(mat1._data, mat2._data)
+        prod = blas.matmul(mat1._data, mat2._data)
         if alpha != 1:
             prod *= alpha
         bias = input._data if beta == 1 else input._data * beta
