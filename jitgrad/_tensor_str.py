@@ -242,8 +242,9 @@ class _Formatter:
             # equal values always format identically).
             values = np.unique(nonzero_finite_vals).tolist()
             if self.int_mode:
-                # in int_mode for floats, all numbers are integers, and we append a decimal to nonfinites
-                # to indicate that the tensor is of floating type. add 1 to the len to account for this.
+                # in int_mode for floats, all numbers are integers, and we append a decimal to
+                # nonfinites to indicate that the tensor is of floating type. add 1 to the len to
+                # account for this.
                 if self.sci_mode:
                     for value in values:
                         value_str = f"{{:.{PRINT_OPTS.precision}e}}".format(value)
