@@ -6,6 +6,7 @@ registry is compiled against exactly these names. Transcendentals come from ``ji
 """
 # ruff: noqa: F401 - this module exists to export names
 import math
+import os
 
 import numba
 from numba import types
@@ -93,6 +94,25 @@ else:
     @numba.njit(inline="always")
     def softplus(a):
         return math.log1p(math.exp(a))
+
+def _fingerprint() -> str:
+    """What the compiled kernels depend on besides their own source: this module, the math
+    module's sources, the libm switch and Numba's version. Rendered into every generated kernel,
+    so a change in any of them gives new cache keys (Numba's own cache cannot see changes in
+    files a cached kernel calls into, numba issue 9483)."""
+    import hashlib
+    import pathlib
+    h = hashlib.sha256(numba.__version__.encode())
+    here = pathlib.Path(__file__).resolve()
+    files = [here] + sorted((here.parent.parent / "math").glob("*.py"))
+    for f in files:
+        h.update(f.read_bytes())
+    h.update(repr(sorted(_ns)).encode())
+    h.update(os.environ.get("JITGRAD_LIBM", "").encode())
+    return h.hexdigest()[:16]
+
+
+FINGERPRINT = _fingerprint()
 
 __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "copysign", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "floor", "sigmoid", "softplus"]
