@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import weakref
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "Ctx", "FunctionNode", "node_class"]
 
@@ -251,6 +250,3 @@ class FunctionNode(Node):
     def _saved_tensors(self):
         return tuple(s.tensor(self) for s in self.ctx._saved.values())
 
-
-def weak(t):
-    return weakref.ref(t)

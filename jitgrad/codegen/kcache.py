@@ -17,7 +17,6 @@ import os
 import sys
 import tempfile
 import threading
-import time
 import types
 import warnings
 
@@ -195,13 +194,3 @@ def _remove_entry(path: str) -> None:
             os.unlink(p)
         except OSError:
             pass
-
-
-def clear_memory() -> None:
-    """Forget loaded modules (tests use it to force a reload from disk)."""
-    with _lock:
-        _modules.clear()
-
-
-def now() -> float:
-    return time.perf_counter()

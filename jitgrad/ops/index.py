@@ -16,7 +16,7 @@ from .composite import record
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select",
            "masked_fill", "masked_select", "nonzero", "scatter_into_zeros", "index_add",
-           "take_along_dim", "one_hot_indices"]
+           "take_along_dim"]
 
 
 # ----------------------------------------------------------------------------- keys
@@ -552,9 +552,3 @@ def nonzero(input, *, as_tuple=False):
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
     return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
                         np.zeros((0, 0), np.int64))
-
-
-def one_hot_indices(index: np.ndarray, num_classes: int) -> np.ndarray:
-    out = np.zeros(index.shape + (num_classes,), dtype=np.int64)
-    np.put_along_axis(out, index[..., None], 1, axis=-1)
-    return out

@@ -11,7 +11,7 @@ __all__ = ["reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "e
            "expand_as", "broadcast_to", "permute", "transpose", "swapaxes", "t", "cat", "concat",
            "stack", "split", "chunk", "unbind", "contiguous", "movedim", "flip", "repeat",
            "broadcast_tensors", "tile", "view_as", "reshape_as", "hstack", "vstack", "narrow",
-           "select", "atleast_1d", "squeeze_named"]
+           "select", "atleast_1d"]
 
 
 def _wrap(dim, ndim):
@@ -143,9 +143,6 @@ def squeeze(input, dim=None):
     data = input._data.reshape(tuple(s for i, s in enumerate(shp) if i not in dims))
     return record(name, (input,), data, _squeeze_backward, view_of=input,
                   attrs={"shape": shp})
-
-
-squeeze_named = squeeze
 
 
 def unsqueeze(input, dim):
