@@ -11,6 +11,7 @@ the part of the graph about to run before anything is launched.
 from __future__ import annotations
 
 import heapq
+import threading
 
 import numpy as np
 
@@ -227,6 +228,41 @@ def _release(task: GraphTask) -> None:
         node.release()
 
 
+# Storage of the gradients the *user* passed to backward()/grad(): every other gradient array in a
+# pass is one the engine made, which a leaf may adopt as its .grad without copying; these must be
+# copied if they reach a leaf unchanged (an identity path from the output to the leaf).
+_user_storage = threading.local()
+
+
+def _user_ids(grads):
+    ids = set()
+    for g in grads:
+        d = g._data
+        ids.add(id(d))
+        base = getattr(d, "base", None)
+        if base is not None:
+            ids.add(id(base))
+    return ids
+
+
+def _is_users(data) -> bool:
+    ids = getattr(_user_storage, "ids", None)
+    if not ids:
+        return False
+    base = getattr(data, "base", None)
+    return id(data) in ids or (base is not None and id(base) in ids)
+
+
+def _run(task, edges, grads):
+    """_execute with the user's gradient storage remembered for leaf adoption."""
+    prev = getattr(_user_storage, "ids", None)
+    _user_storage.ids = _user_ids(grads)
+    try:
+        return _execute(task, edges, grads)
+    finally:
+        _user_storage.ids = prev
+
+
 def _make_root_grads(tensors, grad_tensors, who="grad_output"):
     from ..ops.basic import full_like
     from ..tensor import Tensor
@@ -257,10 +293,6 @@ def _make_root_grads(tensors, grad_tensors, who="grad_output"):
                     raise RuntimeError(f"Mismatch in dtype: {who}[{i}] has a dtype of "
                                        f"{g.dtype} and output[{i}] has a dtype of {t.dtype}.")
                 g = g.to(t.dtype)
-            else:
-                # The engine owns every gradient array it passes on (leaves then adopt them
-                # without copying), so the user's tensor is copied once here.
-                g = Tensor._make(g._data.copy())
         edges.append(edge)
         grads.append(g)
     return edges, grads
@@ -298,7 +330,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if t._grad_fn is not None:
                 nonleaf.append((i, t))
     with grad_mode.set_grad_enabled(create_graph):
-        captured = _execute(task, edges, grads)
+        captured = _run(task, edges, grads)
         for i, t in nonleaf:
             g = captured.get(i)
             if g is not None:
@@ -330,7 +362,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         task.capture[edge] = i
     with grad_mode.set_grad_enabled(create_graph):
-        captured = _execute(task, edges, grads)
+        captured = _run(task, edges, grads)
     if not retain_graph:
         _release(task)
     result = []
@@ -350,7 +382,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def accumulate_into_leaf(variable, g) -> None:
-    owned = True  # gradients inside a backward pass are arrays the engine made (roots copied)
+    owned = not _is_users(g._data)  # the engine's own arrays may be adopted without a copy
     if variable._hooks:
         for h in list(variable._hooks):
             r = h(g)
