@@ -225,3 +225,20 @@ def test_float32_kernels_stay_float32(monkeypatch):
                         assert " double " not in body and "fpext" not in body, key
                     checked += 1
     assert checked >= 3
+
+
+def test_every_target_binds_the_whole_scalar_vocabulary():
+    """A name missing from one target would break only that target (e.g. create_graph)."""
+    import builtins
+
+    from jitgrad.backends import cpu_env
+    from jitgrad.ops import tensor_env
+    from jitgrad.ops.registry import SCALAR_VOCABULARY
+    tensor_names = tensor_env._namespace()
+    for name in SCALAR_VOCABULARY:
+        assert hasattr(cpu_env, name) or hasattr(builtins, name), name
+        assert name in tensor_names, name
+    for op in OPS.values():  # and scalar bodies use nothing else
+        for fn in [op.f, *op.vjp.values()]:
+            code = fn.fn.__code__
+            assert set(code.co_names) <= set(SCALAR_VOCABULARY), (fn.symbol, code.co_names)

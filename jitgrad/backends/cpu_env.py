@@ -1,8 +1,8 @@
 """The scalar vocabulary bound for Numba on the CPU.
 
 Generated kernel modules do ``from jitgrad.backends.cpu_env import *``: every scalar body of the
-registry is compiled against exactly these names. Transcendentals come from ``jitgrad.math``
-(vectorizable polynomial versions) when it is present, else from libm through ``math``.
+registry is compiled against exactly these names (``registry.SCALAR_VOCABULARY``).
+Transcendentals come from ``jitgrad.math`` (vectorizable polynomial versions).
 """
 # ruff: noqa: F401 - this module exists to export names
 import math
@@ -12,6 +12,7 @@ import numba
 from numba import types
 from numba.extending import overload
 
+from .. import math as _jm
 from ..ops import scalar_stubs as _stubs
 
 
@@ -54,46 +55,13 @@ def pow_(a, b):
     return a ** b
 
 
-@numba.njit(inline="always")
-def copysign(a, b):
-    return math.copysign(a, b)
+# Transcendentals: jitgrad.math's vectorizable float32/float64 versions (JITGRAD_LIBM=1 makes
+# them call libm instead; that switch lives in jitgrad.math).
+_ns = _jm.CPU_NAMESPACE
+exp, expm1, log, log1p = _ns["exp"], _ns["expm1"], _ns["log"], _ns["log1p"]
+sqrt, sin, cos, tan = _ns["sqrt"], _ns["sin"], _ns["cos"], _ns["tan"]
+tanh, erf, sigmoid, softplus = _ns["tanh"], _ns["erf"], _ns["sigmoid"], _ns["softplus"]
 
-
-def _math_namespace():
-    try:
-        from .. import math as jm  # vectorizable float32/float64 implementations
-        ns = dict(getattr(jm, "CPU_NAMESPACE", {}))
-    except ImportError:
-        ns = {}
-    return ns
-
-
-_ns = _math_namespace()
-exp = _ns.get("exp", math.exp)
-expm1 = _ns.get("expm1", math.expm1)
-log = _ns.get("log", math.log)
-log1p = _ns.get("log1p", math.log1p)
-sqrt = _ns.get("sqrt", math.sqrt)
-sin = _ns.get("sin", math.sin)
-cos = _ns.get("cos", math.cos)
-tan = _ns.get("tan", math.tan)
-tanh = _ns.get("tanh", math.tanh)
-erf = _ns.get("erf", math.erf)
-floor = math.floor
-
-if "sigmoid" in _ns:
-    sigmoid = _ns["sigmoid"]
-else:
-    @numba.njit(inline="always")
-    def sigmoid(a):
-        return type(a)(1.0) / (type(a)(1.0) + math.exp(-a))
-
-if "softplus" in _ns:
-    softplus = _ns["softplus"]
-else:
-    @numba.njit(inline="always")
-    def softplus(a):
-        return math.log1p(math.exp(a))
 
 def _fingerprint() -> str:
     """What the compiled kernels depend on besides their own source: this module, the math
@@ -114,5 +82,5 @@ def _fingerprint() -> str:
 
 FINGERPRINT = _fingerprint()
 
-__all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "copysign", "exp", "expm1", "log",
-           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "floor", "sigmoid", "softplus"]
+__all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
+           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus"]

@@ -78,10 +78,6 @@ if not SIMULATOR:
     def pow_(a, b):
         return a ** b
 
-    @device_jit
-    def copysign(a, b):
-        return math.copysign(a, b)
-
     exp = math.exp
     expm1 = math.expm1
     log = math.log
@@ -92,7 +88,6 @@ if not SIMULATOR:
     tan = math.tan
     tanh = math.tanh
     erf = math.erf
-    floor = math.floor
 
     @device_jit
     def sigmoid(a):
@@ -135,7 +130,6 @@ else:
         return a ** b
 
     pow_ = _quiet(_pow)
-    copysign = _quiet(np.copysign)
     exp = _quiet(np.exp)
     expm1 = _quiet(np.expm1)
     log = _quiet(np.log)
@@ -145,7 +139,6 @@ else:
     cos = _quiet(np.cos)
     tan = _quiet(np.tan)
     tanh = _quiet(np.tanh)
-    floor = _quiet(np.floor)
 
     def _erf_scalar(a):
         # NumPy has no erf; math.erf is correctly rounded in float64, then cast back
@@ -159,6 +152,6 @@ else:
     def softplus(a):
         return log1p(exp(a))
 
-__all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "copysign", "exp", "expm1", "log",
-           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "floor", "sigmoid", "softplus",
+__all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
+           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
            "device_jit", "kernel_jit", "SIMULATOR"]

@@ -25,13 +25,13 @@ import inspect
 import textwrap
 from dataclasses import dataclass, field
 
-__all__ = ["ElementwiseOp", "elementwise", "OPS", "SCALAR_VOCABULARY", "get"]
+__all__ = ["ElementwiseOp", "elementwise", "OPS", "SCALAR_VOCABULARY"]
 
 # Names a scalar body may use besides arithmetic and comparison operators. Each target binds
 # them: ``backends/cpu_env.py`` for Numba on the CPU, ``ops/tensor_env.py`` for Tensors.
 SCALAR_VOCABULARY = (
     "lit", "select", "isnan", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
-    "tanh", "sigmoid", "softplus", "erf", "floor", "abs", "copysign", "pow_",
+    "tanh", "sigmoid", "softplus", "erf", "abs", "pow_",
 )
 
 OPS: dict[str, ElementwiseOp] = {}
@@ -138,7 +138,3 @@ def elementwise(*, node: str | None, aux: dict | None = None, dtype: str = "prom
         return op
 
     return register
-
-
-def get(name: str) -> ElementwiseOp:
-    return OPS[name]
