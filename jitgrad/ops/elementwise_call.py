@@ -106,18 +106,57 @@ def _vjp_spec(op: ElementwiseOp, needs, kinds):
 
 
 class _ForwardPlan:
-    """Per (op, array/scalar pattern): the kernel module and the argument order."""
+    """Per (target, op, array/scalar pattern): the kernel module and the argument order."""
 
     __slots__ = ("mod", "arrays", "scalars")
 
-    def __init__(self, op, kind_of):
+    def __init__(self, backend, op, kinds):
+        kind_of = dict(zip(op.arg_names, kinds))
         fkinds = tuple(kind_of[p] for p in op.f.params)
-        self.mod = cpu.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
+        self.mod = backend.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
         self.arrays = tuple(p for p in op.f.params if kind_of[p] == "a")
         self.scalars = tuple(p for p in op.f.params if kind_of[p] == "s")
 
 
 _forward_plans = {}
+
+
+def _forward_plan(backend, op, kinds):
+    key = (backend.__name__, op.name, kinds)
+    plan = _forward_plans.get(key)
+    if plan is None:
+        plan = _forward_plans[key] = _ForwardPlan(backend, op, kinds)
+    return plan
+
+
+def _operands(op, args, aux, shape, cnp, flat):
+    """Kernel operands by name (arrays flattened to ``shape`` in the kernel dtype by ``flat``,
+    scalars typed) and the array/scalar pattern, in ``op.arg_names`` order."""
+    values, kinds = {}, []
+    for name, a in zip(op.inputs, args):
+        if isinstance(a, Tensor):
+            values[name] = flat(a._data, shape, cnp)
+            kinds.append("a")
+        else:
+            values[name] = cnp.type(a)
+            kinds.append("s")
+    for name, kind in op.aux.items():
+        v = aux[name]
+        if isinstance(v, Tensor):
+            values[name] = flat(v._data, shape, _BOOL if kind == "bool" else cnp)
+            kinds.append("a")
+        else:
+            values[name] = np.bool_(v) if kind == "bool" else cnp.type(v)
+            kinds.append("s")
+    return values, tuple(kinds)
+
+
+def _maybe_record(op, args, aux, values, result, ct, out_dt):
+    if op.differentiable and out_dt.is_floating_point and grad_mode.is_grad_enabled():
+        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+        if True in needs:
+            _record(op, args, aux, needs, values, result, ct)
+    return result
 
 
 def call(op: ElementwiseOp, *args, **aux):
@@ -143,27 +182,8 @@ def call(op: ElementwiseOp, *args, **aux):
         shape = broadcast_shapes(*shapes)
     elif shape is None:
         shape = cond._data.shape if isinstance(cond, Tensor) else ()
-    cnp = _kernel_dtype(ct)
-    values, kinds = {}, []
-    for name, a in zip(op.inputs, args):
-        if isinstance(a, Tensor):
-            values[name] = _flat(a._data, shape, cnp)
-            kinds.append("a")
-        else:
-            values[name] = cnp.type(a)
-            kinds.append("s")
-    for name, kind in op.aux.items():
-        v = aux[name]
-        if isinstance(v, Tensor):
-            values[name] = _flat(v._data, shape, _BOOL if kind == "bool" else cnp)
-            kinds.append("a")
-        else:
-            values[name] = np.bool_(v) if kind == "bool" else cnp.type(v)
-            kinds.append("s")
-    pkey = (op.name, tuple(kinds))
-    plan = _forward_plans.get(pkey)
-    if plan is None:
-        plan = _forward_plans[pkey] = _ForwardPlan(op, dict(zip(op.arg_names, kinds)))
+    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _flat)
+    plan = _forward_plan(cpu, op, kinds)
     half = out_dt is D.float16
     # pooled: a forward pass keeps its intermediates alive together, and fresh pages for each
     # would fault on every step (backends/cpu.py)
@@ -172,12 +192,7 @@ def call(op: ElementwiseOp, *args, **aux):
         cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                    + [values[p] for p in plan.scalars] + [out.reshape(-1)])
     result = Tensor._make(out.astype(np.float16) if half else out)
-
-    if op.differentiable and out_dt.is_floating_point and grad_mode.is_grad_enabled():
-        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        if True in needs:
-            _record(op, args, aux, needs, values, result, ct)
-    return result
+    return _maybe_record(op, args, aux, values, result, ct, out_dt)
 
 
 _BOOL = np.dtype(np.bool_)
@@ -203,23 +218,8 @@ def check_same_device(tensors):
     return dev
 
 
-def _device_plan(op, kinds):
-    """(module, array names, scalar names) of the forward kernel on the device: the same key
-    and LoopSpec as the CPU plan, rendered by ``codegen/cuda.py``."""
-    from ..backends import cuda as B
-    key = (op.name, "f", kinds)
-    plan = _device_plans.get(key)
-    if plan is None:
-        kind_of = dict(zip(op.arg_names, kinds))
-        fkinds = tuple(kind_of[p] for p in op.f.params)
-        mod = B.module_for((op.name, "f", fkinds), lambda: _forward_spec(op, fkinds))
-        plan = _device_plans[key] = (
-            mod, tuple(p for p in op.f.params if kind_of[p] == "a"),
-            tuple(p for p in op.f.params if kind_of[p] == "s"))
-    return plan
-
-
-_device_plans = {}
+def _device_flat(data, shape, dtype):
+    return data.flat(shape, dtype)
 
 
 def _call_device(op, args, aux, ct, out_dt):
@@ -234,34 +234,13 @@ def _call_device(op, args, aux, ct, out_dt):
     if isinstance(cond, Tensor):
         shapes.append(cond._data.shape)
     shape = broadcast_shapes(*shapes)
-    cnp = _kernel_dtype(ct)
-    values, kinds = {}, []
-    for name, a in zip(op.inputs, args):
-        if isinstance(a, Tensor):
-            values[name] = a._data.flat(shape, cnp)
-            kinds.append("a")
-        else:
-            values[name] = cnp.type(a)
-            kinds.append("s")
-    for name, kind in op.aux.items():
-        v = aux[name]
-        if isinstance(v, Tensor):
-            values[name] = v._data.flat(shape, _BOOL if kind == "bool" else cnp)
-            kinds.append("a")
-        else:
-            values[name] = np.bool_(v) if kind == "bool" else cnp.type(v)
-            kinds.append("s")
-    mod, arrays, scalars = _device_plan(op, tuple(kinds))
+    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _device_flat)
+    plan = _forward_plan(B, op, kinds)
     out = CudaArray.empty(shape, out_dt.np)
-    n = out.size
-    if n:
-        B.launch(mod, n, [values[p] for p in arrays] + [values[p] for p in scalars] + [out.buf])
-    result = Tensor._make(out)
-    if op.differentiable and out_dt.is_floating_point and grad_mode.is_grad_enabled():
-        needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-        if True in needs:
-            _record(op, args, aux, needs, values, result, ct)
-    return result
+    if out.size:
+        B.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
+                 + [values[p] for p in plan.scalars] + [out.buf])
+    return _maybe_record(op, args, aux, values, Tensor._make(out), ct, out_dt)
 
 
 def device_add_into(dst, src) -> None:
@@ -272,11 +251,10 @@ def device_add_into(dst, src) -> None:
         raise NotImplementedError("jitgrad: accumulating into a non-contiguous CUDA gradient "
                                   "is not implemented yet")
     op = OPS["add"]
-    mod, arrays, scalars = _device_plan(op, ("a", "a"))
+    plan = _forward_plan(B, op, ("a", "a"))
     vals = {"a": dst.flat(), "b": src.flat(dst.shape, dst.dtype)}
-    n = dst.size
-    if n:
-        B.launch(mod, n, [vals[p] for p in arrays] + [vals[p] for p in scalars] + [dst.flat()])
+    if dst.size:
+        B.launch(plan.mod, dst.size, [vals[p] for p in plan.arrays] + [dst.flat()])
 
 
 def _kernel_dtype(ct):
