@@ -342,7 +342,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     from ..ops.basic import zeros_like
-    single_input = not isinstance(inputs, (list, tuple))
     outputs = _as_list(outputs)
     inputs = _as_list(inputs)
     grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
@@ -378,7 +377,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif not create_graph:
             g = g.detach()
         result.append(g)
-    return tuple(result) if not single_input or len(result) != 1 else tuple(result)
+    return tuple(result)
 
 
 def accumulate_into_leaf(variable, g) -> None:

@@ -222,6 +222,14 @@ def _device_flat(data, shape, dtype):
     return data.flat(shape, dtype)
 
 
+def _cpu_out(out):
+    return out.reshape(-1)
+
+
+def _device_out(out):
+    return out.buf
+
+
 def _call_device(op, args, aux, ct, out_dt):
     from .._cuda_array import CudaArray
     from ..backends import cuda as B
@@ -278,50 +286,28 @@ class ElementwiseNode(Node):
             return [None] * len(self.needs)
         if grad_mode.is_grad_enabled():
             return self._apply_tensors(g)
-        if g._data.__class__ is not _ND:
-            return self._apply_device(g)
-        op = self.op
-        shape = self.shape
-        cnp = _kernel_dtype(self.ct)
-        vals = {"g": _flat(g._data, shape, cnp)}
-        for name, s in self.saved.items():
-            if isinstance(s, SavedTensor):
-                vals[name] = _flat(s.array(self), shape, s.data.dtype if name == "cond" else cnp)
-            else:
-                vals[name] = s
-        plan = _vjp_plan(op, self.needs, self.kinds)
-        outs = [cpu.empty(shape, cnp) for nd in self.needs if nd]
-        n = outs[0].size
-        if n:
-            cpu.launch(plan.mod, n, [vals[a] for a in plan.arrays]
-                       + [vals[s] for s in plan.scalars] + [o.reshape(-1) for o in outs])
-        it = iter(outs)
-        return [Tensor._make(next(it)) if nd else None for nd in self.needs]
-
-    def _apply_device(self, g):
+        if g._data.__class__ is _ND:
+            return self._launch_vjp(cpu, g, _flat, cpu.empty, _cpu_out)
         from .._cuda_array import CudaArray
         from ..backends import cuda as B
+        return self._launch_vjp(B, g, _device_flat, CudaArray.empty, _device_out)
+
+    def _launch_vjp(self, backend, g, flat, new_out, out_arg):
+        """One VJP kernel for every input that needs a gradient, on ``backend``'s target."""
         shape = self.shape
         cnp = _kernel_dtype(self.ct)
-        vals = {"g": g._data.flat(shape, cnp)}
+        vals = {"g": flat(g._data, shape, cnp)}
         for name, s in self.saved.items():
             if isinstance(s, SavedTensor):
-                vals[name] = s.array(self).flat(shape, s.data.dtype if name == "cond" else cnp)
+                vals[name] = flat(s.array(self), shape, s.data.dtype if name == "cond" else cnp)
             else:
                 vals[name] = s
-        key = (self.op.name, self.needs, tuple(self.kinds.items()))
-        plan = _device_vjp_plans.get(key)
-        if plan is None:
-            spec = _vjp_spec(self.op, self.needs, self.kinds)
-            mkey = (self.op.name, "vjp", self.needs, tuple(sorted(self.kinds.items())))
-            plan = _device_vjp_plans[key] = (B.module_for(mkey, lambda: spec), spec.arrays,
-                                             spec.scalars)
-        mod, arrays, scalars = plan
-        outs = [CudaArray.empty(shape, cnp) for nd in self.needs if nd]
+        plan = _vjp_plan(backend, self.op, self.needs, self.kinds)
+        outs = [new_out(shape, cnp) for nd in self.needs if nd]
         n = outs[0].size
         if n:
-            B.launch(mod, n, [vals[a] for a in arrays] + [vals[s] for s in scalars]
-                     + [o.buf for o in outs])
+            backend.launch(plan.mod, n, [vals[a] for a in plan.arrays]
+                           + [vals[s] for s in plan.scalars] + [out_arg(o) for o in outs])
         it = iter(outs)
         return [Tensor._make(next(it)) if nd else None for nd in self.needs]
 
@@ -343,22 +329,21 @@ class ElementwiseNode(Node):
 class _VjpPlan:
     __slots__ = ("mod", "arrays", "scalars")
 
-    def __init__(self, op, needs, kinds):
+    def __init__(self, backend, op, needs, kinds):
         spec = _vjp_spec(op, needs, kinds)
         key = (op.name, "vjp", needs, tuple(sorted(kinds.items())))
-        self.mod = cpu.module_for(key, lambda: spec)
+        self.mod = backend.module_for(key, lambda: spec)
         self.arrays, self.scalars = spec.arrays, spec.scalars
 
 
 _vjp_plans = {}
-_device_vjp_plans = {}
 
 
-def _vjp_plan(op, needs, kinds):
-    key = (op.name, needs, tuple(kinds.items()))
+def _vjp_plan(backend, op, needs, kinds):
+    key = (backend.__name__, op.name, needs, tuple(kinds.items()))
     plan = _vjp_plans.get(key)
     if plan is None:
-        plan = _vjp_plans[key] = _VjpPlan(op, needs, kinds)
+        plan = _vjp_plans[key] = _VjpPlan(backend, op, needs, kinds)
     return plan
 
 
