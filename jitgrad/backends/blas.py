@@ -16,6 +16,8 @@ import sys
 
 import numpy as np
 
+from . import cpu
+
 __all__ = ["matmul", "backend"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -89,7 +91,7 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
         y = np.ascontiguousarray(y)
         tb = (_NO_TRANS, max(n, 1))
     if out is None:
-        out = np.empty((m, n), dtype=x.dtype)
+        out = cpu.empty((m, n), x.dtype)  # pooled: no page faults per step
     if m and n:
         if k == 0:
             out[...] = 0
