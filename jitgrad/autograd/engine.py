@@ -166,9 +166,18 @@ def _execute(task: GraphTask, root_edges, root_grads):
             heapq.heappush(heap, (-node._seq, id(node), node))
     captured = {}
     needed = task.needed
+    capture = task.capture
+    substitute = task.substitute
+    create_graph = task.create_graph
+    skip_leaves = not task.accumulate
+    executed = task.executed
+    pop = heapq.heappop
+    push = heapq.heappush
     while heap:
-        _, _, node = heapq.heappop(heap)
-        buf = buffers.pop(node, {})
+        node = pop(heap)[2]
+        buf = buffers.pop(node, None)
+        if buf is None:
+            buf = {}
         if node._pre_hooks:
             for nr, hooks in node._pre_hooks.items():
                 if nr in buf:
@@ -177,49 +186,61 @@ def _execute(task: GraphTask, root_edges, root_grads):
                         if r is not None:
                             # the user may keep what the hook returned: the engine only
                             # passes on arrays it owns
-                            buf[nr] = r if task.create_graph else _owned_copy(r)
+                            buf[nr] = r if create_graph else _owned_copy(r)
         if node._retained:
             for nr, ref in node._retained.items():
                 t = ref()
                 if t is not None and nr in buf:
                     g = buf[nr]
                     t._grad = g.detach().clone() if t._grad is None else t._grad + g.detach()
-        if task.capture is not None:
-            for (cnode, nr), idx in task.capture.items():
+        if capture is not None:
+            for (cnode, nr), idx in capture.items():
                 if cnode is node and nr in buf:
                     captured[idx] = buf[nr]
         if needed is not None and node not in needed:
             continue
-        if isinstance(node, AccumulateGrad) and not task.accumulate:
+        if skip_leaves and isinstance(node, AccumulateGrad):
             continue
         # A fused node (see jitgrad.fusion) stands in for the head of its group: it computes the
         # gradients of every edge leaving the group, so the group's inner nodes never run.
-        run = task.substitute.get(node, node)
+        run = substitute.get(node, node) if substitute else node
         n_out = getattr(node, "_n_outputs", 1)
-        grads_out = [buf.get(i) for i in range(max(n_out, max(buf, default=-1) + 1))]
+        if n_out == 1 and len(buf) <= 1 and (not buf or 0 in buf):
+            grads_out = [buf.get(0)]  # the common case, without the general slot scan
+        else:
+            grads_out = [buf.get(i) for i in range(max(n_out, max(buf, default=-1) + 1))]
         grads_in = run.apply(grads_out)
         if node._hooks:
             for h in node._hooks:
                 r = h(tuple(grads_in), tuple(grads_out))
                 if r is not None:
                     grads_in = list(r)
-        if len(grads_in) > 1 and not task.create_graph:
+        n_in = len(grads_in)
+        if n_in > 1 and not create_graph:
             _unshare(grads_in)
-        task.executed.append(run)
+        executed.append(run)
+        metas = run._input_meta
         for slot, edge in enumerate(run.next_functions):
-            if edge is None or edge[0] is None:
+            if edge is None:
                 continue
             child, nr = edge
-            g = grads_in[slot] if slot < len(grads_in) else None
+            if child is None:
+                continue
+            g = grads_in[slot] if slot < n_in else None
             if g is not None:
-                meta = run._input_meta[slot]
+                meta = metas[slot]
                 if meta is not None:
                     g = _fit(g, meta)
-                cbuf = buffers.setdefault(child, {})
-                cbuf[nr] = _add(cbuf.get(nr), g)
-            deps[child] -= 1
-            if deps[child] == 0:
-                heapq.heappush(heap, (-child._seq, id(child), child))
+                cbuf = buffers.get(child)
+                if cbuf is None:
+                    buffers[child] = {nr: g}
+                else:
+                    prev = cbuf.get(nr)
+                    cbuf[nr] = g if prev is None else prev + g
+            left = deps[child] - 1
+            deps[child] = left
+            if left == 0:
+                push(heap, (-child._seq, id(child), child))
     return captured
 
 

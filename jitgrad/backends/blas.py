@@ -60,6 +60,11 @@ def backend() -> str:
     return "mkl" if _gemm else "numpy"
 
 
+def _address(a) -> int:
+    # half the cost of ``a.ctypes.data`` (which builds a ctypes helper object per call)
+    return a.__array_interface__["data"][0]
+
+
 def _operand(a):
     """(transpose flag, leading dimension) for a 2-D operand, or None if it needs a copy."""
     s0, s1 = a.strides
@@ -71,13 +76,21 @@ def _operand(a):
     return None
 
 
-def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``x @ y`` for NumPy arrays (any ranks NumPy accepts)."""
+def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
+           accumulate: bool = False) -> np.ndarray:
+    """``x @ y`` for NumPy arrays (any ranks NumPy accepts); with ``accumulate``,
+    ``out += x @ y`` (GEMM's beta = 1: ``linear`` pre-fills ``out`` with the bias, which saves
+    the separate read-modify-write pass of adding it afterwards)."""
+    if accumulate and out is None:
+        raise ValueError("blas.matmul: accumulate=True needs out=")
     if _gemm is None:
         _load()
     fn = _gemm.get(x.dtype) if _gemm else None
     if fn is None or x.ndim != 2 or y.ndim != 2 or y.dtype != x.dtype or (
             out is not None and not out.flags.c_contiguous):
+        if accumulate:
+            out += np.matmul(x, y)
+            return out
         return np.matmul(x, y, out=out) if out is not None else np.matmul(x, y)
     m, k = x.shape
     n = y.shape[1]
@@ -94,8 +107,9 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None) -> np.nd
         out = cpu.empty((m, n), x.dtype)  # pooled: no page faults per step
     if m and n:
         if k == 0:
-            out[...] = 0
+            if not accumulate:
+                out[...] = 0
         else:
-            fn(_ROW_MAJOR, ta[0], tb[0], m, n, k, 1.0, x.ctypes.data, ta[1], y.ctypes.data, tb[1],
-               0.0, out.ctypes.data, max(n, 1))
+            fn(_ROW_MAJOR, ta[0], tb[0], m, n, k, 1.0, _address(x), ta[1], _address(y), tb[1],
+               1.0 if accumulate else 0.0, _address(out), max(n, 1))
     return out

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
-from ..backends import blas
+from ..backends import blas, cpu
 from ..ops import functional as _F
 from ..ops import softmax as _softmax
 from ..ops.composite import record
@@ -139,8 +139,9 @@ def _fast_linear(input, weight, bias):
     if not (x.dtype == w.dtype == b.dtype) or x.dtype.kind != "f" or w.ndim != 2 or \
             b.shape != (w.shape[0],) or x.shape[1] != w.shape[1]:
         return None
-    out = blas.matmul(x, w.T)
-    out += b
+    out = cpu.empty((x.shape[0], w.shape[0]), x.dtype)
+    out[...] = b  # the bias as GEMM's C (beta = 1), as PyTorch's addmm does
+    blas.matmul(x, w.T, out=out, accumulate=True)
     wt = weight.t()
     save = []
     if weight._requires_grad:
