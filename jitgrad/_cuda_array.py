@@ -115,7 +115,7 @@ class CudaArray:
     @staticmethod
     def from_host(a) -> CudaArray:
         from .backends import cuda as B
-        a = np.ascontiguousarray(a)
+        a = np.require(a, requirements="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
         return CudaArray(B.to_device(a.reshape(-1)), a.shape)
 
     # ------------------------------------------------------------------ metadata

@@ -135,6 +135,13 @@ def test_cuda_array_interface(device):
     assert np.array_equal(cuda.as_cuda_array(c).copy_to_host(), c.cpu().numpy())
 
 
+def test_zero_dim_tensors_keep_their_shape_on_the_device(device):
+    for t in (jg.tensor(2.5, device="cuda"), jg.tensor(np.array(2.5)).cuda(),
+              jg.tensor(2.5).to("cuda")):
+        assert t.shape == () and t.ndim == 0 and t.item() == 2.5
+        assert t.cpu().shape == ()
+
+
 def test_unsupported_ops_raise_not_implemented(device):
     c = jg.tensor([[3.0, 1.0], [2.0, 5.0]], device="cuda")
     ids = jg.tensor([0, 1], device="cuda")
