@@ -56,8 +56,9 @@ from .ops.linalg import addmm, bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
 from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, cumsum,
                          logsumexp, max, mean, min, norm, prod, std, std_mean, sum, var, var_mean)
 from .ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk, concat, flatten,
-                        flip, hstack, movedim, narrow, permute, reshape, select, split, squeeze,
-                        stack, swapaxes, t, tile, transpose, unbind, unflatten, unsqueeze, vstack)
+                        flip, hstack, movedim, narrow, permute, reshape, roll, select, split,
+                        squeeze, stack, swapaxes, t, tile, transpose, unbind, unflatten, unsqueeze,
+                        vstack)
 from .ops.softmax import log_softmax, softmax
 from .random import Generator, get_rng_state, initial_seed, seed, set_rng_state
 from . import autograd  # noqa: F401

@@ -342,6 +342,14 @@ def e_bool(T):
     bool(T.ones(3))
 
 
+def e_int_var(T):
+    T.tensor([1, 2, 3]).var()
+
+
+def e_int_std(T):
+    T.tensor([1, 2, 3]).std(0)
+
+
 def e_index(T):
     T.ones(3)[5]
 
@@ -378,6 +386,10 @@ ERROR_TABLE = [
      "element 0 of tensors does not require grad and does not have a grad_fn"),
     ("bool", e_bool, RuntimeError, "Boolean value of Tensor with more than one value is ambiguous"),
     ("index", e_index, IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+    ("int_var", e_int_var, RuntimeError, "std and var only support floating point and complex "
+     "dtypes"),
+    ("int_std", e_int_std, RuntimeError, "std and var only support floating point and complex "
+     "dtypes"),
 ]
 
 

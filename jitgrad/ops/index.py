@@ -30,9 +30,12 @@ def _normalize_key(key):
     for k in key:
         if isinstance(k, Tensor):
             if k._data.__class__ is not np.ndarray and k.ndim != 0:
-                raise NotImplementedError("jitgrad: indexing with index/mask tensors (advanced "
-                                          "indexing) is not implemented for device 'cuda:0' yet;"
-                                          " use index_select/gather")
+                # CUDA index/mask tensors stay on the device ("d" kinds: no host bounds check)
+                if k.dtype.is_floating_point:
+                    raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                     "tensors")
+                out.append(("dmask" if k.dtype is D.bool_ else "darray", k._data))
+                continue
             if k.dtype is D.bool_:
                 out.append(("mask", k._data))
             elif k.dtype.is_floating_point:
@@ -77,14 +80,18 @@ def _is_basic(comps):
     return all(kind in ("int", "slice", "none", "ellipsis") for kind, _ in comps)
 
 
+def _mask_ndim(kind, v):
+    return v.ndim if kind == "dmask" else np.asarray(v).ndim
+
+
 def _check_bounds(comps, shape):
     """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently)."""
-    if not shape and any(k in ("int", "slice", "array") for k, _ in comps):
+    if not shape and any(k in ("int", "slice", "array", "darray") for k, _ in comps):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     dim = 0
-    n_consumed = sum(1 for kind, v in comps if kind in ("int", "slice", "array")) + sum(
-        np.asarray(v).ndim for kind, v in comps if kind == "mask")
+    n_consumed = sum(1 for kind, v in comps if kind in ("int", "slice", "array", "darray")) + \
+        sum(_mask_ndim(kind, v) for kind, v in comps if kind in ("mask", "dmask"))
     for kind, v in comps:
         if kind == "ellipsis":
             dim += len(shape) - n_consumed
@@ -104,8 +111,8 @@ def _check_bounds(comps, shape):
             if bad.size:
                 raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension "
                                  f"{dim} with size {size}")
-        elif kind == "mask":
-            m = np.asarray(v)
+        elif kind in ("mask", "dmask"):
+            m = v if kind == "dmask" else np.asarray(v)
             if m.ndim and tuple(m.shape) != tuple(shape[dim:dim + m.ndim]):
                 raise IndexError(
                     f"The shape of the mask {list(m.shape)} at index {dim} does not match the "
@@ -130,7 +137,7 @@ def _getitem_backward(node, g):
 
 def _name_for(comps):
     kinds = [k for k, _ in comps if k != "ellipsis"]
-    if any(k in ("array", "mask") for k in kinds):
+    if any(k in ("array", "mask", "darray", "dmask") for k in kinds):
         return "IndexBackward0"
     if kinds and kinds[-1] == "none":
         return "UnsqueezeBackward0"
@@ -149,6 +156,9 @@ def getitem(x: Tensor, key) -> Tensor:
             k == "slice" and v != slice(None, None, 1))) > 1:
         # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <- SelectBackward0)
         return _remember_view_key(_getitem_chain(x, comps), x, _np_key(comps))
+    if not basic and (x._data.__class__ is not np.ndarray or any(
+            k in ("darray", "dmask") for k, _ in comps)):
+        return _device_getitem(x, comps)
     npkey = _np_key(comps)
     if basic and not any(k == "ellipsis" for k, _ in comps):
         # a trailing Ellipsis makes NumPy return a 0-d *view* instead of a scalar copy for
@@ -202,7 +212,9 @@ def _embed_backward(node, g):
 
 
 def _take(g, npkey):
-    # differentiable advanced read used by the embed VJP
+    # differentiable advanced read used by the embed VJP (npkey: an AdvancedIndex on CUDA)
+    if g._data.__class__ is not np.ndarray:
+        return _device_take(g, npkey)
     return record("IndexBackward0", (g,), np.asarray(g._data[npkey]), _getitem_backward,
                   attrs={"shape": tuple(g._data.shape), "key": npkey, "basic": False})
 
@@ -210,13 +222,13 @@ def _take(g, npkey):
 def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at ``npkey`` (repeated indices accumulate)."""
     if g._data.__class__ is not np.ndarray:
-        if not basic:
-            raise NotImplementedError("jitgrad: the gradient of advanced indexing is not "
-                                      "implemented for device 'cuda:0' yet")
         from .basic import _device_full
         data = _device_full(shape, 0, g._data.dtype)
-        from ..backends import cuda as B
-        B.kernels().layout.copy_into(data[npkey].kview(), g._data.kview())
+        if basic:
+            from ..backends import cuda as B
+            B.kernels().layout.copy_into(data[npkey].kview(), g._data.kview())
+        else:  # index_put_(accumulate=True): atomics, repeated indices sum
+            npkey.put(data.kview(), g._data.kview(), accumulate=True)
         return record("IndexPutBackward0", (g,), data, _embed_backward,
                       attrs={"key": npkey, "basic": basic})
     data = np.zeros(shape, dtype=g._data.dtype)
@@ -228,6 +240,120 @@ def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
                   attrs={"key": npkey, "basic": basic})
 
 
+# ----------------------------------------------------------------------------- CUDA keys
+# An advanced key on a CUDA tensor becomes a ``cuda_kernels.advanced.AdvancedIndex``: one int64
+# device array over the broadcast index shape, built once and reused by the forward, the
+# gradient (index_put with accumulate), CopySlices and double backward. Device index tensors
+# are not bounds-checked (docs/cuda.md); host keys (lists, NumPy, CPU tensors) were checked by
+# _check_bounds and are uploaded once (a counted h2d, as PyTorch copies them too); a CUDA bool
+# mask costs one 8-byte device->host read of its count (nonzero_positions).
+
+
+def _device_plan(x, comps):
+    if x._data.__class__ is np.ndarray:
+        raise RuntimeError("indices should be either on cpu or on the same device as the "
+                           "indexed tensor (cpu)")
+    from ..backends import cuda as B
+    K = B.kernels()
+    nd = x._data.ndim
+    consumed = sum(1 for k, _ in comps if k in ("int", "slice", "array", "darray")) + sum(
+        _mask_ndim(k, v) for k, v in comps if k in ("mask", "dmask"))
+    entries = []
+    for kind, v in comps:
+        if kind == "ellipsis":
+            entries += [("slice", slice(None))] * (nd - consumed)
+            consumed = nd
+        elif kind == "array":
+            entries.append(("index", B.to_device(v)))
+        elif kind == "darray":
+            entries.append(("index", v.kview()))
+        elif kind in ("mask", "dmask"):
+            if _mask_ndim(kind, v) == 0:
+                raise NotImplementedError("jitgrad: indexing with a 0-d bool is not "
+                                          "implemented for device 'cuda:0' yet")
+            pos = (K.advanced.nonzero_positions(v.kview()) if kind == "dmask"
+                   else B.to_device(np.flatnonzero(v)))
+            entries.append(("positions", (pos, v.ndim)))
+        else:
+            entries.append((kind, v))
+    entries += [("slice", slice(None))] * (nd - consumed)
+    return K.advanced.AdvancedIndex(x._data.shape, entries)
+
+
+def _device_getitem(x, comps):
+    return _device_take(x, _device_plan(x, comps))
+
+
+def _device_take(x, plan):
+    from .._cuda_array import CudaArray
+    data = CudaArray.wrap(plan.take(x._data.kview()))
+    return record("IndexBackward0", (x,), data, _getitem_backward,
+                  attrs={"shape": tuple(x._data.shape), "key": plan, "basic": False})
+
+
+def _device_value(value, dtype):
+    """A kernel-readable View of a setitem/scatter value: CUDA tensors as they are, Python/NumPy
+    scalars and 0-d CPU tensors as a 1-element device array filled by a kernel (no transfer)."""
+    if isinstance(value, Tensor):
+        if value._data.__class__ is not np.ndarray:
+            return value._data.kview()
+        if value.ndim != 0:
+            from .._cuda_array import device_error
+            raise device_error("cuda:0", "cpu")
+        value = value.item()
+    if isinstance(value, (list, tuple, np.ndarray)):  # host data: one counted upload
+        from ..backends import cuda as B
+        a = np.asarray(value, dtype=dtype)
+        return B.kernels().View(B.to_device(a.reshape(-1)), a.shape) if a.ndim else \
+            _device_value(a.item(), dtype)
+    from ..backends.cuda_kernels.advanced import scalar_view
+    return scalar_view(value, dtype)
+
+
+def _device_setitem(x, comps, value):
+    """``x[key] = value`` on CUDA storage; returns the key CopySlices needs (the basic NumPy key,
+    or the AdvancedIndex)."""
+    src = _device_value(value, x._data.dtype)
+    if _is_basic(comps):
+        key = _np_key(comps)
+        dst = x._data[key].kview()
+        write = lambda: _copy_into(dst, src)  # noqa: E731
+        tgt = dst.shape
+    else:
+        key = _device_plan(x, comps)
+        write = lambda: key.put(x._data.kview(), src)  # noqa: E731
+        tgt = key.out_shape()
+    try:
+        write()
+    except ValueError:
+        _broadcast_error(list(tgt), list(src.shape))
+    return key
+
+
+def _copy_into(dst, src):
+    from ..backends import cuda as B
+    B.kernels().layout.copy_into(dst, src)
+
+
+def _broadcast_error(tgt, src, cause=None):
+    dim = next((len(tgt) - 1 - i for i, (a, b) in enumerate(
+        zip(reversed(tgt), reversed(src))) if a != b and b != 1), 0)
+    raise RuntimeError(
+        f"The expanded size of the tensor ({tgt[dim] if tgt else 1}) must match the "
+        f"existing size ({src[dim - len(tgt) + len(src)] if src else 1}) at non-singleton "
+        f"dimension {dim}.  Target sizes: {tgt}.  Tensor sizes: {src}") from cause
+
+
+def _device_zero_at(region, key):
+    """Write 0 at ``key`` of the CUDA storage ``region`` (CopySlices' gradient mask)."""
+    from ..backends.cuda_kernels.advanced import AdvancedIndex, scalar_view
+    zero = scalar_view(0, region.dtype)
+    if isinstance(key, AdvancedIndex):
+        key.put(region.kview(), zero)
+    else:
+        _copy_into(region[key].kview(), zero)
+
+
 # ----------------------------------------------------------------------------- setitem
 
 
@@ -237,7 +363,15 @@ def _copy_slices_backward(node, g):
     keys = node.ctx.attrs["keys"]
     need_self, need_value = node.ctx.needs_input_grad
     gs = gv = None
-    if need_self:
+    if need_self and g._data.__class__ is not np.ndarray:
+        from .basic import _device_full
+        mask = _device_full(g._data.shape, 1, g._data.dtype)
+        region = mask
+        for k in keys[:-1]:
+            region = region[k]
+        _device_zero_at(region, keys[-1])
+        gs = g * Tensor._make(mask)
+    elif need_self:
         mask = np.ones(g._data.shape, dtype=bool)
         region = mask
         for k in keys[:-1]:
@@ -247,7 +381,8 @@ def _copy_slices_backward(node, g):
     if need_value:
         gv = g
         for k in keys:
-            gv = getitem(gv, k)
+            gv = getitem(gv, k) if isinstance(k, tuple) or gv._data.__class__ is np.ndarray \
+                else _take(gv, k)
     return (gs, gv)
 
 
@@ -287,17 +422,15 @@ def setitem(x: Tensor, key, value) -> None:
     if recording and not x.dtype.is_floating_point:
         raise RuntimeError("only floating point tensors can be written with values that "
                            "require grad")
-    try:
-        x._data[npkey] = vdata
-    except ValueError as e:
-        tgt = list(np.shape(x._data[npkey]))
-        src = list(np.shape(vdata))
-        dim = next((len(tgt) - 1 - i for i, (a, b) in enumerate(
-            zip(reversed(tgt), reversed(src))) if a != b and b != 1), 0)
-        raise RuntimeError(
-            f"The expanded size of the tensor ({tgt[dim] if tgt else 1}) must match the "
-            f"existing size ({src[dim - len(tgt) + len(src)] if src else 1}) at non-singleton "
-            f"dimension {dim}.  Target sizes: {tgt}.  Tensor sizes: {src}") from e
+    if x._data.__class__ is not np.ndarray:
+        keys = keys[:-1] + (_device_setitem(x, comps, value),)
+    else:
+        if any(k in ("darray", "dmask") for k, _ in comps):
+            _device_plan(x, comps)  # raises PyTorch's device error
+        try:
+            x._data[npkey] = vdata
+        except ValueError as e:
+            _broadcast_error(list(np.shape(x._data[npkey])), list(np.shape(vdata)), e)
     x._vc.value += 1
     if not recording:
         return
@@ -406,6 +539,15 @@ def _scatter_backward(node, g):
     if need_self:
         if a["add"]:
             gs = g
+        elif g._data.__class__ is not np.ndarray:  # ones with zeros scattered at index
+            from ..backends import cuda as B
+            from ..backends.cuda_kernels.advanced import scalar_view
+            from .basic import _device_full
+            mask = _device_full(g._data.shape, 1, g._data.dtype)
+            ix = a["index"].kview()
+            B.kernels().index.scatter(mask.buf.reshape(mask.shape), a["dim"], ix,
+                                      scalar_view(0, mask.dtype).expand(ix.shape))
+            gs = g * Tensor._make(mask)
         else:
             mask = np.ones(g._data.shape, dtype=g._data.dtype)
             _scatter_set_np(mask, a["dim"], a["index"], np.zeros(a["index"].shape, mask.dtype))
@@ -424,12 +566,37 @@ def _scatter_set_np(dst, dim, index, src):
 def _scatter(input, dim, index, src, add):
     d = _dim(dim, input._data.ndim)
     idx = _index_array(index, "scatter")
+    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
+        return _device_scatter(input, d, index, idx, src, add)
     data = input._data.copy()
     sdata = src._data if isinstance(src, Tensor) else np.asarray(src, dtype=data.dtype)
     if add:
         _scatter_add_np(data, d, idx, sdata)
     else:
         _scatter_set_np(data, d, idx, sdata)
+    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
+                                              else "ScatterBackward1")
+    return record(name, (input, src if isinstance(src, Tensor) else None), data,
+                  _scatter_backward, attrs={"dim": d, "index": idx, "add": add})
+
+
+def _device_scatter(input, d, index, idx, src, add):
+    """``_scatter`` on CUDA: a contiguous copy of ``input``, then the scatter(-add) kernel."""
+    from .elementwise_call import check_same_device
+    check_same_device((input, index) + ((src,) if isinstance(src, Tensor) else ()))
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    c = input._data.copy()
+    data = CudaArray(c.buf, c.shape)  # contiguous, offset 0
+    vi = idx.kview()
+    vs = _device_value(src, data.dtype)
+    if not isinstance(src, Tensor):
+        vs = vs.expand(vi.shape)
+    dst = data.buf.reshape(data.shape) if data.ndim != 1 else data.buf
+    if add:
+        B.kernels().index.scatter_add(dst, d, vi, vs)
+    else:
+        B.kernels().index.scatter(dst, d, vi, vs)
     name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
                                               else "ScatterBackward1")
     return record(name, (input, src if isinstance(src, Tensor) else None), data,
@@ -451,18 +618,19 @@ def scatter_add(input, dim, index, src):
 
 def _index_select_backward(node, g):
     a = node.ctx.attrs
-    if g._data.__class__ is not np.ndarray:
-        from ..autograd import grad_mode
-        if grad_mode.is_grad_enabled():
-            raise NotImplementedError("jitgrad: index_select double backward (create_graph=True)"
-                                      " is not implemented for device 'cuda:0' yet")
+    if g._data.__class__ is not np.ndarray and not grad_mode.is_grad_enabled():
+        # fast path; with create_graph the differentiable index_add below runs on the device
         from ..backends import cuda as B
         from .basic import _device_full
         data = _device_full(a["shape"], 0, g._data.dtype)
         B.kernels().index.index_add(data.buf.reshape(tuple(a["shape"])), a["dim"],
                                     a["index"].kview(), g._data.kview())
         return (Tensor._make(data),)
-    data = np.zeros(a["shape"], dtype=g._data.dtype)
+    if g._data.__class__ is not np.ndarray:
+        from .basic import _device_full
+        data = _device_full(a["shape"], 0, g._data.dtype)
+    else:
+        data = np.zeros(a["shape"], dtype=g._data.dtype)
     return (index_add(Tensor._make(data), a["dim"], Tensor._make(a["index"]), g),)
 
 
@@ -506,6 +674,20 @@ def _index_add_backward(node, g):
 def index_add(input, dim, index, source, *, alpha=1):
     d = _dim(dim, input._data.ndim)
     idx = _index_array(index, "index_add").reshape(-1)
+    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
+        from .elementwise_call import check_same_device
+        check_same_device((input, index, source))
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        c = input._data.copy()
+        data = CudaArray(c.buf, c.shape)
+        if data.ndim == 0:
+            raise NotImplementedError("jitgrad: index_add of a 0-d tensor is not implemented "
+                                      "for device 'cuda:0' yet")
+        B.kernels().index.index_add(data.buf.reshape(data.shape) if data.ndim != 1 else
+                                    data.buf, d, idx.kview(), source._data.kview(), alpha)
+        return record("IndexAddBackward0", (input, source), data, _index_add_backward,
+                      attrs={"dim": d, "index": idx, "alpha": alpha})
     data = input._data.copy()
     src = source._data * alpha if alpha != 1 else source._data
     key = (slice(None),) * d + (idx,)
@@ -528,12 +710,25 @@ def masked_fill(input, mask, value):
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
-        value = value.item()
+        if value._data.__class__ is np.ndarray or input._data.__class__ is np.ndarray:
+            value = value.item()  # a 0-d CUDA value stays on the device (no host read)
+        else:
+            value = value.detach()
     from .elementwise_call import broadcast_shapes
     shape = broadcast_shapes(input._data.shape, mask._data.shape)
     if shape != input._data.shape:
         raise RuntimeError(f"The size of tensor a ({input._data.shape[-1]}) must match the size "
                            f"of tensor b ({mask._data.shape[-1]}) at non-singleton dimension 0")
+    if input._data.__class__ is not np.ndarray or mask._data.__class__ is not np.ndarray:
+        # the elementwise ``where`` kernel, cast back to input's dtype like the CPU path
+        from .elementwise_call import check_same_device
+        from .functional import where
+        check_same_device((input, mask))
+        with grad_mode.no_grad():
+            data = where(mask, value, input.detach())._data.astype(input._data.dtype,
+                                                                  copy=False)
+        return record("MaskedFillBackward0", (input,), data, _masked_fill_backward,
+                      attrs={"mask": mask._data.broadcast_to(shape)})
     data = np.where(mask._data, np.asarray(value).astype(input._data.dtype), input._data)
     return record("MaskedFillBackward0", (input,), data, _masked_fill_backward,
                   attrs={"mask": np.broadcast_to(mask._data, shape)})
@@ -543,12 +738,30 @@ def masked_select(input, mask):
     from .elementwise_call import broadcast_shapes
     shape = broadcast_shapes(input._data.shape, mask._data.shape)
     x = input.expand(shape) if tuple(input.shape) != shape else input
-    return getitem(x, Tensor._make(np.broadcast_to(mask._data, shape)))
+    m = mask._data
+    return getitem(x, Tensor._make(np.broadcast_to(m, shape) if m.__class__ is np.ndarray
+                                   else m.broadcast_to(shape)))
 
 
 def nonzero(input, *, as_tuple=False):
+    if input._data.__class__ is not np.ndarray:
+        return _device_nonzero(input, as_tuple)
     nz = np.nonzero(input._data)
     if as_tuple:
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
     return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
                         np.zeros((0, 0), np.int64))
+
+
+def _device_nonzero(input, as_tuple):
+    """Stream compaction on the device; the count is one 8-byte device->host read."""
+    if input.ndim == 0:
+        raise NotImplementedError("jitgrad: nonzero of a 0-d tensor is not implemented for "
+                                  "device 'cuda:0' yet")
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    A = B.kernels().advanced
+    coords = CudaArray.wrap(A.unravel(A.nonzero_positions(input._data.kview()), input.shape))
+    if as_tuple:
+        return tuple(Tensor._make(coords[:, d].contiguous()) for d in range(input.ndim))
+    return Tensor._make(coords)

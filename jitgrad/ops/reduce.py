@@ -1,4 +1,8 @@
-"""Reductions with ``dim`` (int or tuple) and ``keepdim``; VJPs written with registered ops."""
+"""Reductions with ``dim`` (int or tuple) and ``keepdim``; VJPs written with registered ops.
+
+CUDA tensors take the ``_device_*`` / ``_kred`` paths: the kernel layer's tree reductions and
+scans (``backends.cuda_kernels``) composed with registered elementwise ops, so forward and
+backward stay on the device without a host transfer (docs/cuda.md)."""
 from __future__ import annotations
 
 import collections
@@ -112,6 +116,59 @@ def _device_reduce(op, x, axes, keepdim, dtype):
     return CudaArray.wrap(out)
 
 
+def _on_device(t) -> bool:
+    return t._data.__class__ is not np.ndarray  # the CPU path pays this one class test
+
+
+def _kred(op, data, axes, keepdim, dtype=None, scale=None):
+    """Tree reduction ``op`` (sum/prod/max/min/all/any) of the CudaArray ``data`` over ``axes``
+    (``scale`` multiplies a sum) as a CudaArray; a 0-d input is reduced as a 1-element row so
+    the dtype rules and ``scale`` apply to it too."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    if data.ndim == 0:
+        data, axes, keepdim = data.reshape((1,)), (0,), False
+    out = B.kernels().reduce.reduce(data.kview(), axes, op, keepdim, dtype, scale)
+    return CudaArray.wrap(out)
+
+
+def _dev(data) -> Tensor:
+    """A device array as a constant Tensor (device forwards compose registered elementwise ops
+    on these: no graph is recorded, the op's own node is attached by ``record``)."""
+    from .._cuda_array import CudaArray
+    return Tensor._make(data if isinstance(data, CudaArray) else CudaArray.wrap(data))
+
+
+def _dev_nan(shape, dtype):
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    return CudaArray.wrap(B.full(shape, np.nan, dtype))
+
+
+def _reduced_shape(shape, axes, keepdim):
+    return _kept_shape(shape, axes) if keepdim else tuple(
+        s for i, s in enumerate(shape) if i not in axes)
+
+
+def _check_floating_for_var(input):
+    if not input.dtype.is_floating_point:  # PyTorch refuses integer and bool inputs
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+
+
+def _device_var(input, axes, keepdim, denom, n):
+    """Mean of squared deviations on the device: tree mean, ``(x - mu)**2`` with the registered
+    elementwise ops, then a tree sum scaled by ``1/denom`` (two passes, like ``np.var``)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dt = input._data.dtype
+    if denom <= 0:
+        return _dev_nan(_reduced_shape(input._data.shape, axes, keepdim), dt)
+    x = input.detach()
+    mu = _dev(_kred("sum", x._data, axes, True, dt, 1.0 / n))
+    d = x - mu
+    return _kred("sum", (d * d)._data, axes, keepdim, dt, 1.0 / denom)
+
+
 def _np_axes(x, axes):
     return axes if x._data.ndim else None
 
@@ -188,18 +245,25 @@ def _var_backward(node, g):
     a = node.ctx.attrs
     x = node.saved("x")
     mu = x.mean(a["axes"] if x.ndim else None, keepdim=True)
-    return (_expand_back(g, node) * (x - mu) * (2.0 / a["denom"]),)
+    # denom 0 (one element, unbiased): PyTorch's 2/0 = inf, so the gradient is NaN, not an error
+    scale = 2.0 / a["denom"] if a["denom"] else float("inf")
+    return (_expand_back(g, node) * (x - mu) * scale,)
 
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_floating_for_var(input)
     dim, c = _var_args(dim, unbiased, correction)
     axes = _dims(dim, input._data.ndim)
     n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
-    data = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
     denom = n - c
-    _warn_dof(denom, "var")
-    data = np.asarray(data * (n / denom) if denom > 0 else np.full_like(data, np.nan),
-                      dtype=input._data.dtype)
+    if _on_device(input):
+        _warn_dof(denom, "var")
+        data = _device_var(input, axes, keepdim, denom, n)
+    else:
+        data = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
+        _warn_dof(denom, "var")
+        data = np.asarray(data * (n / denom) if denom > 0 else np.full_like(data, np.nan),
+                          dtype=input._data.dtype)
     return record("VarBackward0", (input,), data, _var_backward, save=(("x", input),),
                   attrs=_attrs(input, axes, keepdim, denom=denom))
 
@@ -215,14 +279,19 @@ def _std_backward(node, g):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_floating_for_var(input)
     dim, c = _var_args(dim, unbiased, correction)
     axes = _dims(dim, input._data.ndim)
     n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
-    v = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
     denom = n - c
-    _warn_dof(denom, "std")
-    data = np.asarray(np.sqrt(v * (n / denom)) if denom > 0 else np.full_like(v, np.nan),
-                      dtype=input._data.dtype)
+    if _on_device(input):
+        _warn_dof(denom, "std")
+        data = _dev(_device_var(input, axes, keepdim, denom, n)).sqrt()._data
+    else:
+        v = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
+        _warn_dof(denom, "std")
+        data = np.asarray(np.sqrt(v * (n / denom)) if denom > 0 else np.full_like(v, np.nan),
+                          dtype=input._data.dtype)
     return record("StdBackward0", (input,), data, _std_backward, save=(("x", input),),
                   save_outputs=(("out", 0),), attrs=_attrs(input, axes, keepdim, denom=denom))
 
@@ -241,6 +310,8 @@ def _prod_backward(node, g):
     a = node.ctx.attrs
     x = node.saved("x")
     ge = _expand_back(g, node)
+    if _on_device(x):
+        return (_device_prod_backward(node, x, ge),)
     if not np.any(x._data == 0):
         out = node.saved("out")
         if not a["keepdim"]:
@@ -249,6 +320,33 @@ def _prod_backward(node, g):
     # zeros present: the product of all *other* elements, without dividing
     others = _prod_of_others(x.detach()._data, a["axes"])
     return (ge * Tensor._make(others),)
+
+
+def _device_prod_backward(node, x, ge):
+    """The CPU rule without its host branch: ``out / x`` if the input has no zero, else the
+    product of all *other* elements of the row (an exclusive cumprod from each end, read and
+    written through reversed views, multiplied). Both are computed on the device and the
+    0-d ``all(x)`` (no zero) selects, so no value crosses to the host."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    from .functional import where
+    a = node.ctx.attrs
+    S = B.kernels().scan
+    out = node.saved("out")
+    if not a["keepdim"]:
+        out = out.reshape(a["kept"])
+    xd = x.detach()
+    if xd.ndim == 0:  # a 0-d product: the other elements' product is the empty product 1
+        others = _dev(B.full((), 1, xd._data.dtype))
+    else:
+        v = xd._data.kview()
+        left = S.scan(v, a["axes"], "prod", exclusive=True)
+        right = S.scan(v, a["axes"], "prod", exclusive=True, reverse=True)
+        others = _dev(CudaArray.wrap(left)) * _dev(CudaArray.wrap(right))
+    no_zero = _dev(_kred("all", xd._data, _dims(None, xd.ndim), False))  # 0-d, on the device
+    # divide by 1 where the branch is unused: its 0/0 would turn into NaN in a double backward
+    safe_x = where(no_zero, x, 1.0)
+    return where(no_zero, ge * out / safe_x, ge * others)
 
 
 def _prod_of_others(x, axes):
@@ -267,8 +365,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     axes = _dims(dim, input._data.ndim)
     out_dt = input.dtype if input.dtype.is_floating_point else D.int64
-    data = np.asarray(np.prod(input._data, axis=_np_axes(input, axes), keepdims=keepdim,
-                              dtype=out_dt.np))
+    if _on_device(input):
+        data = _kred("prod", input._data, axes, keepdim, out_dt.np)
+    else:
+        data = np.asarray(np.prod(input._data, axis=_np_axes(input, axes), keepdims=keepdim,
+                                  dtype=out_dt.np))
     name = "ProdBackward0" if dim is None else "ProdBackward1"
     return record(name, (input,), data, _prod_backward, save=(("x", input),),
                   save_outputs=(("out", 0),), attrs=_attrs(input, axes, keepdim))
@@ -427,6 +528,22 @@ def _norm_backward(node, g):
     return (where(out == 0, 0.0, ge * x.sign() * ax ** (p - 1) / safe ** (p - 1)),)
 
 
+def _device_norm(input, p, axes, keepdim):
+    """The CPU formulas with tree reductions and registered elementwise ops."""
+    dt = input._data.dtype
+    x = input.detach()
+    if p == 2:
+        return _dev(_kred("sum", (x * x)._data, axes, keepdim, dt)).sqrt()._data
+    if p == 0:  # count of nonzeros (NaN counts), summed in the float dtype
+        return _kred("sum", x._data.astype(np.bool_), axes, keepdim, dt)
+    a = x.abs()
+    if p == 1:
+        return _kred("sum", a._data, axes, keepdim, dt)
+    if p in (float("inf"), -float("inf")):
+        return _kred("max" if p > 0 else "min", a._data, axes, keepdim)
+    return (_dev(_kred("sum", (a ** p)._data, axes, keepdim, dt)) ** (1.0 / p))._data
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
@@ -436,6 +553,11 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_word(input.dtype)}")
     axes = _dims(dim, input._data.ndim)
+    if _on_device(input):
+        return record("LinalgVectorNormBackward0", (input,),
+                      _device_norm(input, p, axes, keepdim), _norm_backward,
+                      save=(("x", input),), save_outputs=(("out", 0),),
+                      attrs=_attrs(input, axes, keepdim, p=p))
     ax = _np_axes(input, axes)
     a = np.abs(input._data)
     if p == 2:
@@ -465,10 +587,25 @@ def _logsumexp_backward(node, g):
     return (_expand_back(g, node) * (x - out).exp(),)
 
 
+def _device_logsumexp(x, axes, keepdim):
+    """``max + log(sum(exp(x - max)))`` with tree max/sum; a non-finite max shifts by 0 as on
+    the CPU (``m - m == 0`` is ``isfinite(m)`` in registered ops)."""
+    from .functional import where
+    t = _dev(x)
+    m = _dev(_kred("max", x, axes, True))
+    m = where(m - m == 0, m, 0.0)
+    data = (_dev(_kred("sum", (t - m).exp()._data, axes, True)).log() + m)._data
+    return data if keepdim else data.reshape(_reduced_shape(x.shape, axes, False))
+
+
 def logsumexp(input, dim, keepdim=False):
     axes = _dims(dim, input._data.ndim)
     x = input._data if input.dtype.is_floating_point else input._data.astype(
         D.get_default_dtype().np)
+    if _on_device(input):
+        return record("LogsumexpBackward0", (input,), _device_logsumexp(x, axes, keepdim),
+                      _logsumexp_backward, save=(("x", input),), save_outputs=(("out", 0),),
+                      attrs=_attrs(input, axes, keepdim))
     ax = axes if x.ndim else None
     m = np.max(x, axis=ax, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, axes),
                                                                   x.dtype)
@@ -484,22 +621,43 @@ def logsumexp(input, dim, keepdim=False):
 
 def all(input, dim=None, keepdim=False):  # noqa: A001
     ax = None if dim is None else _dims(dim, input.ndim)
+    if _on_device(input):
+        return Tensor._make(_kred("all", input._data, _dims(dim, input.ndim), keepdim))
     return Tensor._make(np.asarray(np.all(input._data, axis=ax, keepdims=keepdim)))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
     ax = None if dim is None else _dims(dim, input.ndim)
+    if _on_device(input):
+        return Tensor._make(_kred("any", input._data, _dims(dim, input.ndim), keepdim))
     return Tensor._make(np.asarray(np.any(input._data, axis=ax, keepdims=keepdim)))
 
 
 def count_nonzero(input, dim=None):
     ax = None if dim is None else _dims(dim, input.ndim)
+    if _on_device(input):  # cast to bool (nonzero, NaN included), then an int64 tree sum
+        b = input._data if input._data.dtype == np.bool_ else input._data.astype(np.bool_)
+        return Tensor._make(_kred("sum", b, _dims(dim, input.ndim), False, np.int64))
     return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=ax), dtype=np.int64))
 
 
 def _cumsum_backward(node, g):
     d = node.ctx.attrs["dim"]
+    if g.ndim == 0:  # cumsum of a 0-d tensor is the identity (flip has no dim 0 to flip)
+        return (g,)
+    if _on_device(g):
+        return (_reverse_cumsum(g, d),)
     return (g.flip(d).cumsum(d).flip(d),)
+
+
+def _reverse_cumsum(g, d):
+    """``flip(cumsum(flip(g, d), d), d)`` on the device as one reversed scan (no flip copies);
+    recorded with cumsum as its gradient so ``create_graph`` works through it."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    data = CudaArray.wrap(B.kernels().scan.scan(g._data.kview(), d, "sum", reverse=True))
+    return record("FlipBackward0", (g,), data,
+                  lambda node, gg: (cumsum(gg, node.ctx.attrs["dim"]),), attrs={"dim": d})
 
 
 def cumsum(input, dim, *, dtype=None):
@@ -507,6 +665,12 @@ def cumsum(input, dim, *, dtype=None):
         input = input.to(dtype)
     d = _wrap(dim, input._data.ndim)
     out_dt = input.dtype if input.dtype.is_floating_point else D.int64
+    if _on_device(input):
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        data = input._data.astype(out_dt.np) if input.ndim == 0 else CudaArray.wrap(
+            B.kernels().scan.scan(input._data.kview(), d, "sum", out_dt.np))
+        return record("CumsumBackward0", (input,), data, _cumsum_backward, attrs={"dim": d})
     data = np.cumsum(input._data, axis=d if input.ndim else None, dtype=out_dt.np)
     return record("CumsumBackward0", (input,), data.reshape(input._data.shape), _cumsum_backward,
                   attrs={"dim": d})

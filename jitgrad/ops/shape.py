@@ -11,7 +11,7 @@ __all__ = ["reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "e
            "expand_as", "broadcast_to", "permute", "transpose", "swapaxes", "t", "cat", "concat",
            "stack", "split", "chunk", "unbind", "contiguous", "movedim", "flip", "repeat",
            "broadcast_tensors", "tile", "view_as", "reshape_as", "hstack", "vstack", "narrow",
-           "select", "atleast_1d"]
+           "select", "atleast_1d", "roll"]
 
 
 def _wrap(dim, ndim):
@@ -460,9 +460,71 @@ def flip(input, dims):
         dims = (dims,)
     nd = input._data.ndim
     dims = tuple(_wrap(d, nd) for d in dims)
+    x = input._data
+    if x.__class__ is not np.ndarray:
+        # CUDA: the same reversed (negative-stride) view, materialized by the layout copy
+        # kernel; the negative strides only live in this temporary View
+        from .._cuda_array import CudaArray
+        from ..backends import cuda as B
+        st, off = list(x.st), x.offset
+        for d in dims:
+            if x.shape[d] > 1:
+                off += (x.shape[d] - 1) * st[d]
+                st[d] = -st[d]
+        v = B.kernels().View(x.buf, x.shape, st, off)
+        data = CudaArray.wrap(B.kernels().layout.contiguous(v)) if x.size else x.copy()
+        return record("FlipBackward0", (input,), data, _flip_backward, attrs={"dims": dims})
     # a copy, like torch.flip (negative strides never escape into user tensors)
     data = np.ascontiguousarray(np.flip(input._data, dims))
     return record("FlipBackward0", (input,), data, _flip_backward, attrs={"dims": dims})
+
+
+def _roll_backward(node, g):
+    a = node.ctx.attrs
+    return (roll(g, tuple(-s for s in a["shifts"]), a["dims"]),)
+
+
+def roll(input, shifts, dims=None):
+    """``torch.roll``: NumPy's roll on the CPU; on CUDA one strided copy per rolled piece
+    (``layout.copy_into``), no transfer. ``dims=None`` rolls the flattened tensor."""
+    if dims is None:
+        shp = tuple(input._data.shape)
+        return reshape(roll(flatten(input), shifts, 0), shp)
+    shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    nd = input._data.ndim
+    dims = tuple(_wrap(d, nd) for d in dims)
+    shifts = tuple(int(s) for s in shifts)
+    x = input._data
+    if x.__class__ is np.ndarray:
+        data = np.roll(x, shifts, dims)
+    else:
+        data = x
+        for s, d in zip(shifts, dims):
+            data = _device_roll(data, s, d)
+        if data is x:
+            data = x.copy()
+    return record("RollBackward0", (input,), data, _roll_backward,
+                  attrs={"shifts": shifts, "dims": dims})
+
+
+def _device_roll(x, shift, d):
+    """``np.roll(x, shift, d)`` for CUDA storage: two slice copies into a fresh array."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    n = x.shape[d]
+    k = shift % n if n else 0
+    if k == 0:
+        return x
+    out = CudaArray.empty(x.shape, x.dtype)
+    lead = (slice(None),) * d
+    cp = B.kernels().layout.copy_into
+    cp(out[lead + (slice(k, None),)].kview(), x[lead + (slice(0, n - k),)].kview())
+    cp(out[lead + (slice(0, k),)].kview(), x[lead + (slice(n - k, None),)].kview())
+    return out
 
 
 def repeat(input, *sizes):

@@ -57,12 +57,13 @@ def test_factories_and_device_attributes(device):
     assert e.dtype is jg.int64 and e.shape == (3,)
     assert z.tolist() == [[0.0] * 3] * 2 and o.tolist() == [1.0] * 4 and f.tolist() == [7.5] * 2
     assert device.stats.d2h == 3  # .tolist() copies to the host
-    # host generation + one upload each
+    # random numbers are drawn on the device (no upload), reproducibly after manual_seed
     device.reset_stats()
     jg.manual_seed(0)
     r = jg.randn(3, 2, device="cuda")
+    assert device.stats.h2d == 0 and r.shape == (3, 2) and r.dtype is jg.float32
     jg.manual_seed(0)
-    assert np.array_equal(r.cpu().numpy(), jg.randn(3, 2).numpy())
+    assert np.array_equal(r.cpu().numpy(), jg.randn(3, 2, device="cuda").cpu().numpy())
     a = jg.arange(5, device="cuda")
     t = jg.tensor([[1, 2], [3, 4]], device="cuda")
     assert a.tolist() == list(range(5)) and t.dtype is jg.int64
@@ -144,18 +145,10 @@ def test_zero_dim_tensors_keep_their_shape_on_the_device(device):
 
 def test_unsupported_ops_raise_not_implemented(device):
     c = jg.tensor([[3.0, 1.0], [2.0, 5.0]], device="cuda")
-    ids = jg.tensor([0, 1], device="cuda")
+    true = jg.tensor(True, device="cuda")
     device.reset_stats()
-    with pytest.raises(NotImplementedError, match="cumsum.*cuda:0"):
-        c.cumsum(0)
-    with pytest.raises(NotImplementedError, match="var.*cuda:0"):
-        c.var(1)
     with pytest.raises(NotImplementedError, match="cuda:0"):
-        c[ids]
-    with pytest.raises(NotImplementedError, match="flip.*cuda:0"):
-        c.flip(0)
-    with pytest.raises(NotImplementedError, match="cuda:0"):
-        c.masked_fill(c > 2, 0.0)
+        c[true]
     with pytest.raises(NotImplementedError, match="half.*cuda:0|float16.*cuda:0|cuda:0"):
         c.half() + 1
     assert device.stats.d2h == 0 and device.stats.h2d == 0  # nothing copied behind our back

@@ -15,8 +15,8 @@ import numpy as np
 from ..cuda_env import device_jit, kernel_jit
 from .common import View, as_view, cuda, pad, scalar_type
 
-__all__ = ["gather", "scatter_add", "index_select", "index_add", "make_gather_kernel",
-           "make_scatter_add_kernel"]
+__all__ = ["gather", "scatter_add", "scatter", "index_select", "index_add",
+           "make_gather_kernel", "make_scatter_add_kernel", "make_scatter_kernel"]
 
 _gather_cache: dict = {}
 _scatter_cache: dict = {}
@@ -80,6 +80,37 @@ def make_scatter_add_kernel(dtype):
     return hit
 
 
+_scatter_set_cache: dict = {}
+
+
+def make_scatter_kernel(dtype):
+    """``scatter_add``'s plain-store twin (``torch.scatter``): same signature without ``alpha``.
+    Which of several writes to one element wins is unspecified, as in PyTorch on CUDA."""
+    key = np.dtype(dtype).str
+    hit = _scatter_set_cache.get(key)
+    if hit is not None:
+        return hit
+    ty = scalar_type(dtype)
+    is_bool = np.dtype(dtype).kind == "b"
+
+    def scatter_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off, sstrides,
+                     dim, n):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
+            soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
+            j = idx[i_off + ioff]
+            if j < 0:
+                j += dsize
+            v = src[s_off + soff]
+            if is_bool:
+                dst[doff + j * dstrides[dim]] = v != 0
+            else:
+                dst[doff + j * dstrides[dim]] = ty(v)
+
+    hit = _scatter_set_cache[key] = (scatter_flat, kernel_jit(scatter_flat))
+    return hit
+
+
 def _dim(dim, ndim):
     return int(dim) % max(ndim, 1)
 
@@ -124,6 +155,29 @@ def scatter_add(dst, dim, index, src, alpha=1):
                                       np.int64(vi.offset), shape, istrides, vs.base,
                                       np.int64(vs.offset), sstrides, np.int64(d), np.int64(n),
                                       vd.dtype.type(alpha)))
+    return dst
+
+
+def scatter(dst, dim, index, src):
+    """``dst.scatter_(dim, index, src)`` in place on the contiguous device array ``dst``
+    (``src``: a View/array at least as large as ``index``, or a 1-element View expanded to the
+    index's shape for a scalar value); returns ``dst``."""
+    from .. import cuda as backend
+    vd, vi, vs = as_view(dst), as_view(index), as_view(src)
+    if isinstance(dst, View) or not dst.is_c_contiguous():
+        raise ValueError("scatter writes into a contiguous device array")
+    d = _dim(dim, vd.ndim)
+    n = vi.size
+    if n:
+        nd = max(vd.ndim, 1)
+        shape, istrides = pad(vi.shape, vi.strides, nd)
+        _, sstrides = pad(vs.shape, vs.strides, nd)
+        _, dstrides = pad(vd.shape, vd.strides, nd)
+        dsize = vd.shape[d] if vd.ndim else 1
+        _, kern = make_scatter_kernel(vd.dtype)
+        backend.launch_flat(kern, n, (vd.base, dstrides, np.int64(dsize), vi.base,
+                                      np.int64(vi.offset), shape, istrides, vs.base,
+                                      np.int64(vs.offset), sstrides, np.int64(d), np.int64(n)))
     return dst
 
 

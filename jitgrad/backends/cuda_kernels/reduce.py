@@ -1,5 +1,5 @@
-"""Axis reductions on the device: sum / prod / amax / amin and max/min/argmax/argmin with
-indices, along any set of dimensions.
+"""Axis reductions on the device: sum / prod / amax / amin / all / any and max/min/argmax/argmin
+with indices, along any set of dimensions.
 
 One block per output element (grid-stride over outputs when there are more than the grid holds):
 each thread folds a strided slice of its row into a register, then the block combines the
@@ -30,8 +30,8 @@ from .common import (
     scalar_type,
 )
 
-__all__ = ["reduce", "sum", "mean", "prod_", "amax", "amin", "max_dim", "min_dim", "argmax",
-           "argmin", "make_tree_kernel", "make_arg_kernel", "reduce_layout"]
+__all__ = ["reduce", "sum", "mean", "prod_", "amax", "amin", "all_", "any_", "max_dim",
+           "min_dim", "argmax", "argmin", "make_tree_kernel", "make_arg_kernel", "reduce_layout"]
 
 
 @device_jit
@@ -81,13 +81,26 @@ def _better_min(v, i, bv, bi):
     return v < bv or (v == bv and i < bi)
 
 
-_COMBINE = {"sum": _add, "prod": _mul, "max": _max, "min": _min}
+@device_jit
+def _and(a, b):
+    return a and b
+
+
+@device_jit
+def _or(a, b):
+    return a or b
+
+
+# all/any accumulate in bool: the load's cast ``bool(x)`` is ``x != 0`` (NaN counts as true,
+# as in PyTorch), so they need no separate ``x != 0`` pass over the input.
+_COMBINE = {"sum": _add, "prod": _mul, "max": _max, "min": _min, "all": _and, "any": _or}
 _BETTER = {"max": _better_max, "min": _better_min}
 
 
 def _identity(op, acc_dtype):
-    return {"sum": 0, "prod": 1}.get(op) if op in ("sum", "prod") else (
-        lowest(acc_dtype) if op == "max" else highest(acc_dtype))
+    if op in ("sum", "prod", "all", "any"):
+        return {"sum": 0, "prod": 1, "all": True, "any": False}[op]
+    return lowest(acc_dtype) if op == "max" else highest(acc_dtype)
 
 
 _tree_cache: dict = {}
@@ -235,6 +248,8 @@ def reduce(x, dim=None, op="sum", keepdim=False, dtype=None, scale=None):
     axes = _axes(dim, v.ndim)
     if dtype is None:
         dtype = v.dtype if (v.dtype.kind == "f" or op in ("max", "min")) else np.dtype(np.int64)
+    if op in ("all", "any"):
+        dtype = np.bool_
     dtype = np.dtype(dtype)
     kshape, kstrides, rshape, rstrides, m_total, k_total, _ = reduce_layout(v, axes)
     out = backend.empty(_out_shape(v, axes, keepdim), dtype)
@@ -270,6 +285,15 @@ def amax(x, dim=None, keepdim=False):
 
 def amin(x, dim=None, keepdim=False):
     return reduce(x, dim, "min", keepdim)
+
+
+def all_(x, dim=None, keepdim=False):
+    """``torch.all``: bool, True where every element of the row is nonzero (NaN is nonzero)."""
+    return reduce(x, dim, "all", keepdim)
+
+
+def any_(x, dim=None, keepdim=False):
+    return reduce(x, dim, "any", keepdim)
 
 
 def _extreme(x, dim, keepdim, op):
