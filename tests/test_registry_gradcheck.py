@@ -36,6 +36,9 @@ ANY = uniform(-2.0, 2.0)
 POS = uniform(0.2, 3.0)
 NONZERO = uniform(-2.0, 2.0, kinks=(0.0,), margin=0.2)
 UNIT = uniform(-1.3, 1.3)
+INSIDE = uniform(-0.9, 0.9)  # asin/acos: inside the domain, away from the poles at +-1
+NOT_INT = uniform(-2.0, 2.0, kinks=(-2.0, -1.0, 0.0, 1.0, 2.0))  # floor/ceil/trunc/frac jumps
+NOT_HALF = uniform(-2.0, 2.0, kinks=(-1.5, -0.5, 0.5, 1.5))  # round's jumps
 
 # op name -> (numpy reference(*inputs, **aux), input generators, aux values)
 REFERENCE = {
@@ -89,6 +92,27 @@ REFERENCE = {
     "logical_and": (np.logical_and, (ANY, ANY), {}),
     "logical_or": (np.logical_or, (ANY, ANY), {}),
     "logical_xor": (np.logical_xor, (ANY, ANY), {}),
+    "asin": (np.arcsin, (INSIDE,), {}),
+    "acos": (np.arccos, (INSIDE,), {}),
+    "atan": (np.arctan, (ANY,), {}),
+    "floor": (np.floor, (NOT_INT,), {}),
+    "ceil": (np.ceil, (NOT_INT,), {}),
+    "trunc": (np.trunc, (NOT_INT,), {}),
+    "round": (np.round, (NOT_HALF,), {}),
+    "round_decimals": (lambda a, ten_pow, neg: np.round(a * ten_pow) / ten_pow, (ANY,),
+                       {"ten_pow": 10.0, "neg": False}),
+    "frac": (lambda a: a - np.trunc(a), (NOT_INT,), {}),
+    # quotients of random operands are integers with probability 0 (the jumps of fmod/remainder)
+    "fmod": (np.fmod, (ANY, NONZERO), {}),
+    "fmod_scalar": (lambda a, other: np.fmod(a, other), (ANY,), {"other": 0.7}),
+    "remainder": (np.remainder, (ANY, NONZERO), {}),
+    "remainder_scalar": (lambda a, other: np.remainder(a, other), (ANY,), {"other": -0.7}),
+    "floor_divide": (np.floor_divide, (ANY, NONZERO), {}),
+    "isinf": (np.isinf, (ANY,), {}),
+    "isfinite": (np.isfinite, (ANY,), {}),
+    "isclose": (lambda a, b, rtol, atol, equal_nan: np.isclose(a, b, rtol=rtol, atol=atol,
+                                                               equal_nan=equal_nan),
+                (ANY, ANY), {"rtol": 0.5, "atol": 0.1, "equal_nan": False}),
 }
 
 # broadcasting: (3, 4) against (4,), (3, 1) and a 0-d tensor

@@ -9,6 +9,7 @@ import math
 import os
 
 import numba
+import numpy as np
 from numba import types
 from numba.extending import overload
 
@@ -55,6 +56,58 @@ def pow_(a, b):
     return a ** b
 
 
+def _rounding(name, npfn):
+    """A rounding function that keeps float32/float64 (NumPy's ufunc, an LLVM intrinsic that
+    vectorizes) and is the identity on integers and bools (``math.floor`` would return an int,
+    ``np.floor`` a float64 for integer arguments)."""
+    def stub(a):
+        return npfn(a)
+    stub.__name__ = stub.__qualname__ = name
+
+    @overload(stub, inline="always")
+    def _impl(a):
+        if isinstance(a, types.Float):
+            def impl(a):
+                return npfn(a)
+            return impl
+        if isinstance(a, (types.Integer, types.Boolean)):
+            def impl(a):
+                return a
+            return impl
+    return stub
+
+
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
+rint = _rounding("rint", np.rint)  # round half to even (the default rounding mode)
+
+
+def fmod(a, b):
+    """C fmod: the remainder with the dividend's sign (Python fallback of the overload)."""
+    return np.fmod(a, b)
+
+
+@overload(fmod, inline="always")
+def _fmod(a, b):
+    if isinstance(a, types.Float) and isinstance(b, types.Float):
+        def impl(a, b):
+            return np.fmod(a, b)
+        return impl
+    if isinstance(a, types.Integer) and isinstance(b, types.Integer):
+        # not np.fmod: Numba computes it with an unsigned remainder (fmod(-5, 3) == 2).
+        # C ``%`` from Python's ``%`` (sign of the divisor); a zero divisor gives 0 (NumPy
+        # error model); the callers raise ZeroDivisionError before launching.
+        def impl(a, b):
+            r = a % b
+            return r - b if (r != 0) & ((r < 0) != (a < 0)) else r
+        return impl
+
+
+# libm (float32 arguments call asinf ...): no vectorizable version in jitgrad.math
+asin, acos, atan = math.asin, math.acos, math.atan
+
+
 # Transcendentals: jitgrad.math's vectorizable float32/float64 versions (JITGRAD_LIBM=1 makes
 # them call libm instead; that switch lives in jitgrad.math).
 _ns = _jm.CPU_NAMESPACE
@@ -83,4 +136,5 @@ def _fingerprint() -> str:
 FINGERPRINT = _fingerprint()
 
 __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
-           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus"]
+           "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus", "floor",
+           "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan"]

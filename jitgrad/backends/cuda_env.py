@@ -13,6 +13,9 @@ the registry is compiled against exactly these names, as ``cpu_env`` does for th
   are plain Python functions on NumPy scalars that keep the operand's dtype (``np.exp`` on a
   float32 scalar stays float32, ``lit`` returns ``type(like)(v)``), so the simulator computes in
   the same precision as the device would.
+* Rounding (``floor``/``ceil``/``trunc``/``rint``) is libdevice's on floats and the identity on
+  integers; ``fmod`` is libdevice's on floats and C ``%`` on integers (0 for a zero divisor: a
+  kernel cannot raise, so integer division by zero is not detected on the device).
 
 Importing this module imports ``numba.cuda``: only ``jitgrad.backends.cuda`` and generated CUDA
 modules do, never ``import jitgrad``.
@@ -89,6 +92,58 @@ if not SIMULATOR:
     tanh = math.tanh
     erf = math.erf
 
+    def _rounding(name, libfn32, libfn64):
+        """float32 -> ``libfn32`` (libdevice ``floorf`` ...), float64 -> ``libfn64``; the
+        identity on integers and bools (``math.floor`` of an int64 is a float64 here)."""
+        def stub(a):
+            return a
+        stub.__name__ = stub.__qualname__ = name
+
+        @_overload(stub, inline="always")
+        def _impl(a):
+            if isinstance(a, _types.Float):
+                fn = libfn32 if a.bitwidth == 32 else libfn64
+
+                def impl(a):
+                    return fn(a)
+                return impl
+            if isinstance(a, (_types.Integer, _types.Boolean)):
+                def impl(a):
+                    return a
+                return impl
+            return None
+        return stub
+
+    from numba.cuda import libdevice as _ld
+
+    floor = _rounding("floor", _ld.floorf, _ld.floor)
+    ceil = _rounding("ceil", _ld.ceilf, _ld.ceil)
+    trunc = _rounding("trunc", _ld.truncf, _ld.trunc)
+    rint = _rounding("rint", _ld.rintf, _ld.rint)  # round half to even
+
+    def fmod(a, b):
+        """C fmod (Python fallback; device code uses the overload below)."""
+        return math.fmod(a, b)
+
+    @_overload(fmod, inline="always")
+    def _fmod(a, b):
+        if isinstance(a, _types.Float) and isinstance(b, _types.Float):
+            def impl(a, b):
+                return math.fmod(a, b)  # libdevice fmodf / fmod: exact
+            return impl
+        if isinstance(a, _types.Integer) and isinstance(b, _types.Integer):
+            def impl(a, b):
+                # C ``%`` (sign of the dividend) from Python's ``%`` (sign of the divisor);
+                # a zero divisor gives 0 (numba's NumPy error model), as on the CPU
+                r = a % b
+                return r - b if (r != 0) & ((r < 0) != (a < 0)) else r
+            return impl
+        return None
+
+    asin = math.asin
+    acos = math.acos
+    atan = math.atan
+
     @device_jit
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + math.exp(-a))
@@ -146,6 +201,23 @@ else:
 
     erf = _erf_scalar
 
+    def _sim_rounding(npfn):
+        def f(a):
+            if isinstance(a, (np.floating, float)):
+                return npfn(a)  # keeps float32
+            return a  # identity on integers and bools
+        f.__name__ = npfn.__name__
+        return f
+
+    floor = _sim_rounding(np.floor)
+    ceil = _sim_rounding(np.ceil)
+    trunc = _sim_rounding(np.trunc)
+    rint = _sim_rounding(np.rint)
+    fmod = _quiet(np.fmod)  # integers: C % and 0 for a zero divisor, as the device
+    asin = _quiet(np.arcsin)
+    acos = _quiet(np.arccos)
+    atan = _quiet(np.arctan)
+
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + exp(-a))
 
@@ -154,4 +226,5 @@ else:
 
 __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
+           "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
            "device_jit", "kernel_jit", "SIMULATOR"]

@@ -38,7 +38,7 @@ __all__ = ["FusedSpec", "build_spec", "EXPENSIVE", "is_cheap"]
 
 # Vocabulary calls that make a forward too expensive to recompute instead of reading its result.
 EXPENSIVE = frozenset({"exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "tanh",
-                       "sigmoid", "softplus", "erf", "pow_"})
+                       "sigmoid", "softplus", "erf", "pow_", "asin", "acos", "atan", "fmod"})
 
 _cheap = {}
 

@@ -256,6 +256,162 @@ class _erf:
         return g * lit(a, 1.1283791670955126) * exp(-(a * a))
 
 
+@elementwise(node="AsinBackward0", dtype="float", name="asin")
+class _asin:
+    def f(a):
+        return asin(a)
+
+    def da(g, a):
+        return g / sqrt(lit(a, 1.0) - a * a)
+
+
+@elementwise(node="AcosBackward0", dtype="float", name="acos")
+class _acos:
+    def f(a):
+        return acos(a)
+
+    def da(g, a):
+        return -g / sqrt(lit(a, 1.0) - a * a)
+
+
+@elementwise(node="AtanBackward0", dtype="float", name="atan")
+class _atan:
+    def f(a):
+        return atan(a)
+
+    def da(g, a):
+        return g / (a * a + lit(a, 1.0))
+
+
+# --------------------------------------------------------------------------- rounding
+# floor/ceil/trunc/round keep the input dtype and are the identity on integers (the vocabulary
+# functions are); their gradient is zero, as PyTorch's (FloorBackward0 ...: zeros).
+
+
+@elementwise(node="FloorBackward0", name="floor")
+class _floor:
+    def f(a):
+        return floor(a)
+
+    def da(g):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="CeilBackward0", name="ceil")
+class _ceil:
+    def f(a):
+        return ceil(a)
+
+    def da(g):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="TruncBackward0", name="trunc")
+class _trunc:
+    def f(a):
+        return trunc(a)
+
+    def da(g):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="RoundBackward0", name="round")
+class _round:
+    def f(a):
+        return rint(a)  # half to even, as PyTorch (std::nearbyint)
+
+    def da(g):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="RoundBackward1", aux={"ten_pow": "compute", "neg": "bool"}, dtype="float")
+class round_decimals:
+    # PyTorch's round(decimals=d): ten_pow = 10**|d| in the input precision, neg = d < 0.
+    # Floating only (PyTorch has no integer kernel; functional.round raises for integers).
+    def f(a, ten_pow, neg):
+        return select(neg, rint(a / ten_pow) * ten_pow, rint(a * ten_pow) / ten_pow)
+
+    def da(g):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="FracBackward0")
+class frac:
+    def f(a):
+        return a - trunc(a)
+
+    def da(g):
+        return g
+
+
+# --------------------------------------------------------------------------- division remainders
+# PyTorch's CPU kernels, written out: fmod has the dividend's sign (C fmod; integers: C ``%``);
+# remainder has the divisor's sign (fmod corrected by adding b, which keeps fmod's signed zero:
+# remainder(-4., 2.) is -0.0); floor_divide is Python's ``//`` (floats: fmod-based, division by
+# zero gives a / b). Integer division by zero is checked by the functional wrappers on the CPU.
+
+
+@elementwise(node="FmodBackward1", name="fmod")
+class _fmod:
+    def f(a, b):
+        return fmod(a, b)
+
+    def da(g):
+        return g
+
+    def db(g, a, b):
+        return -g * trunc(a / b)
+
+
+@elementwise(node="FmodBackward0", aux={"other": "compute"})
+class fmod_scalar:
+    def f(a, other):
+        return fmod(a, other)
+
+    def da(g):
+        return g
+
+
+@elementwise(node="RemainderBackward1")
+class remainder:
+    def f(a, b):
+        r = fmod(a, b)
+        return select((r != lit(r, 0)) & ((r < lit(r, 0)) != (b < lit(b, 0))), r + b, r)
+
+    def da(g):
+        return g
+
+    def db(g, a, b):
+        # -g * floor_divide(a, b), PyTorch's div_floor_floating step by step (zero gradients of
+        # its own: the floor kills them)
+        mod = fmod(a, b)
+        div = (a - mod) / b
+        div = select((mod != lit(mod, 0.0)) & ((b < lit(b, 0.0)) != (mod < lit(mod, 0.0))),
+                     div - lit(div, 1.0), div)
+        fl = floor(div)
+        fl = select(div - fl > lit(div, 0.5), fl + lit(fl, 1.0), fl)
+        q = select(div != lit(div, 0.0), fl, (a / b) * lit(a, 0.0))  # copysign(0, a / b)
+        return -g * select(b == lit(b, 0.0), a / b, q)
+
+
+@elementwise(node="RemainderBackward0", aux={"other": "compute"})
+class remainder_scalar:
+    def f(a, other):
+        r = fmod(a, other)
+        return select((r != lit(r, 0)) & ((r < lit(r, 0)) != (other < lit(other, 0))),
+                      r + other, r)
+
+    def da(g):
+        return g
+
+
+@elementwise(node=None)
+class floor_divide:
+    # PyTorch records a NotImplemented node (no derivative): the wrapper attaches it
+    def f(a, b):
+        return a // b
+
+
 # --------------------------------------------------------------------------- activations
 
 
@@ -402,6 +558,30 @@ class ge:
 class isnan_:
     def f(a):
         return a != a
+
+
+@elementwise(node=None, dtype="compare")
+class isinf:
+    # inf - inf is NaN; finite - finite is 0; integers are never infinite
+    def f(a):
+        return (a == a) & (a - a != a - a)
+
+
+@elementwise(node=None, dtype="compare")
+class isfinite:
+    def f(a):
+        return a - a == a - a
+
+
+@elementwise(node=None, dtype="compare", aux={"rtol": "compute", "atol": "compute",
+                                              "equal_nan": "bool"})
+class isclose:
+    # PyTorch's isclose for floating inputs: equal, or both NaN (equal_nan), or a finite
+    # |a - b| <= atol + |rtol * b|, in the inputs' precision (integers: see functional.isclose)
+    def f(a, b, rtol, atol, equal_nan):
+        d = abs(a - b)
+        return ((a == b) | (equal_nan & (a != a) & (b != b))
+                | ((d - d == d - d) & (d <= atol + abs(rtol * b))))
 
 
 @elementwise(node=None, dtype="logical")

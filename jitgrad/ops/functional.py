@@ -1,14 +1,17 @@
 """User-facing elementwise functions (``jitgrad.add``, ``jitgrad.sin``, ...) over the registry."""
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 
 import numpy as np
 
 from .. import _dtype as D
+from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import elementwise as _decls  # noqa: F401 - registers the declarations
+from .composite import record
 from .elementwise_call import call
 from .registry import OPS
 
@@ -68,10 +71,11 @@ def mul(input, other, *, out=None):
 
 
 def div(input, other, *, rounding_mode=None, out=None):
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
-    if rounding_mode == "trunc":
-        return trunc(div(input, other))
+    if rounding_mode in ("floor", "trunc"):
+        return _div_rounded(input, other, rounding_mode)
+    if rounding_mode is not None:
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
     if not isinstance(input, Tensor):
         # scalar / tensor: PyTorch records reciprocal(x) * scalar
         return mul(reciprocal(other), input)
@@ -170,73 +174,169 @@ def cosh(input):
     return (exp(input) + exp(-input)) * 0.5
 
 
-def _numpy_only(name, np_fn, dtype_rule="same"):
-    """Piecewise-constant or rarely differentiated functions, computed with NumPy.
+_TORCH_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                     "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                     "bool": "Bool"}
 
-    Their gradient is zero almost everywhere (floor, round, ...) or they are not differentiable
-    in PyTorch either for integer results; results never require grad.
-    """
-    def fn(input, *args):
-        data = np_fn(input._data, *args)
-        return Tensor._make(np.asarray(data, dtype=input._data.dtype if dtype_rule == "same"
-                                       else data.dtype))
-    fn.__name__ = name
+
+def _not_implemented(kernel, dt):
+    """PyTorch's NotImplementedError for a dtype its kernel is not dispatched for."""
+    return NotImplementedError(f'"{kernel}" not implemented for '
+                               f"'{_TORCH_TYPE_NAMES.get(dt.name, dt.name)}'")
+
+
+def _rounding(name):
+    """floor/ceil/trunc: registry ops keeping the dtype (identity on integers, as PyTorch);
+    zero gradients (FloorBackward0 ...)."""
+    op = OPS[name]
+
+    def fn(input, *, out=None):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
+                            f"{type(input).__name__}")
+        if input.dtype is D.bool_:
+            raise _not_implemented(f"{name}_vml_cpu", input.dtype)
+        return call(op, input)
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
 
-floor = _numpy_only("floor", np.floor)
-ceil = _numpy_only("ceil", np.ceil)
-trunc = _numpy_only("trunc", np.trunc)
+floor = _rounding("floor")
+ceil = _rounding("ceil")
+trunc = _rounding("trunc")
 
 
-def round(input, decimals=0):  # noqa: A001
-    return Tensor._make(np.round(input._data, decimals).astype(input._data.dtype))
+def round(input, *, decimals=0, out=None):  # noqa: A001
+    """Half to even (RoundBackward0); ``decimals`` != 0 rounds ``input * 10**decimals`` the same
+    way, as PyTorch does (RoundBackward1; floating inputs only)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"round(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if decimals == 0:
+        if input.dtype is D.bool_:
+            raise _not_implemented("round_vml_cpu", input.dtype)
+        return call(OPS["round"], input)
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("round_cpu", input.dtype)
+    return call(OPS["round_decimals"], input, ten_pow=10.0 ** builtins.abs(decimals),
+                neg=decimals < 0)
 
 
-def frac(input):
-    return input - trunc(input).detach()
+def frac(input, *, out=None):
+    """``input - trunc(input)`` (FracBackward0: the gradient passes through); floating only."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"frac(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.dtype.is_floating_point:
+        raise _not_implemented("frac_cpu", input.dtype)
+    return call(OPS["frac"], input)
 
 
-def asin(input):
-    return Tensor._make(np.arcsin(input._data))
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
 
 
-def acos(input):
-    return Tensor._make(np.arccos(input._data))
+def _division_operands(name, kernel, input, other):
+    """Checks shared by floor_divide/remainder/fmod: PyTorch's dtype errors and, for integer
+    results on the CPU, its ZeroDivisionError (a kernel cannot raise; checked before the launch).
+    On CUDA the divisor is not read back: an integer division by zero gives 0 there."""
+    _check(input, name)
+    _check(other, name)
+    ct = D.result_type(input, other)
+    if ct is D.bool_:
+        raise _not_implemented(kernel, ct)
+    if not ct.is_floating_point:
+        if isinstance(other, Tensor):
+            d = other._data
+            zero = d.__class__ is np.ndarray and d.size and not d.all()
+        else:
+            zero = other == 0
+        if zero:
+            raise RuntimeError("ZeroDivisionError")
+    return ct
 
 
-def atan(input):
-    return Tensor._make(np.arctan(input._data))
+def _no_derivative(name, result, inputs):
+    """PyTorch records a ``NotImplemented`` node where an op has no derivative: the result
+    requires grad and backward through it raises."""
+    if (result.dtype.is_floating_point and grad_mode.is_grad_enabled()
+            and any(isinstance(t, Tensor) and t.requires_grad for t in inputs)):
+        def backward(node, *grads):
+            raise RuntimeError(f"derivative for aten::{name} is not implemented")
+        # slots only for the inputs that require grad, as PyTorch's NotImplemented node has
+        return record("NotImplemented", [t for t in inputs if isinstance(t, Tensor)
+                                         and t.requires_grad], result._data, backward)
+    return result
 
 
-def floor_divide(input, other):
-    a = input._data if isinstance(input, Tensor) else input
-    b = other._data if isinstance(other, Tensor) else other
-    dt = D.result_type(input, other)
-    if not dt.is_floating_point and np.any(np.asarray(b) == 0):
-        raise RuntimeError("ZeroDivisionError")
-    return Tensor._make(np.asarray(np.floor_divide(a, b)).astype(dt.np))
+def floor_divide(input, other, *, out=None):
+    """Python's ``//`` (sign of the divisor); no derivative (PyTorch: NotImplemented node)."""
+    _division_operands("floor_divide", "div_floor_cpu", input, other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        from .basic import tensor
+        input = tensor(input)
+    with grad_mode.no_grad():
+        res = call(OPS["floor_divide"], input, other)
+    return _no_derivative("floor_divide", res, (input, other))
 
 
-def remainder(input, other):
-    a = input._data if isinstance(input, Tensor) else input
-    b = other._data if isinstance(other, Tensor) else other
-    dt = D.result_type(input, other)
-    res = Tensor._make(np.asarray(np.mod(a, b)).astype(dt.np))
-    if isinstance(input, Tensor) and input.requires_grad and dt.is_floating_point:
-        # d/da (a - floor(a/b)*b) = 1 almost everywhere
-        return input - (input.detach() - res)
+def _div_rounded(input, other, mode):
+    """``div(rounding_mode=...)``: floor_divide, or the truncated quotient (floats:
+    ``trunc(a / b)``; integers: ``(a - fmod(a, b)) // b``, exact); PyTorch's DivBackward2 (zero
+    gradients)."""
+    with grad_mode.no_grad():
+        if mode == "floor":
+            res = floor_divide(input, other)
+        else:
+            ct = _division_operands("div", "div_trunc_cpu", input, other)
+            input_t = input
+            if not isinstance(input, Tensor):  # a true division, not scalar * reciprocal
+                from .basic import tensor
+                input_t = tensor(input, dtype=ct, device=other.device)
+            if ct.is_floating_point:
+                res = trunc(div(input_t, other))
+            else:
+                res = floor_divide(sub(input_t, fmod(input_t, other)), other)
+    if (res.dtype.is_floating_point and grad_mode.is_grad_enabled()
+            and any(isinstance(t, Tensor) and t.requires_grad for t in (input, other))):
+        def backward(node, g):
+            return [g * 0.0 if need else None for need in node.ctx.needs_input_grad]
+        return record("DivBackward2", [input, other], res._data, backward)
     return res
 
 
-def fmod(input, other):
-    a = input._data
-    b = other._data if isinstance(other, Tensor) else other
-    dt = D.result_type(input, other)
-    res = Tensor._make(np.asarray(np.fmod(a, b)).astype(dt.np))
-    if input.requires_grad and dt.is_floating_point:
-        return input - (input.detach() - res)
-    return res
+def _with_scalar_other(op_name, input, other, ct):
+    """``input op other`` for a Python-scalar ``other``: the ``*Backward0`` op (no edge for the
+    scalar); the scalar joins type promotion, as in PyTorch."""
+    x = input if input.dtype is ct else input.to(ct)
+    return call(OPS[op_name], x, other=other)
+
+
+def remainder(input, other, *, out=None):
+    """Python's ``%`` (sign of the divisor; PyTorch's kernel: fmod plus the divisor where the
+    signs differ). RemainderBackward1 (tensor, tensor) / RemainderBackward0 (tensor, scalar);
+    ``other`` gets ``-g * floor_divide(input, other)``. A scalar ``input`` records PyTorch's
+    NotImplemented node."""
+    ct = _division_operands("remainder", "remainder_cpu", input, other)
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return call(OPS["remainder"], input, other)
+    if isinstance(input, Tensor):
+        return _with_scalar_other("remainder_scalar", input, other, ct)
+    from .basic import tensor
+    with grad_mode.no_grad():
+        res = call(OPS["remainder"], tensor(input, dtype=ct, device=other.device), other)
+    return _no_derivative("remainder", res, (input, other))
+
+
+def fmod(input, other, *, out=None):
+    """C fmod (sign of the dividend). FmodBackward1 (tensor, tensor) / FmodBackward0 (tensor,
+    scalar); ``other`` gets ``-g * trunc(input / other)``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fmod(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    ct = _division_operands("fmod", "fmod_cpu", input, other)
+    if isinstance(other, Tensor):
+        return call(OPS["fmod"], input, other)
+    return _with_scalar_other("fmod_scalar", input, other, ct)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -331,8 +431,11 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
 
 def equal(input, other) -> bool:
-    return tuple(input.shape) == tuple(other.shape) and bool(np.array_equal(input._data,
-                                                                            other._data))
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    if input._data.__class__ is np.ndarray and other._data.__class__ is np.ndarray:
+        return bool(np.array_equal(input._data, other._data))
+    return bool(eq(input, other).all())  # CUDA: a device compare and all(), one 1-byte read
 
 
 def logical_not(input):
@@ -352,21 +455,61 @@ def logical_xor(input, other):
 
 
 def isnan(input):
-    return Tensor._make(np.isnan(input._data))
+    return call(OPS["isnan_"], input)
+
+
+def _never_inf(input):
+    """Integers and bools are finite: no kernel (``a - a`` has no bool version)."""
+    from .basic import zeros_like
+    return zeros_like(input, dtype=D.bool_)
 
 
 def isinf(input):
-    return Tensor._make(np.isinf(input._data))
+    if not input.dtype.is_floating_point:
+        return _never_inf(input)
+    return call(OPS["isinf"], input)
 
 
 def isfinite(input):
-    return Tensor._make(np.isfinite(input._data))
+    if not input.dtype.is_floating_point:
+        from .basic import ones_like
+        return ones_like(input, dtype=D.bool_)
+    return call(OPS["isfinite"], input)
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return Tensor._make(np.isclose(input._data, other._data, rtol=rtol, atol=atol,
-                                   equal_nan=equal_nan))
+    """PyTorch's isclose: ``input == other``, or both NaN with ``equal_nan``, or a finite
+    ``|input - other| <= atol + |rtol * other|`` (floats: in their precision, one registry op;
+    integers/bools: the difference is taken in the integer type, then compared in the default
+    float type, as PyTorch does)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_TORCH_TYPE_NAMES.get(input.dtype.name)} did not match "
+                           f"{_TORCH_TYPE_NAMES.get(other.dtype.name)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    if input.dtype.is_floating_point:
+        return call(OPS["isclose"], input, other, rtol=rtol, atol=atol,
+                    equal_nan=bool(equal_nan))
+    close = eq(input, other)
+    if rtol == 0 and atol == 0:
+        return close
+    fdt = D.get_default_dtype()
+    a, b = (input.to(fdt), other.to(fdt)) if input.dtype is D.bool_ else (input, other)
+    diff = abs(sub(a, b))
+    if not diff.dtype.is_floating_point:
+        diff = diff.to(fdt)
+    allowed = add(abs(mul(b, rtol)), atol)
+    return logical_or(close, le(diff, allowed))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    if input._data.__class__ is np.ndarray and other._data.__class__ is np.ndarray:
+        return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol,
+                                equal_nan=equal_nan))
+    # CUDA: the isclose kernel and a device all(); one 1-byte read for the answer
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())

@@ -32,6 +32,9 @@ __all__ = ["ElementwiseOp", "elementwise", "OPS", "SCALAR_VOCABULARY"]
 SCALAR_VOCABULARY = (
     "lit", "select", "isnan", "exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan",
     "tanh", "sigmoid", "softplus", "erf", "abs", "pow_",
+    # rounding (identity on integers; rint rounds half to even), C fmod (sign of the dividend;
+    # integer operands stay integer) and the inverse trigonometric functions
+    "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

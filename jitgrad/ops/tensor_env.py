@@ -5,6 +5,8 @@ gradients) works for every elementwise op without a second declaration.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import scalar_stubs
 
 _compiled = {}
@@ -16,6 +18,23 @@ def _lift(tensor_fn, scalar_fn):
 
     def fn(a):
         return tensor_fn(a) if isinstance(a, Tensor) else scalar_fn(a)
+    return fn
+
+
+def _lift2(tensor_fn, scalar_fn):
+    from ..tensor import Tensor
+
+    def fn(a, b):
+        return tensor_fn(a, b) if isinstance(a, Tensor) or isinstance(b, Tensor) \
+            else scalar_fn(a, b)
+    return fn
+
+
+def _np_scalar(npfn):
+    """A NumPy ufunc on Python scalars, returning a Python float (no warnings)."""
+    def fn(*args):
+        with np.errstate(all="ignore"):
+            return float(npfn(*args))
     return fn
 
 
@@ -36,6 +55,15 @@ def _namespace():
         "sigmoid": _lift(F.sigmoid, lambda a: 1.0 / (1.0 + math.exp(-a))),
         "erf": _lift(F.erf, math.erf), "abs": abs, "pow_": lambda a, b: a ** b,
         "softplus": _lift(F.softplus, lambda a: math.log1p(math.exp(a))),
+        # Python-scalar fallbacks through NumPy: NaN/inf in, NaN/inf out (math.floor raises)
+        "floor": _lift(F.floor, _np_scalar(np.floor)),
+        "ceil": _lift(F.ceil, _np_scalar(np.ceil)),
+        "trunc": _lift(F.trunc, _np_scalar(np.trunc)),
+        "rint": _lift(F.round, _np_scalar(np.rint)),  # half to even
+        "fmod": _lift2(F.fmod, _np_scalar(np.fmod)),
+        "asin": _lift(F.asin, _np_scalar(np.arcsin)),
+        "acos": _lift(F.acos, _np_scalar(np.arccos)),
+        "atan": _lift(F.atan, _np_scalar(np.arctan)),
     }
 
 

@@ -27,6 +27,9 @@ AUX = {
     "leaky_relu": {"negative_slope": 0.1},
     "softplus": {"beta": 1.5, "threshold": 1.0},
     "clamp": {"lo": -0.4, "hi": 0.6},
+    "fmod_scalar": {"other": 0.7},
+    "remainder_scalar": {"other": -0.7},
+    "round_decimals": {"ten_pow": 10.0, "neg": False},
 }
 
 
