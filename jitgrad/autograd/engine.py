@@ -279,7 +279,10 @@ def _run(task, edges, grads):
     prev = getattr(_user_storage, "ids", None)
     _user_storage.ids = _user_ids(grads)
     try:
-        return _execute(task, edges, grads)
+        # PyTorch never warns about IEEE exceptions (inf - inf in a gradient is just NaN); the
+        # NumPy parts of backward functions would, so silence them for the whole pass
+        with np.errstate(all="ignore"):
+            return _execute(task, edges, grads)
     finally:
         _user_storage.ids = prev
 

@@ -8,11 +8,25 @@ None) per input slot; the engine sums them back to each input's shape and dtype.
 """
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from ..autograd import grad_mode
 from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
 
-__all__ = ["record", "wrap"]
+__all__ = ["record", "wrap", "ieee_quiet"]
+
+
+def ieee_quiet(fn):
+    """Run ``fn`` with NumPy's floating-point warnings off: PyTorch returns inf/NaN silently
+    (the sum of inf and -inf is NaN, no RuntimeWarning), so ops computed with NumPy must too."""
+    @functools.wraps(fn)
+    def quiet(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+    return quiet
 
 
 def wrap(data, view_of: Tensor | None = None) -> Tensor:

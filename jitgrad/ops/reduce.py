@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
-from .composite import record
+from .composite import ieee_quiet, record
 
 __all__ = ["sum", "mean", "var", "std", "var_mean", "std_mean", "prod", "max", "min", "amax",
            "amin", "argmax", "argmin", "norm", "logsumexp", "all", "any", "count_nonzero",
@@ -177,6 +177,7 @@ def _sum_backward(node, g):
     return (_expand_back(g, node),)
 
 
+@ieee_quiet
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch.sum
     axes = _dims(dim, input._data.ndim)
     if dtype is not None:
@@ -195,6 +196,7 @@ def _mean_backward(node, g):
     return (_expand_back(g, node) / node.ctx.attrs["n"],)
 
 
+@ieee_quiet
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -250,6 +252,7 @@ def _var_backward(node, g):
     return (_expand_back(g, node) * (x - mu) * scale,)
 
 
+@ieee_quiet
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _check_floating_for_var(input)
     dim, c = _var_args(dim, unbiased, correction)
@@ -278,6 +281,7 @@ def _std_backward(node, g):
     return (_expand_back(g, node) * (x - mu) / (out * a["denom"]),)
 
 
+@ieee_quiet
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     _check_floating_for_var(input)
     dim, c = _var_args(dim, unbiased, correction)
@@ -360,6 +364,7 @@ def _prod_of_others(x, axes):
     return np.moveaxis(res, tuple(range(x.ndim - len(axes), x.ndim)), axes)
 
 
+@ieee_quiet
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
@@ -544,6 +549,7 @@ def _device_norm(input, p, axes, keepdim):
     return (_dev(_kred("sum", (a ** p)._data, axes, keepdim, dt)) ** (1.0 / p))._data
 
 
+@ieee_quiet
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
         p = 2
@@ -598,6 +604,7 @@ def _device_logsumexp(x, axes, keepdim):
     return data if keepdim else data.reshape(_reduced_shape(x.shape, axes, False))
 
 
+@ieee_quiet
 def logsumexp(input, dim, keepdim=False):
     axes = _dims(dim, input._data.ndim)
     x = input._data if input.dtype.is_floating_point else input._data.astype(
@@ -660,6 +667,7 @@ def _reverse_cumsum(g, d):
                   lambda node, gg: (cumsum(gg, node.ctx.attrs["dim"]),), attrs={"dim": d})
 
 
+@ieee_quiet
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
-from .composite import record
+from .composite import ieee_quiet, record
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -36,7 +36,8 @@ def _softmax_np(x, axis):
     if x.ndim == 0:
         return np.ones_like(x)
     m = np.max(x, axis=axis, keepdims=True) if x.size else x
-    e = np.exp(x - np.where(np.isfinite(m), m, 0))
+    # shifted by the max even when it is inf, as PyTorch: a row with +inf is all NaN
+    e = np.exp(x - m)
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
@@ -80,6 +81,7 @@ def _softmax_backward(node, g):
     return (y * (g - (g * y).sum(d, keepdim=True)),)
 
 
+@ieee_quiet
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``jitgrad.softmax`` / ``F.softmax`` (``dim`` may be omitted, with PyTorch's warning)."""
     input = _prepare(input, dtype)
@@ -102,6 +104,7 @@ def _log_softmax_backward(node, g):
     return (g - y.exp() * g.sum(d, keepdim=True),)
 
 
+@ieee_quiet
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input = _prepare(input, dtype)
     d = _softmax_dim(input.ndim, dim, "log_softmax")
@@ -113,7 +116,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         data = np.zeros_like(x)
     else:
         m = np.max(x, axis=d, keepdims=True) if x.size else x
-        shifted = x - np.where(np.isfinite(m), m, 0)
+        shifted = x - m  # by the max even when infinite, as PyTorch (see _softmax_np)
         with np.errstate(divide="ignore"):
             data = shifted - np.log(np.sum(np.exp(shifted), axis=d, keepdims=True))
     return record("LogSoftmaxBackward0", (input,), data.astype(x.dtype, copy=False),

@@ -1,10 +1,10 @@
 """softmax / log_softmax (and their backward) along one dimension, one block per row.
 
-Per row: a shared-memory tree finds the max (NaN propagates; a non-finite max is replaced by 0,
-as the CPU kernel does), a second tree sums ``exp(x - max)``, then each thread writes its
-elements. Rows are addressed through :class:`View` strides for input and output alike, so a
-softmax along any dimension is the last-dimension kernel applied to a permuted view: no
-transpose copies.
+Per row: a shared-memory tree finds the max (NaN propagates), a second tree sums
+``exp(x - max)``, then each thread writes its elements. The shift is the max even when it is
+infinite, as in PyTorch: a row holding +inf (or only -inf) is all NaN. Rows are addressed
+through :class:`View` strides for input and output alike, so a softmax along any dimension is
+the last-dimension kernel applied to a permuted view: no transpose copies.
 
 Backward (for the no-``create_graph`` path; with ``create_graph`` the core composes registered
 ops instead): ``softmax``: ``gx = y * (g - sum(g * y))``; ``log_softmax``:
@@ -74,8 +74,6 @@ def make_softmax_kernel(dtype, tpb: int, log: bool):
                 s //= 2
             mx = sm[0]
             cuda.syncthreads()
-            if mx - mx != ty(0):  # inf or nan: shift by 0 instead
-                mx = ty(0)
             a = ty(0)
             for r in range(tid, k, tpb):
                 a += math.exp(x[px + r * x_k] - mx)
