@@ -36,11 +36,16 @@ def parse_args(argv=None):
                    help="folder for curves.png and checkpoint.pt")
     p.add_argument("--hidden", type=int, default=128, help="width of the hidden layers")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    p.add_argument("--limit", type=int, default=0,
+                   help="use only the first N training and N test samples (quick runs, e.g. "
+                        "on the CUDA simulator); 0: all")
     args = p.parse_args(argv)
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
     if args.batch_size < 1:
         p.error("--batch-size must be at least 1")
+    if args.limit < 0:
+        p.error("--limit must be >= 0")
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         p.error(f"--device {args.device} requested, but jitgrad's CUDA backend is not available "
                 "on this machine (jitgrad.cuda.is_available() is False); use --device cpu")
@@ -106,6 +111,20 @@ def save_plot(history, path):
     plt.close(fig)
 
 
+def to_cpu(obj):
+    """``obj`` (nested dicts/lists of tensors) with every tensor copied to the host."""
+    if isinstance(obj, torch.Tensor):
+        return obj.cpu()
+    if isinstance(obj, dict):
+        out = type(obj)((k, to_cpu(v)) for k, v in obj.items())
+        if hasattr(obj, "_metadata"):
+            out._metadata = obj._metadata
+        return out
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_cpu(v) for v in obj)
+    return obj
+
+
 def main(argv=None):
     args = parse_args(argv)
     from tqdm import tqdm
@@ -113,8 +132,13 @@ def main(argv=None):
     t_start = time.perf_counter()
     torch.manual_seed(args.seed)
     (X_train, y_train), (X_test, y_test) = load_data(args.seed)
+    if args.limit:
+        X_train, y_train = X_train[:args.limit], y_train[:args.limit]
+        X_test, y_test = X_test[:args.limit], y_test[:args.limit]
     device = torch.device(args.device)
-    Xtr, ytr = torch.from_numpy(X_train).to(device), torch.from_numpy(y_train).to(device)
+    # the loader batches host tensors; each batch goes to the device in one copy per tensor
+    # (the usual PyTorch pattern: per-sample indexing of device tensors would be a launch each)
+    Xtr, ytr = torch.from_numpy(X_train), torch.from_numpy(y_train)
     Xte, yte = torch.from_numpy(X_test).to(device), torch.from_numpy(y_test).to(device)
     loader = DataLoader(TensorDataset(Xtr, ytr), batch_size=args.batch_size, shuffle=True)
 
@@ -132,16 +156,18 @@ def main(argv=None):
         bar = tqdm(loader, desc=f"epoch {epoch:>3}/{args.epochs}", leave=False, unit="batch",
                    disable=args.no_progress, file=sys.stderr)
         for xb, yb in bar:
+            xb, yb = xb.to(device), yb.to(device)
             optimizer.zero_grad()
             logits = model(xb)
             loss = criterion(logits, yb)
             loss.backward()
             optimizer.step()
             n = yb.shape[0]
-            total_loss += loss.item() * n
+            loss_value = loss.item()  # one device->host read per step on CUDA
+            total_loss += loss_value * n
             correct += int((logits.argmax(1) == yb).sum().item())
             seen += n
-            bar.set_postfix(loss=f"{loss.item():.4f}")
+            bar.set_postfix(loss=f"{loss_value:.4f}")
         scheduler.step()
         train_loss, train_acc = total_loss / seen, correct / seen
         test_loss, test_acc = evaluate(model, Xte, yte)
@@ -156,7 +182,8 @@ def main(argv=None):
     plot_path = os.path.join(args.out, "curves.png")
     ckpt_path = os.path.join(args.out, "checkpoint.pt")
     save_plot(history, plot_path)
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+    # host copies: a checkpoint loads on any machine, with or without a GPU
+    torch.save({"model": to_cpu(model.state_dict()), "optimizer": to_cpu(optimizer.state_dict()),
                 "epoch": args.epochs, "history": history, "args": vars(args)}, ckpt_path)
     print(f"saved {plot_path} and {ckpt_path} ({time.perf_counter() - t_start:.1f} s)")
     _, test_acc = evaluate(model, Xte, yte)

@@ -27,7 +27,36 @@ def synchronize(device=None) -> None:
 
 
 def manual_seed(seed) -> None:
-    """Accepted for scripts that seed every device; there is no CUDA generator."""
+    """Seed the CUDA generator (device-side Philox; ``jitgrad._cuda_random``). Does not import
+    numba.cuda. ``jitgrad.manual_seed`` seeds it too."""
+    from . import _cuda_random
+    _cuda_random.manual_seed(seed)
 
 
 manual_seed_all = manual_seed
+
+
+def seed() -> None:
+    from . import _cuda_random
+    _cuda_random.default_generator.seed()
+
+
+seed_all = seed
+
+
+def initial_seed() -> int:
+    from . import _cuda_random
+    return _cuda_random.default_generator.initial_seed()
+
+
+def get_rng_state(device="cuda"):
+    """The CUDA generator's state: 16 uint8 values (seed and Philox offset), a CPU tensor."""
+    from . import _cuda_random
+    from .ops.basic import tensor
+    return tensor(_cuda_random.default_generator.get_state())
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    from . import _cuda_random
+    d = new_state._data if hasattr(new_state, "_data") else new_state
+    _cuda_random.default_generator.set_state(d)

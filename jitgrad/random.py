@@ -51,13 +51,18 @@ def default_generator():
 
 def manual_seed(seed):
     default_generator().manual_seed(int(seed))
+    from . import _cuda_random  # like torch.manual_seed: seeds the CUDA generator too
+    _cuda_random.manual_seed(int(seed))
     g = Generator.__new__(Generator)
     g._impl = default_generator()
     return g
 
 
 def seed():
-    return default_generator().seed()
+    s = default_generator().seed()
+    from . import _cuda_random
+    _cuda_random.manual_seed(s)
+    return s
 
 
 def initial_seed():

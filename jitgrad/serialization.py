@@ -38,9 +38,14 @@ class _Encoder:
     def tensor(self, t: Tensor):
         from .nn.parameter import Parameter
         name = f"t{len(self.arrays)}"
-        self.arrays[name] = _c(t._data)
-        return {"__tensor__": name, "requires_grad": bool(t._requires_grad),
-                "parameter": isinstance(t, Parameter)}
+        data = t._data
+        entry = {"__tensor__": name, "requires_grad": bool(t._requires_grad),
+                 "parameter": isinstance(t, Parameter)}
+        if data.__class__ is not np.ndarray:  # CUDA: stored as a host copy, device recorded
+            data = data.to_host()
+            entry["device"] = str(t.device)
+        self.arrays[name] = _c(data)
+        return entry
 
     def encode(self, obj, path="obj"):
         if isinstance(obj, Tensor):
@@ -87,14 +92,42 @@ class _Encoder:
             "(save model.state_dict() rather than the model)")
 
 
-def _decode(obj, arrays):
+def _target_device(saved: str, map_location):
+    """Where a tensor saved on ``saved`` loads: PyTorch's rules for a device/str ``map_location``
+    (everything there) and a dict (``{"cuda:0": "cpu"}``); by default where it was saved."""
+    if isinstance(map_location, dict):
+        where = map_location.get(saved, saved)
+    elif map_location is None:
+        where = saved
+    elif callable(map_location):
+        raise NotImplementedError("jitgrad.load: a callable map_location is not supported; pass "
+                                  "a device, a device string or a dict")
+    else:
+        where = map_location
+    from ._size import device
+    dev = device(where) if isinstance(where, str) else where
+    if dev.type == "cuda":
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError(
+                "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
+                "is False. If you are running on a CPU-only machine, please use torch.load with "
+                "map_location=torch.device('cpu') to map your storages to the CPU.")
+    return dev
+
+
+def _decode(obj, arrays, map_location=None):
     if isinstance(obj, list):
-        return [_decode(v, arrays) for v in obj]
+        return [_decode(v, arrays, map_location) for v in obj]
     if not isinstance(obj, dict):
         return obj
     if "__tensor__" in obj:
         from .nn.parameter import Parameter
         data = arrays[obj["__tensor__"]]
+        dev = _target_device(obj.get("device", "cpu"), map_location)
+        if dev.type == "cuda":
+            from ._cuda_array import CudaArray
+            data = CudaArray.from_host(data)
         t = Tensor._make(data)
         if obj.get("parameter"):
             return Parameter(t, requires_grad=bool(obj.get("requires_grad", True)))
@@ -106,15 +139,16 @@ def _decode(obj, arrays):
     if "__float__" in obj:
         return float(obj["__float__"])
     if "__tuple__" in obj:
-        return tuple(_decode(v, arrays) for v in obj["__tuple__"])
+        return tuple(_decode(v, arrays, map_location) for v in obj["__tuple__"])
     if "__dtype__" in obj:
         from ._dtype import to_dtype
         return to_dtype(obj["__dtype__"])
     if "__dict__" in obj:
         cls = OrderedDict if obj.get("ordered") else dict
-        out = cls((_decode(k, arrays), _decode(v, arrays)) for k, v in obj["__dict__"])
+        out = cls((_decode(k, arrays, map_location), _decode(v, arrays, map_location))
+                  for k, v in obj["__dict__"])
         if "metadata" in obj:
-            out._metadata = _decode(obj["metadata"], arrays)
+            out._metadata = _decode(obj["metadata"], arrays, map_location)
         return out
     raise ValueError(f"jitgrad.load: malformed structure entry {sorted(obj)}")
 
@@ -157,4 +191,4 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if doc.get("version", 0) > VERSION:
         raise RuntimeError(f"jitgrad.load: file version {doc['version']} is newer than this "
                            f"jitgrad ({VERSION})")
-    return _decode(doc["root"], arrays)
+    return _decode(doc["root"], arrays, map_location)

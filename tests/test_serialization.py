@@ -88,3 +88,16 @@ def test_loading_never_unpickles(tmp_path):
     jt.save({"w": jt.ones(2)}, good)
     with zipfile.ZipFile(good) as z:
         assert sorted(z.namelist()) == ["__jitgrad__.npy", "t0.npy"]
+
+
+def test_map_location_cpu_forms_and_cuda_without_a_device(tmp_path, monkeypatch):
+    path = tmp_path / "t.npz"
+    jt.save({"w": jt.arange(3.0)}, path)
+    for loc in (None, "cpu", jt.device("cpu"), {"cuda:0": "cpu"}):
+        w = jt.load(path, map_location=loc)["w"]
+        assert w.device.type == "cpu" and w.tolist() == [0.0, 1.0, 2.0]
+    monkeypatch.setattr(jt.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        jt.load(path, map_location="cuda")
+    with pytest.raises(NotImplementedError, match="callable map_location"):
+        jt.load(path, map_location=lambda storage, loc: storage)

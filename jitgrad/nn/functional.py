@@ -24,6 +24,7 @@ from ..ops import softmax as _softmax
 from ..ops.composite import record
 from ..ops.linalg import addmm, matmul
 from ..tensor import Tensor
+from . import _device  # CUDA inputs: device compositions (the routes below are device-only)
 
 __all__ = [
     "linear", "bilinear", "relu", "relu_", "relu6", "gelu", "silu", "elu", "softmax",
@@ -154,6 +155,8 @@ def _fast_linear(input, weight, bias):
 def linear(input, weight, bias=None):
     """``y = x W^T + b``. 2-D input with bias records AddmmBackward0 (like PyTorch)."""
     _check_tensor(input, "linear")
+    if _device.is_cuda(input):
+        return _device.linear(input, weight, bias)
     nd = input.ndim
     if bias is None:
         return matmul(input, weight.t())
@@ -267,6 +270,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0 or input.numel() == 0:
         return input
+    if _device.is_cuda(input):  # mask drawn on the device (CUDA generator)
+        return _device.dropout(input, p, inplace)
     from ..random import default_generator
     dt = input._data.dtype if input.is_floating_point() else D.get_default_dtype().np
     if p == 1.0:
@@ -335,6 +340,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             "embedding)")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
+    if _device.is_cuda(input, weight):
+        return _device.embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq)
     idx = input._data.astype(np.int64, copy=False)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
@@ -420,6 +427,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(normalized_shape)}")
+    if _device.is_cuda(input):
+        return _device.layer_norm(input, normalized_shape, weight, bias, eps)
     x = input._data
     axes = tuple(range(x.ndim - k, x.ndim))
     acc = np.float64 if x.dtype in (np.float32, np.float16) else x.dtype
@@ -481,6 +490,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
         loss = (input - target) ** 2 * weight
         return loss if reduction == "none" else (loss.mean() if reduction == "mean"
                                                  else loss.sum())
+    if _device.is_cuda(input, target):
+        return _device.mse_loss(input, target, reduction)
     ct = D.result_type(input, target)
     x = input._data.astype(ct.np, copy=False)
     t = target._data.astype(ct.np, copy=False)
@@ -549,7 +560,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_tensor(input, "nll_loss")
     _check_tensor(target, "nll_loss", "target")
     reduction = _reduction(reduction, size_average, reduce)
-    if weight is None:
+    if weight is None and not _device.is_cuda(input):
         out = _nll_common(input, target, ignore_index, reduction)
         if out is not None:
             return out
@@ -580,6 +591,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
+    if _device.is_cuda(input, target):  # shapes/dtypes checked above; values not (no d2h)
+        return _device.nll_loss(input, target, weight, ignore_index, reduction)
     t = target._data.astype(np.int64, copy=False)
     if nd == 1:
         t = t.reshape(())
@@ -735,6 +748,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input "
                          f"size ({input.shape}) is deprecated. Please ensure they have the same "
                          "size.")
+    if _device.is_cuda(input, target):  # no input range check on the device (no d2h)
+        return _device.binary_cross_entropy(input, target, weight, reduction)
     x = input._data
     if np.any((x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -824,6 +839,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if not input.is_floating_point():
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
                            f"{_TYPE_WORD.get(input.dtype.name, input.dtype.name)}")
+    if _device.is_cuda(input, target):
+        return _device.binary_cross_entropy_with_logits(input, target, weight, reduction,
+                                                        pos_weight)
     t = target._data.astype(x.dtype, copy=False)
     log_sig = _log_sigmoid_np(x)
     pw = wt = None
@@ -854,6 +872,8 @@ def one_hot(tensor, num_classes=-1):
                         f"{type(tensor).__name__}")
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if _device.is_cuda(tensor):
+        return _device.one_hot(tensor, num_classes)
     a = tensor._data
     if a.size == 0:
         if num_classes == -1:

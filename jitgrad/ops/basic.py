@@ -295,10 +295,21 @@ def _gen(generator):
     return generator._impl if generator is not None else R.default_generator()
 
 
+def _cuda_rng(generator):
+    """The CUDA generator module (device-side Philox, ``jitgrad._cuda_random``)."""
+    if generator is not None:
+        raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
+    from .. import _cuda_random
+    return _cuda_random
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, **kw):
     size = _size_kw(size, kw)
     dev = check_device(device)
     dt = _factory_dtype(dtype)
+    if dev.type == "cuda":  # generated on the device (no upload)
+        return _finish(_cuda_rng(generator).uniform(_shape(size), 0.0, 1.0, dt.np),
+                       requires_grad)
     return _finish(_gen(generator).rand(_shape(size), dt.np), requires_grad, dev)
 
 
@@ -307,6 +318,9 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
     size = _size_kw(size, kw)
     dev = check_device(device)
     dt = _factory_dtype(dtype)
+    if dev.type == "cuda":
+        return _finish(_cuda_rng(generator).normal(_shape(size), 0.0, 1.0, dt.np),
+                       requires_grad)
     return _finish(_gen(generator).randn(_shape(size), dt.np), requires_grad, dev)
 
 
@@ -318,6 +332,9 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if high is None:
         low, high = 0, low
     dt = _factory_dtype(dtype, D.int64)
+    if dev.type == "cuda":
+        return _finish(_cuda_rng(generator).randint(int(low), int(high), _shape((size,)),
+                                                    dt.np), requires_grad)
     return _finish(_gen(generator).randint(int(low), int(high), _shape((size,)), dt.np),
                    requires_grad, dev)
 
@@ -335,7 +352,8 @@ def randn_like(t, dtype=None, device=None, requires_grad=False):
 def randint_like(t, low=0, high=None, dtype=None, device=None):
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(t.shape), dtype=_like(t, dtype))
+    return randint(low, high, tuple(t.shape), dtype=_like(t, dtype),
+                   device=t.device if device is None else device)
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):

@@ -106,6 +106,10 @@ def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fal
 def _random_inplace(sampler):
     def m(self, *args, generator=None, **kwargs):
         index.check_inplace(self)
+        if self._data.__class__ is not np.ndarray:  # CUDA: drawn on the device, in place
+            _CUDA_SAMPLERS[sampler](basic._cuda_rng(generator), self._data, *args, **kwargs)
+            self._vc.value += 1
+            return self
         gen = basic._gen(generator)
         self._data[...] = sampler(gen, self._data.shape, self._data.dtype, *args, **kwargs)
         self._vc.value += 1
@@ -133,6 +137,38 @@ def _random_int(gen, shape, dtype, low=0, high=None):
     if high is None:
         low, high = 0, low
     return gen.randint(low, high, shape, dtype)
+
+
+def _cuda_uniform(R, d, a=0.0, b=1.0):
+    R.uniform(d.shape, a, b, d.dtype, out=d)
+
+
+def _cuda_normal(R, d, mean=0.0, std=1.0):
+    R.normal(d.shape, mean, std, d.dtype, out=d)
+
+
+def _cuda_bernoulli(R, d, p=0.5):
+    if isinstance(p, Tensor):
+        if p._data.__class__ is np.ndarray:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at "
+                               "least two devices, cuda:0 and cpu!")
+        p = p._data
+    R.bernoulli(p, d.shape, d.dtype, out=d)
+
+
+def _cuda_exponential(R, d, lambd=1.0):
+    R.exponential(d.shape, lambd, d.dtype, out=d)
+
+
+def _cuda_random_int(R, d, low=0, high=None):
+    if high is None:
+        low, high = 0, low
+    R.randint(low, high, d.shape, d.dtype, out=d)
+
+
+# the device twin of each host sampler above (jitgrad._cuda_random: Philox on the device)
+_CUDA_SAMPLERS = {_uniform: _cuda_uniform, _normal: _cuda_normal, _bernoulli: _cuda_bernoulli,
+                  _exponential: _cuda_exponential, _random_int: _cuda_random_int}
 
 
 def _mT_prop(self):
@@ -203,7 +239,8 @@ METHODS = {
     "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to,
     "permute": shape.permute, "movedim": shape.movedim, "split": shape.split,
     "chunk": shape.chunk, "unbind": shape.unbind, "contiguous": shape.contiguous,
-    "flip": shape.flip, "repeat": shape.repeat, "tile": shape.tile, "narrow": shape.narrow,
+    "flip": shape.flip, "roll": shape.roll, "repeat": shape.repeat, "tile": shape.tile,
+    "narrow": shape.narrow,
     "select": shape.select,
     # indexing
     "gather": index.gather, "scatter": index.scatter, "scatter_add": index.scatter_add,

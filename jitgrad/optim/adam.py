@@ -6,7 +6,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import _kernels
-from .optimizer import Optimizer, _closure_loss, _FlatView, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _DeviceFlat, _FlatView, _on_device, _to_scalar
 
 __all__ = ["Adam", "AdamW"]
 
@@ -60,12 +60,16 @@ class Adam(Optimizer):
                     continue
                 pd = p._data
                 state = self.state[p]
+                dev = _on_device(p)
                 if len(state) == 0:
                     state["step"] = Tensor._make(np.asarray(0.0, dtype=np.float32))
-                    state["exp_avg"] = Tensor._make(np.zeros_like(pd))
-                    state["exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
+                    if dev:  # moments live on the device (zero-filled there); step on the host
+                        state.update(_device_zeros(p, amsgrad))
+                    else:
+                        state["exp_avg"] = Tensor._make(np.zeros_like(pd))
+                        state["exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
+                        if amsgrad:
+                            state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
                 step_t = state["step"]
                 step_t._data[...] += 1
                 step_t._vc.value += 1
@@ -75,20 +79,48 @@ class Adam(Optimizer):
                 step_size = lr / bias_correction1
                 bias_correction2_sqrt = bias_correction2 ** 0.5
                 t = pd.dtype.type
-                gd = g._data if g._data.dtype == pd.dtype else g._data.astype(pd.dtype)
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                vmax = state["max_exp_avg_sq"] if amsgrad else m
+                if dev:
+                    views = _DeviceFlat()
+                    mf, vf = views.get(m._data), views.get(v._data)
+                    # without amsgrad the kernel never touches vmax: pass m's buffer again
+                    # (not a second copy that a write-back could restore stale)
+                    vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
+                    from ._cuda_kernels import launch_adam
+                    launch_adam(
+                        views.get(pd), views.get(g._data, pd.dtype), mf, vf, vmf,
+                        t(1 - lr * wd), t(wd), t(1 - beta1), t(beta2), t(1 - beta2),
+                        t(bias_correction2_sqrt), t(eps), t(-step_size), decoupled, wd != 0,
+                        amsgrad, maximize)
+                    views.write_back()
+                    p._vc.value += 1
+                    m._vc.value += 1
+                    v._vc.value += 1
+                    continue
+                gd = g._data if g._data.dtype == pd.dtype else g._data.astype(pd.dtype)
                 views = _FlatView()
+                mf = views.get(m._data)
+                # without amsgrad vmax is unused: mf itself, not a second (stale) copy of m
+                vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
                 _kernels.adam_step(
-                    views.get(pd), views.get(gd), views.get(m._data), views.get(v._data),
-                    views.get(vmax._data), t(1 - lr * wd), t(wd), t(1 - beta1), t(beta2),
-                    t(1 - beta2), t(bias_correction2_sqrt), t(eps), t(-step_size), decoupled,
-                    wd != 0, amsgrad, maximize)
+                    views.get(pd), views.get(gd), mf, views.get(v._data), vmf, t(1 - lr * wd),
+                    t(wd), t(1 - beta1), t(beta2), t(1 - beta2), t(bias_correction2_sqrt), t(eps),
+                    t(-step_size), decoupled, wd != 0, amsgrad, maximize)
                 views.write_back()
                 p._vc.value += 1
                 m._vc.value += 1
                 v._vc.value += 1
         return loss
+
+
+def _device_zeros(p, amsgrad):
+    """Adam's moment buffers for a CUDA parameter, zero-filled on the device."""
+    from ..ops.basic import zeros_like
+    q = p.detach()
+    state = {"exp_avg": zeros_like(q), "exp_avg_sq": zeros_like(q)}
+    if amsgrad:
+        state["max_exp_avg_sq"] = zeros_like(q)
+    return state
 
 
 class AdamW(Adam):

@@ -58,6 +58,37 @@ class _FlatView:
             a[...] = f.reshape(a.shape)
 
 
+class _DeviceFlat:
+    """``_FlatView`` for CUDA storages: flat contiguous device arrays for a kernel; a
+    non-contiguous storage is copied (on the device) and written back after the launch."""
+
+    __slots__ = ("pairs",)
+
+    def __init__(self):
+        self.pairs = []
+
+    def get(self, a, dtype=None):
+        """The flat buffer of CudaArray ``a`` (cast to ``dtype``: a read-only copy)."""
+        if dtype is not None and dtype != a.dtype:
+            return a.flat(None, dtype)
+        f = a.flat()
+        if not a.is_contiguous():
+            self.pairs.append((a, f))
+        return f
+
+    def write_back(self):
+        if self.pairs:
+            from ..backends.cuda_kernels import View
+            from ..backends.cuda_kernels.layout import copy_into
+            for a, f in self.pairs:
+                copy_into(a.kview(), View(f, a.shape))
+
+
+def _on_device(p) -> bool:
+    """Is parameter ``p`` a CUDA tensor (its update then runs as one numba.cuda kernel)?"""
+    return p._data.__class__ is not np.ndarray
+
+
 def _to_scalar(x):
     return x.item() if isinstance(x, Tensor) else x
 
@@ -191,9 +222,11 @@ class Optimizer:
         if key == "step":
             return value.clone() if isinstance(value, Tensor) else value
         if param.is_floating_point():
-            return value.to(dtype=param.dtype, copy=True) if value.is_floating_point() \
-                else value.clone()
-        return value.clone()
+            # PyTorch moves the state to the parameter's device too (a CPU checkpoint loaded
+            # into a CUDA optimizer: one upload per state tensor, at load time only)
+            return value.to(dtype=param.dtype, device=param.device, copy=True) \
+                if value.is_floating_point() else value.to(device=param.device, copy=True)
+        return value.to(device=param.device, copy=True)
 
     def load_state_dict(self, state_dict):
         state_dict = state_dict.copy()
@@ -260,8 +293,11 @@ class Optimizer:
                             g.detach_()
                         else:
                             g.requires_grad_(False)
-                        g._data[...] = 0
-                        g._vc.value += 1
+                        if _on_device(g):
+                            g.zero_()  # filled on the device; bumps the version itself
+                        else:
+                            g._data[...] = 0
+                            g._vc.value += 1
 
     def step(self, closure=None):
         raise NotImplementedError

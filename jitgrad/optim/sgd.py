@@ -6,7 +6,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from . import _kernels
-from .optimizer import Optimizer, _closure_loss, _FlatView, _to_scalar
+from .optimizer import Optimizer, _closure_loss, _DeviceFlat, _FlatView, _on_device, _to_scalar
 
 __all__ = ["SGD"]
 
@@ -52,10 +52,18 @@ class SGD(Optimizer):
                 g = p._grad
                 if g is None:
                     continue
+                if _on_device(p):
+                    self._device_update(p, g, lr, momentum, dampening, wd, nesterov, maximize)
+                    continue
                 pd = p._data
                 t = pd.dtype.type
                 gd = g._data if g._data.dtype == pd.dtype else g._data.astype(pd.dtype)
                 first = False
+                views = _FlatView()
+                pf = views.get(pd)
+                # unused by the kernel without momentum: pf itself, not a second copy of a
+                # non-contiguous pd, whose stale write-back would undo the update
+                bf = pf
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
@@ -63,11 +71,8 @@ class SGD(Optimizer):
                         buf = Tensor._make(np.empty_like(pd))
                         state["momentum_buffer"] = buf
                         first = True
-                    bd = buf._data
-                else:
-                    bd = pd  # unused by the kernel
-                views = _FlatView()
-                _kernels.sgd_step(views.get(pd), views.get(gd), views.get(bd), t(-lr), t(wd),
+                    bf = views.get(buf._data)
+                _kernels.sgd_step(pf, views.get(gd), bf, t(-lr), t(wd),
                                   t(momentum), t(1 - dampening), wd != 0, momentum != 0, first,
                                   nesterov, maximize)
                 views.write_back()
@@ -75,3 +80,30 @@ class SGD(Optimizer):
                 if momentum != 0:
                     buf._vc.value += 1
         return loss
+
+    def _device_update(self, p, g, lr, momentum, dampening, wd, nesterov, maximize):
+        """The CUDA twin of the loop body above: one ``_cuda_kernels.sgd_step`` launch, the
+        momentum buffer allocated on the device, nothing copied to or from the host."""
+        from ..ops.basic import empty_like
+        from . import _cuda_kernels
+        pd = p._data
+        t = pd.dtype.type
+        first = False
+        views = _DeviceFlat()
+        pf = views.get(pd)
+        bd = pf  # unused by the kernel without momentum
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = empty_like(p.detach())
+                state["momentum_buffer"] = buf
+                first = True
+            bd = views.get(buf._data)
+        _cuda_kernels.launch_sgd(pf, views.get(g._data, pd.dtype), bd, t(-lr), t(wd),
+                                 t(momentum), t(1 - dampening), wd != 0, momentum != 0, first,
+                                 nesterov, maximize)
+        views.write_back()
+        p._vc.value += 1
+        if momentum != 0:
+            buf._vc.value += 1

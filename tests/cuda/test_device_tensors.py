@@ -349,3 +349,26 @@ def test_mlp_forward_backward_makes_no_hidden_transfers(device):
     assert device.stats.d2h == 5 and device.stats.h2d == 0  # exactly the test's downloads
     for a, b in zip(grads_c, host):
         np.testing.assert_allclose(b, a.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_allclose_and_equal_on_device(device):
+    a = jg.tensor([1.0, 2.0, float("nan")], device="cuda")
+    b = a + 1e-9
+    for x, y in ((a, b), (a, a + 1), (a, a)):
+        for nan in (False, True):
+            want = np.allclose(x.cpu().numpy(), y.cpu().numpy(), equal_nan=nan)
+            assert jg.allclose(x, y, equal_nan=nan) == want
+    c = jg.tensor([1, 2, 3], device="cuda")
+    assert jg.equal(c, c.clone()) and not jg.equal(c, c + 1) and not jg.equal(c, c[:2])
+
+
+def test_save_and_load_cuda_tensors(device, tmp_path):
+    path = tmp_path / "sd.npz"
+    w = jg.tensor([[1.0, 2.0], [3.0, 4.0]], device="cuda").t()  # a non-contiguous view
+    jg.save({"w": w, "b": jg.ones(2)}, path)
+    sd = jg.load(path)
+    assert sd["w"].is_cuda and sd["b"].is_cpu and sd["w"].tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    sd = jg.load(path, map_location="cpu")
+    assert sd["w"].is_cpu and sd["w"].tolist() == [[1.0, 3.0], [2.0, 4.0]]
+    sd = jg.load(path, map_location={"cpu": "cuda:0"})
+    assert sd["w"].is_cuda and sd["b"].is_cuda

@@ -321,3 +321,29 @@ def test_update_kernels_keep_float32_math_in_float32():
         bad = [ln for ln in ir.splitlines()
                if re.search(r"\b(fadd|fsub|fmul|fdiv|fcmp)\b[^\n]*\bdouble\b|\bfpext\b", ln)]
         assert not bad, (kernel.__name__, bad[:3])
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: SGD(ps, lr=0.1),
+    lambda ps: SGD(ps, lr=0.1, momentum=0.9, nesterov=True),
+    lambda ps: Adam(ps, lr=0.01),
+    lambda ps: AdamW(ps, lr=0.01, amsgrad=True),
+], ids=["sgd", "sgd-nesterov", "adam", "adamw-amsgrad"])
+def test_non_contiguous_parameter_updates_like_a_contiguous_one(make):
+    """A transposed parameter is updated in place through a flat copy; an unused state slot once
+    aliased the parameter's copy and wrote the stale values back over the update."""
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((4, 6)).astype(np.float32)
+    g = rng.standard_normal((6, 4)).astype(np.float32)
+    out = []
+    for strided in (True, False):
+        t = jt.tensor(base).t() if strided else jt.tensor(np.ascontiguousarray(base.T))
+        p = nn.Parameter(t)
+        assert p.is_contiguous() != strided
+        opt = make([p])
+        for _ in range(3):
+            p.grad = jt.tensor(g)
+            opt.step()
+        out.append(p.detach().numpy().copy())
+    assert not np.allclose(out[1], base.T)  # it moved
+    np.testing.assert_array_equal(out[0], out[1])

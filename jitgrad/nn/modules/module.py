@@ -9,6 +9,8 @@ import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+import numpy as np
+
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle
@@ -564,8 +566,11 @@ class Module:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    g._data[...] = 0
-                    g._vc.value += 1
+                    if g._data.__class__ is not np.ndarray:
+                        g.zero_()  # CUDA: filled on the device, bumps the version itself
+                    else:
+                        g._data[...] = 0
+                        g._vc.value += 1
 
     def share_memory(self):
         return self
@@ -628,24 +633,22 @@ class Module:
                 raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
                                 f"got desired dtype={dtype}")
 
-        move = device is not None and str(device) != "cpu"
+        dev = check_device(device) if device is not None else None
 
         def convert(t):
             kw = {}
             if dtype is not None and t.is_floating_point() and t.dtype is not dtype:
                 kw["dtype"] = dtype
-            if move:
-                kw["device"] = device
+            if dev is not None and t.device != dev:  # "cpu" moves CUDA tensors back too
+                kw["device"] = dev
             return t.to(**kw) if kw else t
         return self._apply(convert)
 
     def cpu(self):
-        return self
+        return self.to("cpu")
 
     def cuda(self, device=None):
-        from ..._size import check_device
-        check_device(device if device is not None else "cuda")
-        return self
+        return self.to("cuda" if device is None else device)
 
     def type(self, dst_type):
         return self._apply(lambda t: t.type(dst_type))

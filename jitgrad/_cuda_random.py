@@ -1,0 +1,180 @@
+"""The CUDA generator: random numbers for CUDA tensors, generated on the device.
+
+State is two host integers, like PyTorch's ``CUDAGeneratorImpl`` (seed + Philox offset): a call
+draws its numbers from Philox4x32-10 with ``key = seed`` and ``counter = (element index,
+offset)`` (``_cuda_rng_kernels``), then advances ``offset`` by one. Consequences:
+
+* results do not depend on the launch configuration (grid/block sizes, simulator or GPU);
+* ``jitgrad.manual_seed(s)`` / ``jitgrad.cuda.manual_seed(s)`` reset (seed, offset) = (s, 0),
+  so seeded runs repeat exactly; successive calls use distinct counters (different streams);
+* the numbers are **not** PyTorch's CUDA numbers (its kernels map counters to threads by launch
+  configuration and use curand's transforms) nor the CPU generator's: a CUDA run seeded like a
+  CPU run draws different (statistically equivalent) values.
+
+Nothing here touches the host except the (seed, offset) bookkeeping; importing this module does
+not import numba.cuda (the kernels module is imported on the first draw).
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+
+from ._random import _DEFAULT_RNG_SEED, _seed_to_u64
+
+__all__ = ["CudaGenerator", "default_generator", "manual_seed", "uniform", "normal", "randint",
+           "bernoulli", "dropout_mask", "exponential", "write_into"]
+
+_MASK32 = 0xFFFFFFFF
+
+
+class CudaGenerator:
+    """(seed, offset) of the device's Philox stream (``torch.cuda`` default generator)."""
+
+    device = "cuda:0"
+
+    def __init__(self, seed=_DEFAULT_RNG_SEED):
+        self._lock = threading.Lock()
+        self._seed = _seed_to_u64(seed)
+        self._offset = 0
+
+    def manual_seed(self, seed):
+        s = _seed_to_u64(seed)
+        with self._lock:
+            self._seed, self._offset = s, 0
+        return self
+
+    def seed(self):
+        s = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self) -> np.ndarray:
+        """16 bytes: seed and offset (uint64, little endian), as a uint8 array."""
+        with self._lock:
+            return np.array([self._seed, self._offset], dtype="<u8").view(np.uint8).copy()
+
+    def set_state(self, state):
+        a = np.ascontiguousarray(np.asarray(state))
+        if a.dtype != np.uint8 or a.size != 16:
+            raise RuntimeError("Expected a CUDA generator state of 16 uint8 values")
+        seed, offset = (int(v) for v in a.reshape(-1).view("<u8"))
+        with self._lock:
+            self._seed, self._offset = seed, offset
+        return self
+
+    def next_call(self):
+        """Kernel key and counter words of the next call: (k0, k1, o0, o1) as np.uint64."""
+        with self._lock:
+            s, o = self._seed, self._offset
+            self._offset += 1
+        u = np.uint64
+        return u(s & _MASK32), u(s >> 32), u(o & _MASK32), u((o >> 32) & _MASK32)
+
+
+default_generator = CudaGenerator()
+
+
+def manual_seed(seed) -> None:
+    default_generator.manual_seed(seed)
+
+
+def _draw(kind, shape, dtype, out_dtype, scalars, arrays=(), out=None):
+    """Launch sampler ``kind`` over ``shape``; returns a CudaArray (``out`` when given and
+    contiguous: written in place)."""
+    from ._cuda_array import CudaArray
+    from ._cuda_rng_kernels import make_kernel
+    from .backends import cuda as B
+    shape = tuple(int(s) for s in shape)
+    dest = out if out is not None and out.is_contiguous() else CudaArray.empty(shape, out_dtype)
+    n = dest.size
+    if n:
+        _, kern = make_kernel(kind, dtype, out_dtype)
+        B.launch_flat(kern, n, (np.int64(n), *default_generator.next_call(), *scalars, *arrays,
+                                dest.flat()))
+    if out is not None and dest is not out:
+        write_into(out, dest)
+        return out
+    return dest
+
+
+def write_into(dst, src) -> None:
+    """Copy CudaArray ``src`` into the (possibly strided) CudaArray ``dst`` on the device."""
+    from .backends.cuda_kernels.layout import copy_into
+    if dst.size:
+        copy_into(dst.kview(), src.kview())
+
+
+def _uniform_dtype(dtype):
+    """Uniforms are drawn in float64 for float64 outputs and in float32 otherwise."""
+    return np.dtype(np.float64 if np.dtype(dtype) == np.float64 else np.float32)
+
+
+def uniform(shape, low=0.0, high=1.0, dtype=np.float32, out=None):
+    """``empty(shape).uniform_(low, high)`` on the device: values in [low, high)."""
+    low, high = float(low), float(high)
+    if not low <= high:
+        raise RuntimeError("uniform_ expects to return a [from, to) range, but found "
+                           f"from={low} > to={high}")
+    ft = _uniform_dtype(dtype).type
+    return _draw("uniform", shape, ft, dtype, (ft(low), ft(high - low), ft(high)), out=out)
+
+
+def normal(shape, mean=0.0, std=1.0, dtype=np.float32, out=None):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    ft = _uniform_dtype(dtype).type
+    return _draw("normal", shape, ft, dtype, (ft(mean), ft(std)), out=out)
+
+
+def randint(low, high, shape, dtype=np.int64, out=None):
+    low, high = int(low), int(high)
+    if not low < high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    return _draw("randint", shape, np.float32, dtype, (np.int64(low), np.uint64(high - low)),
+                 out=out)
+
+
+def bernoulli(p, shape, dtype=np.float32, out=None):
+    """0/1 samples of ``dtype``: ``p`` a Python number, or a CudaArray of probabilities
+    (broadcast to ``shape``; not range-checked: that would need a device->host read)."""
+    dt = np.dtype(dtype)
+    one = dt.type(1)
+    if isinstance(p, (int, float, np.number)):
+        pv = float(p)
+        if not 0.0 <= pv <= 1.0:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={pv}")
+        ft = _uniform_dtype(dt).type
+        return _draw("bernoulli", shape, ft, dt, (ft(pv), one), out=out)
+    ft = _uniform_dtype(p.dtype)
+    pf = p.flat(tuple(shape), ft)
+    return _draw("bernoulli_tensor", shape, ft, dt, (one,), (pf,), out=out)
+
+
+def dropout_mask(shape, p, dtype=np.float32):
+    """The scaled keep-mask of ``F.dropout`` (0 or ``1/(1-p)`` in ``dtype``), like the CPU
+    generator's ``dropout_mask``: ``p == 0`` ones, ``p == 1`` zeros, nothing drawn for those."""
+    from .ops.basic import _device_full
+    dt = np.dtype(dtype)
+    p = float(p)
+    if p == 0.0:
+        return _device_full(shape, 1, dt)
+    n = int(np.prod(shape, dtype=np.int64))
+    if p == 1.0 or n == 0:
+        return _device_full(shape, 0, dt)
+    q = 1.0 - p
+    ft = _uniform_dtype(dt).type
+    # kept elements hold 1/q rounded once in dtype, the value the CPU path's noise / q gives
+    return _draw("bernoulli", shape, ft, dt, (ft(q), dt.type(1) / dt.type(q)))
+
+
+def exponential(shape, lambd=1.0, dtype=np.float32, out=None):
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    ft = _uniform_dtype(dtype).type
+    return _draw("exponential", shape, ft, dtype, (ft(lambd),), out=out)

@@ -1,0 +1,150 @@
+"""Philox4x32-10 random-number kernels for CUDA tensors (numba.cuda, grid-stride).
+
+Counter-based (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11; the
+generator behind cuRAND's ``curandStatePhilox4_32_10`` and PyTorch's CUDA RNG): output element
+``i`` of a call is a pure function of ``(key, counter)`` with ``key = seed`` (2 x 32 bits) and
+``counter = (i_lo, i_hi, offset_lo, offset_hi)``, where ``offset`` is the generator's per-call
+offset (``_cuda_random.CudaGenerator``). So a value never depends on which thread computed it or
+on the launch configuration, a call is reproducible from (seed, offset), and two calls never
+share a counter. Every element runs its own 10-round Philox block and uses 1-4 of its 32-bit
+words (simple and launch-independent; Philox is ALU-cheap).
+
+32x32 -> 64-bit products are computed in uint64 (exact); every integer constant is a typed
+``np.uint64`` global (mixing uint64 with an int64 literal would make Numba promote to float64).
+Float conversions use typed constants of the output dtype, so float32 kernels stay float32 (the
+PTX test checks) except libdevice's ``cosf`` huge-argument reduction in the normal kernel,
+which Box-Muller's argument (< 2*pi) never reaches (see ``backends.cuda.f64_instructions``).
+
+Importing this module imports numba.cuda (``_cuda_random`` imports it on first use).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .backends.cuda_env import cos, cuda, device_jit, kernel_jit, log, select, sqrt
+from .backends.cuda_kernels.common import scalar_type
+
+__all__ = ["philox", "make_kernel", "KINDS"]
+
+_U = np.uint64
+M0 = _U(0xD2511F53)
+M1 = _U(0xCD9E8D57)
+W0 = _U(0x9E3779B9)
+W1 = _U(0xBB67AE85)
+MASK = _U(0xFFFFFFFF)
+S32 = _U(32)
+S8 = _U(8)
+S11 = _U(11)
+S21 = _U(21)
+u64 = scalar_type(np.uint64)
+i64 = scalar_type(np.int64)
+
+
+@device_jit
+def _round(c0, c1, c2, c3, k0, k1):
+    p0 = M0 * c0  # exact: both factors < 2**32
+    p1 = M1 * c2
+    return ((p1 >> S32) ^ c1 ^ k0, p1 & MASK, (p0 >> S32) ^ c3 ^ k1, p0 & MASK)
+
+
+@device_jit
+def philox(c0, c1, c2, c3, k0, k1):
+    """Philox4x32-10 of counter (c0..c3) under key (k0, k1): four 32-bit words (as uint64)."""
+    for _ in range(9):
+        c0, c1, c2, c3 = _round(c0, c1, c2, c3, k0, k1)
+        k0 = (k0 + W0) & MASK
+        k1 = (k1 + W1) & MASK
+    return _round(c0, c1, c2, c3, k0, k1)
+
+
+@device_jit
+def _block(i, k0, k1, o0, o1):
+    """The four words of element ``i`` (counter = i, offset)."""
+    j = u64(i)
+    return philox(j & MASK, j >> S32, o0, o1, k0, k1)
+
+
+#: kind -> extra runtime scalars (after n, k0, k1, o0, o1) before the output array
+KINDS = {
+    "uniform": ("low", "span", "high"),   # [low, high): low + span * u
+    "normal": ("mean", "std"),            # Box-Muller (cos branch)
+    "bernoulli": ("p", "one"),            # out = one if u < p else 0
+    "bernoulli_tensor": ("one",),         # per-element p array (same dtype as u) before out
+    "randint": ("low", "span"),           # low + (64-bit word % span)
+    "exponential": ("lambd",),            # -log(1 - u) / lambd
+}
+
+_cache: dict = {}
+
+
+def make_kernel(kind, dtype, out_dtype=None):
+    """``(pyfunc, kernel)`` of sampler ``kind``: uniforms of ``dtype`` (float32/float64; the
+    integer ``randint`` ignores it) written as ``out_dtype`` (default ``dtype``)."""
+    dtype = np.dtype(dtype)
+    out_dtype = np.dtype(out_dtype or dtype)
+    key = (kind, dtype.str, out_dtype.str)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    ft = scalar_type(dtype)
+    ot = scalar_type(out_dtype)
+    f64 = dtype == np.float64
+    # typed constants: 2**-24 / 2**-53 scale 24 / 53 random bits into [0, 1)
+    scale = dtype.type(2.0 ** -53 if f64 else 2.0 ** -24)
+    one = dtype.type(1)
+    two = dtype.type(2)
+    two_pi = dtype.type(2 * np.pi)
+    zero_out = out_dtype.type(0)
+
+    @device_jit
+    def unit(a, b):
+        """A uniform in [0, 1) from one (float32: 24 bits) or two (float64: 53 bits) words."""
+        if f64:
+            return ft((a << S21) | (b >> S11)) * scale
+        return ft(a >> S8) * scale
+
+    if kind == "uniform":
+        def rng_uniform(n, k0, k1, o0, o1, low, span, high, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                v = low + span * unit(r0, r1)
+                # rounding can reach ``high``: keep the interval half-open (PyTorch does too)
+                out[i] = ot(select(v >= high, low, v))
+        pyfunc = rng_uniform
+    elif kind == "normal":
+        def rng_normal(n, k0, k1, o0, o1, mean, std, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, r2, r3 = _block(i, k0, k1, o0, o1)
+                u1 = one - unit(r0, r1)  # (0, 1]: log stays finite
+                u2 = unit(r2, r3)
+                z = sqrt(-two * log(u1)) * cos(two_pi * u2)
+                out[i] = ot(mean + std * z)
+        pyfunc = rng_normal
+    elif kind == "bernoulli":
+        def rng_bernoulli(n, k0, k1, o0, o1, p, val, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                out[i] = select(unit(r0, r1) < p, val, zero_out)
+        pyfunc = rng_bernoulli
+    elif kind == "bernoulli_tensor":
+        def rng_bernoulli_tensor(n, k0, k1, o0, o1, val, p, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                out[i] = select(unit(r0, r1) < p[i], val, zero_out)
+        pyfunc = rng_bernoulli_tensor
+    elif kind == "randint":
+        def rng_randint(n, k0, k1, o0, o1, low, span, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                out[i] = ot(low + i64(((r0 << S32) | r1) % span))
+        pyfunc = rng_randint
+    elif kind == "exponential":
+        def rng_exponential(n, k0, k1, o0, o1, lambd, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                out[i] = ot(-log(one - unit(r0, r1)) / lambd)
+        pyfunc = rng_exponential
+    else:
+        raise ValueError(f"unknown sampler {kind!r}")
+    hit = _cache[key] = (pyfunc, kernel_jit(pyfunc))
+    return hit
