@@ -85,9 +85,12 @@ def _mark_needed(task: GraphTask, targets) -> None:
             deps[c] -= 1
             if deps[c] == 0:
                 ready.append(c)
-    needed = set(targets)
+    # autograd.grad: a node runs only if a target lies strictly below it (a target's own node is
+    # where its gradient is captured; PyTorch does not execute it). backward(inputs=...): the
+    # targets' nodes run too (PyTorch fires their hooks; a leaf's AccumulateGrad accumulates).
+    needed = set(targets) if task.accumulate else set()
     for n in reversed(topo):
-        if n not in needed and any(c in needed for c in task.children[n]):
+        if any(c in targets or c in needed for c in task.children[n]):
             needed.add(n)
     task.needed = needed
 
@@ -357,7 +360,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         captured = _run(task, edges, grads)
         for i, t in nonleaf:
             g = captured.get(i)
-            if g is not None:
+            if g is not None and not t._retains_grad:  # retain_grad() has already stored it
                 t._grad = g.detach().clone() if t._grad is None else t._grad + g
     if not retain_graph:
         _release(task)

@@ -121,7 +121,7 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
     out = []
     for g in groups:
         if len(g.members) >= 2:
-            _route(g, needed)
+            _route(g, needed, captured)
             out.append(g)
     return out
 
@@ -130,7 +130,7 @@ def _neg_seq(n):
     return -n._seq
 
 
-def _route(g: Group, needed) -> None:
+def _route(g: Group, needed, captured) -> None:
     index = {m: j for j, m in enumerate(g.members)}
     dest = {}
     for m in g.members:
@@ -155,7 +155,8 @@ def _route(g: Group, needed) -> None:
                 g.edges.append(key)
                 g.metas.append(meta)
                 g.counts.append(0)
-                g.wanted.append(needed is None or child in needed)
+                # a capture target's own node does not run, but its gradient is wanted
+                g.wanted.append(needed is None or child in needed or child in captured)
             g.counts[k] += 1
             r.append(("e", k))
         g.routes.append(tuple(r))
