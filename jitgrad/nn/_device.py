@@ -25,7 +25,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..ops import functional as _F
-from ..ops.composite import record
+from ..ops.composite import record, record_composition
 from ..ops.linalg import addmm, matmul
 from ..tensor import Tensor
 
@@ -93,7 +93,7 @@ def _picked(input, target, weight, ignore_index, class_dim):
     return picked, vw
 
 
-def nll_loss(input, target, weight, ignore_index, reduction):
+def _nll_loss(input, target, weight, ignore_index, reduction):
     """``-w[t] x[t]`` per element, summed or averaged by ``sum w[t]`` over kept targets.
     The caller (``functional.nll_loss``) has checked shapes and dtypes."""
     class_dim = 0 if input.ndim == 1 else 1
@@ -109,13 +109,25 @@ def nll_loss(input, target, weight, ignore_index, reduction):
     return losses.sum() / wt.sum()
 
 
+def nll_loss(input, target, weight, ignore_index, reduction):
+    """One ``NllLossBackward0`` node, as PyTorch (and the CPU path) records it."""
+    return record_composition("NllLossBackward0", (input,), lambda x: _nll_loss(
+        x, target, weight, ignore_index, reduction))
+
+
 # ----------------------------------------------------------------------------- regression
 
 
-def mse_loss(input, target, reduction, weight=None):
+def _mse_loss(input, target, reduction, weight=None):
     d = input - target
     loss = d * d if weight is None else d * d * weight
     return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, reduction, weight=None):
+    """One ``MseLossBackward0`` node, as PyTorch (and the CPU path) records it."""
+    return record_composition("MseLossBackward0", (input, target),
+                              lambda x, t: _mse_loss(x, t, reduction, weight))
 
 
 # ----------------------------------------------------------------------------- BCE
@@ -155,7 +167,7 @@ def binary_cross_entropy(input, target, weight, reduction):
                   attrs={"n": max(input.numel(), 1), "reduction": reduction, "weight": wt})
 
 
-def binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight):
+def _binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight):
     """``(1-t) x - (1 + (pw-1) t) logsigmoid(x)``, times ``weight``: composed, so autograd
     gives the CPU node's gradient ``((pw t + 1 - t) sigmoid(x) - pw t) * w``."""
     t = target.to(input.dtype)
@@ -168,10 +180,17 @@ def binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weigh
     return _reduce(loss, reduction)
 
 
+def binary_cross_entropy_with_logits(input, target, weight, reduction, pos_weight):
+    """One ``BinaryCrossEntropyWithLogitsBackward0`` node, as PyTorch and the CPU path."""
+    return record_composition(
+        "BinaryCrossEntropyWithLogitsBackward0", (input, target),
+        lambda x, t: _binary_cross_entropy_with_logits(x, t, weight, reduction, pos_weight))
+
+
 # ----------------------------------------------------------------------------- layer_norm
 
 
-def layer_norm(input, normalized_shape, weight, bias, eps):
+def _layer_norm(input, normalized_shape, weight, bias, eps):
     """Statistics over the trailing dims with device reductions; the caller checked shapes."""
     axes = tuple(range(input.ndim - len(normalized_shape), input.ndim))
     mean = input.mean(axes, keepdim=True)
@@ -185,10 +204,16 @@ def layer_norm(input, normalized_shape, weight, bias, eps):
     return y
 
 
+def layer_norm(input, normalized_shape, weight, bias, eps):
+    """One ``NativeLayerNormBackward0`` node, as PyTorch (and the CPU path) records it."""
+    return record_composition("NativeLayerNormBackward0", (input, weight, bias),
+                              lambda x, w, b: _layer_norm(x, normalized_shape, w, b, eps))
+
+
 # ----------------------------------------------------------------------------- embedding
 
 
-def embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
+def _embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
     """Rows of ``weight`` (index_select; the backward is index_add on the device). The row at
     ``padding_idx`` gets no gradient: where the index is the padding index the output is taken
     from a detached copy (same values, no edge)."""
@@ -201,6 +226,12 @@ def embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
     if padding_idx >= 0 and weight._requires_grad:
         rows = _F.where((flat == padding_idx).unsqueeze(1), rows.detach(), rows)
     return rows.reshape(*tuple(input.shape), weight.shape[1])
+
+
+def embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
+    """One ``EmbeddingBackward0`` node, as PyTorch (and the CPU path) records it."""
+    return record_composition("EmbeddingBackward0", (weight,), lambda w: _embedding(
+        input, w, padding_idx, max_norm, scale_grad_by_freq))
 
 
 def one_hot(tensor, num_classes):

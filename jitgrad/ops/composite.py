@@ -16,7 +16,7 @@ from ..autograd import grad_mode
 from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
 
-__all__ = ["record", "wrap", "ieee_quiet"]
+__all__ = ["record", "record_composition", "wrap", "ieee_quiet"]
 
 
 def ieee_quiet(fn):
@@ -74,3 +74,53 @@ def record(node_name: str, inputs, outputs, backward, *, save=(), save_outputs=(
         for name, idx in save_outputs:
             ctx.save(name, outs[idx], is_output=True)
     return outs[0] if single else tuple(outs)
+
+
+class _Composition:
+    """The hidden graph behind a node made by ``record_composition``: kept like a saved tensor
+    (freed when the node is released, so a second backward raises PyTorch's error)."""
+
+    __slots__ = ("out", "inputs")
+
+    def __init__(self, out, inputs):
+        self.out = out
+        self.inputs = inputs
+
+    def free(self) -> None:
+        self.out = self.inputs = None
+
+    def tensor(self, node):  # as SavedTensor.tensor, for grad_fn._saved_tensors
+        from ..autograd.node import FREED_MESSAGE
+        if self.out is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return self.out
+
+
+def _composition_backward(node, g):
+    from ..autograd import engine
+    from ..autograd.node import FREED_MESSAGE
+    comp = node.ctx._saved["composition"]
+    if comp.out is None:
+        raise RuntimeError(FREED_MESSAGE)
+    grads = iter(engine.grad([comp.out], comp.inputs, [g], retain_graph=True,
+                             create_graph=grad_mode.is_grad_enabled(), allow_unused=True))
+    return tuple(next(grads) if need else None for need in node.ctx.needs_input_grad)
+
+
+def record_composition(node_name: str, inputs, build):
+    """``build(*inputs)``, a composition of differentiable ops, presented as ONE node called
+    ``node_name`` with an edge per input: the grad_fn PyTorch records for an op that jitgrad
+    computes by composition on some device (``nll_loss`` on CUDA is gather/mul/sum inside, but
+    its grad_fn is ``NllLossBackward0`` as in PyTorch). The node's backward differentiates the
+    hidden composition (a nested ``autograd.grad``), so gradients, ``create_graph`` and double
+    backward are exactly the composition's."""
+    if not grad_mode.is_grad_enabled() or not any(
+            isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        return build(*inputs)
+    inner = build(*inputs)
+    if inner.grad_fn is None:
+        return inner
+    out = record(node_name, inputs, inner._data, _composition_backward)
+    diff = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
+    out._grad_fn.ctx._saved["composition"] = _Composition(inner, diff)
+    return out

@@ -280,3 +280,32 @@ def test_module_zero_grad_on_device(device):
     lin(jg.randn(4, 3, device="cuda")).sum().backward()
     lin.zero_grad(set_to_none=False)
     assert lin.weight.grad.is_cuda and not _host(lin.weight.grad).any()
+
+
+def _grad_fn_names(dev):
+    jg.manual_seed(0)
+    x = jg.randn(4, 3).to(dev).requires_grad_()
+    t = jg.tensor([0, 2, 1, 0]).to(dev)
+    p = jg.rand(4, 3).to(dev)
+    w = jg.randn(3).to(dev).requires_grad_()
+    e = jg.randn(5, 3).to(dev).requires_grad_()
+    ids = jg.tensor([1, 4]).to(dev)
+    outs = [F.cross_entropy(x, t), F.nll_loss(x, t), F.cross_entropy(x, t, reduction="none"),
+            F.mse_loss(x, p), F.l1_loss(x, p), F.binary_cross_entropy(x.sigmoid(), p),
+            F.binary_cross_entropy_with_logits(x, p), F.layer_norm(x, (3,), w, w),
+            F.embedding(ids, e), F.linear(x, e), F.cross_entropy(x, p)]
+    return [(type(o.grad_fn).__name__, len(o.grad_fn.next_functions)) for o in outs]
+
+
+def test_losses_record_the_cpu_paths_nodes(device):
+    """Device losses are compositions inside, but record PyTorch's node (NllLossBackward0, ...)
+    with the same input slots as the CPU path."""
+    assert _grad_fn_names("cuda") == _grad_fn_names("cpu")
+
+
+def test_composed_loss_node_frees_and_refuses_a_second_backward(device):
+    x = jg.tensor(randn(4, 3), device="cuda", requires_grad=True)
+    loss = F.nll_loss(x.log_softmax(1), jg.tensor([0, 2, 1, 0], device="cuda"))
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
