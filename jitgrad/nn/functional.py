@@ -118,10 +118,10 @@ def _linear_backward(node, g):
         gd = g._data
         if need_b:
             gb = Tensor._make(gd.sum(axis=0))
-        if need_x:
-            gx = Tensor._make(blas.matmul(gd, node.saved_array("w")))
         if need_wt:
             gwt = Tensor._make(blas.matmul(gd.T, node.saved_array("x")).T)
+        if need_x:  # last, so it is still in cache when the activation's VJP reads it next
+            gx = Tensor._make(blas.matmul(gd, node.saved_array("w")))
         return (gb, gx, gwt)
     if need_b:
         gb = g.sum(0)
