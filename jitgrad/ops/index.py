@@ -19,6 +19,12 @@ __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_sele
            "take_along_dim"]
 
 
+def _cuda():
+    """The CUDA half of indexing (``index_cuda``), imported on first use."""
+    from . import index_cuda
+    return index_cuda
+
+
 # ----------------------------------------------------------------------------- keys
 
 
@@ -158,7 +164,7 @@ def getitem(x: Tensor, key) -> Tensor:
         return _remember_view_key(_getitem_chain(x, comps), x, _np_key(comps))
     if not basic and (x._data.__class__ is not np.ndarray or any(
             k in ("darray", "dmask") for k, _ in comps)):
-        return _device_getitem(x, comps)
+        return _cuda().device_getitem(x, comps)
     npkey = _np_key(comps)
     if basic and not any(k == "ellipsis" for k, _ in comps):
         # a trailing Ellipsis makes NumPy return a 0-d *view* instead of a scalar copy for
@@ -214,7 +220,7 @@ def _embed_backward(node, g):
 def _take(g, npkey):
     # differentiable advanced read used by the embed VJP (npkey: an AdvancedIndex on CUDA)
     if g._data.__class__ is not np.ndarray:
-        return _device_take(g, npkey)
+        return _cuda().device_take(g, npkey)
     return record("IndexBackward0", (g,), np.asarray(g._data[npkey]), _getitem_backward,
                   attrs={"shape": tuple(g._data.shape), "key": npkey, "basic": False})
 
@@ -240,101 +246,6 @@ def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
                   attrs={"key": npkey, "basic": basic})
 
 
-# ----------------------------------------------------------------------------- CUDA keys
-# An advanced key on a CUDA tensor becomes a ``cuda_kernels.advanced.AdvancedIndex``: one int64
-# device array over the broadcast index shape, built once and reused by the forward, the
-# gradient (index_put with accumulate), CopySlices and double backward. Device index tensors
-# are not bounds-checked (docs/cuda.md); host keys (lists, NumPy, CPU tensors) were checked by
-# _check_bounds and are uploaded once (a counted h2d, as PyTorch copies them too); a CUDA bool
-# mask costs one 8-byte device->host read of its count (nonzero_positions).
-
-
-def _device_plan(x, comps):
-    if x._data.__class__ is np.ndarray:
-        raise RuntimeError("indices should be either on cpu or on the same device as the "
-                           "indexed tensor (cpu)")
-    from ..backends import cuda as B
-    K = B.kernels()
-    nd = x._data.ndim
-    consumed = sum(1 for k, _ in comps if k in ("int", "slice", "array", "darray")) + sum(
-        _mask_ndim(k, v) for k, v in comps if k in ("mask", "dmask"))
-    entries = []
-    for kind, v in comps:
-        if kind == "ellipsis":
-            entries += [("slice", slice(None))] * (nd - consumed)
-            consumed = nd
-        elif kind == "array":
-            entries.append(("index", B.to_device(v)))
-        elif kind == "darray":
-            entries.append(("index", v.kview()))
-        elif kind in ("mask", "dmask"):
-            if _mask_ndim(kind, v) == 0:
-                raise NotImplementedError("jitgrad: indexing with a 0-d bool is not "
-                                          "implemented for device 'cuda:0' yet")
-            pos = (K.advanced.nonzero_positions(v.kview()) if kind == "dmask"
-                   else B.to_device(np.flatnonzero(v)))
-            entries.append(("positions", (pos, v.ndim)))
-        else:
-            entries.append((kind, v))
-    entries += [("slice", slice(None))] * (nd - consumed)
-    return K.advanced.AdvancedIndex(x._data.shape, entries)
-
-
-def _device_getitem(x, comps):
-    return _device_take(x, _device_plan(x, comps))
-
-
-def _device_take(x, plan):
-    from .._cuda_array import CudaArray
-    data = CudaArray.wrap(plan.take(x._data.kview()))
-    return record("IndexBackward0", (x,), data, _getitem_backward,
-                  attrs={"shape": tuple(x._data.shape), "key": plan, "basic": False})
-
-
-def _device_value(value, dtype):
-    """A kernel-readable View of a setitem/scatter value: CUDA tensors as they are, Python/NumPy
-    scalars and 0-d CPU tensors as a 1-element device array filled by a kernel (no transfer)."""
-    if isinstance(value, Tensor):
-        if value._data.__class__ is not np.ndarray:
-            return value._data.kview()
-        if value.ndim != 0:
-            from .._cuda_array import device_error
-            raise device_error("cuda:0", "cpu")
-        value = value.item()
-    if isinstance(value, (list, tuple, np.ndarray)):  # host data: one counted upload
-        from ..backends import cuda as B
-        a = np.asarray(value, dtype=dtype)
-        return B.kernels().View(B.to_device(a.reshape(-1)), a.shape) if a.ndim else \
-            _device_value(a.item(), dtype)
-    from ..backends.cuda_kernels.advanced import scalar_view
-    return scalar_view(value, dtype)
-
-
-def _device_setitem(x, comps, value):
-    """``x[key] = value`` on CUDA storage; returns the key CopySlices needs (the basic NumPy key,
-    or the AdvancedIndex)."""
-    src = _device_value(value, x._data.dtype)
-    if _is_basic(comps):
-        key = _np_key(comps)
-        dst = x._data[key].kview()
-        write = lambda: _copy_into(dst, src)  # noqa: E731
-        tgt = dst.shape
-    else:
-        key = _device_plan(x, comps)
-        write = lambda: key.put(x._data.kview(), src)  # noqa: E731
-        tgt = key.out_shape()
-    try:
-        write()
-    except ValueError:
-        _broadcast_error(list(tgt), list(src.shape))
-    return key
-
-
-def _copy_into(dst, src):
-    from ..backends import cuda as B
-    B.kernels().layout.copy_into(dst, src)
-
-
 def _broadcast_error(tgt, src, cause=None):
     dim = next((len(tgt) - 1 - i for i, (a, b) in enumerate(
         zip(reversed(tgt), reversed(src))) if a != b and b != 1), 0)
@@ -342,16 +253,6 @@ def _broadcast_error(tgt, src, cause=None):
         f"The expanded size of the tensor ({tgt[dim] if tgt else 1}) must match the "
         f"existing size ({src[dim - len(tgt) + len(src)] if src else 1}) at non-singleton "
         f"dimension {dim}.  Target sizes: {tgt}.  Tensor sizes: {src}") from cause
-
-
-def _device_zero_at(region, key):
-    """Write 0 at ``key`` of the CUDA storage ``region`` (CopySlices' gradient mask)."""
-    from ..backends.cuda_kernels.advanced import AdvancedIndex, scalar_view
-    zero = scalar_view(0, region.dtype)
-    if isinstance(key, AdvancedIndex):
-        key.put(region.kview(), zero)
-    else:
-        _copy_into(region[key].kview(), zero)
 
 
 # ----------------------------------------------------------------------------- setitem
@@ -369,7 +270,7 @@ def _copy_slices_backward(node, g):
         region = mask
         for k in keys[:-1]:
             region = region[k]
-        _device_zero_at(region, keys[-1])
+        _cuda().device_zero_at(region, keys[-1])
         gs = g * Tensor._make(mask)
     elif need_self:
         mask = np.ones(g._data.shape, dtype=bool)
@@ -423,10 +324,10 @@ def setitem(x: Tensor, key, value) -> None:
         raise RuntimeError("only floating point tensors can be written with values that "
                            "require grad")
     if x._data.__class__ is not np.ndarray:
-        keys = keys[:-1] + (_device_setitem(x, comps, value),)
+        keys = keys[:-1] + (_cuda().device_setitem(x, comps, value),)
     else:
         if any(k in ("darray", "dmask") for k, _ in comps):
-            _device_plan(x, comps)  # raises PyTorch's device error
+            _cuda().device_plan(x, comps)  # raises PyTorch's device error
         try:
             x._data[npkey] = vdata
         except ValueError as e:
@@ -567,36 +468,13 @@ def _scatter(input, dim, index, src, add):
     d = _dim(dim, input._data.ndim)
     idx = _index_array(index, "scatter")
     if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        return _device_scatter(input, d, index, idx, src, add)
+        return _cuda().device_scatter(input, d, index, idx, src, add)
     data = input._data.copy()
     sdata = src._data if isinstance(src, Tensor) else np.asarray(src, dtype=data.dtype)
     if add:
         _scatter_add_np(data, d, idx, sdata)
     else:
         _scatter_set_np(data, d, idx, sdata)
-    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
-                                              else "ScatterBackward1")
-    return record(name, (input, src if isinstance(src, Tensor) else None), data,
-                  _scatter_backward, attrs={"dim": d, "index": idx, "add": add})
-
-
-def _device_scatter(input, d, index, idx, src, add):
-    """``_scatter`` on CUDA: a contiguous copy of ``input``, then the scatter(-add) kernel."""
-    from .elementwise_call import check_same_device
-    check_same_device((input, index) + ((src,) if isinstance(src, Tensor) else ()))
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    c = input._data.copy()
-    data = CudaArray(c.buf, c.shape)  # contiguous, offset 0
-    vi = idx.kview()
-    vs = _device_value(src, data.dtype)
-    if not isinstance(src, Tensor):
-        vs = vs.expand(vi.shape)
-    dst = data.buf.reshape(data.shape) if data.ndim != 1 else data.buf
-    if add:
-        B.kernels().index.scatter_add(dst, d, vi, vs)
-    else:
-        B.kernels().index.scatter(dst, d, vi, vs)
     name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
                                               else "ScatterBackward1")
     return record(name, (input, src if isinstance(src, Tensor) else None), data,
@@ -745,23 +623,9 @@ def masked_select(input, mask):
 
 def nonzero(input, *, as_tuple=False):
     if input._data.__class__ is not np.ndarray:
-        return _device_nonzero(input, as_tuple)
+        return _cuda().device_nonzero(input, as_tuple)
     nz = np.nonzero(input._data)
     if as_tuple:
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
     return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
                         np.zeros((0, 0), np.int64))
-
-
-def _device_nonzero(input, as_tuple):
-    """Stream compaction on the device; the count is one 8-byte device->host read."""
-    if input.ndim == 0:
-        raise NotImplementedError("jitgrad: nonzero of a 0-d tensor is not implemented for "
-                                  "device 'cuda:0' yet")
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    A = B.kernels().advanced
-    coords = CudaArray.wrap(A.unravel(A.nonzero_positions(input._data.kview()), input.shape))
-    if as_tuple:
-        return tuple(Tensor._make(coords[:, d].contiguous()) for d in range(input.ndim))
-    return Tensor._make(coords)
