@@ -96,77 +96,19 @@ def _asarray(data, dtype=None):
     return np.asarray(data, dtype=dtype)
 
 
-def _device_reduce(op, x, axes, keepdim, dtype):
-    """``op`` in sum/mean/amax/amin over ``axes`` of a CUDA tensor: the kernel layer's tree
-    reduction, reading the (possibly strided) storage in place."""
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    R = B.kernels().reduce
-    v = x._data.kview()
-    if not axes:  # a 0-d tensor: the reduction is a copy
-        return x._data.astype(dtype)
-    if op == "sum":
-        out = R.sum(v, axes, keepdim, dtype)
-    elif op == "mean":
-        out = R.mean(v, axes, keepdim, dtype)
-    elif op == "amax":
-        out = R.amax(v, axes, keepdim)
-    else:
-        out = R.amin(v, axes, keepdim)
-    return CudaArray.wrap(out)
+def _cuda():
+    """The CUDA half of the reductions (``reduce_cuda``), imported on first use."""
+    from . import reduce_cuda
+    return reduce_cuda
 
 
 def _on_device(t) -> bool:
     return t._data.__class__ is not np.ndarray  # the CPU path pays this one class test
 
 
-def _kred(op, data, axes, keepdim, dtype=None, scale=None):
-    """Tree reduction ``op`` (sum/prod/max/min/all/any) of the CudaArray ``data`` over ``axes``
-    (``scale`` multiplies a sum) as a CudaArray; a 0-d input is reduced as a 1-element row so
-    the dtype rules and ``scale`` apply to it too."""
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    if data.ndim == 0:
-        data, axes, keepdim = data.reshape((1,)), (0,), False
-    out = B.kernels().reduce.reduce(data.kview(), axes, op, keepdim, dtype, scale)
-    return CudaArray.wrap(out)
-
-
-def _dev(data) -> Tensor:
-    """A device array as a constant Tensor (device forwards compose registered elementwise ops
-    on these: no graph is recorded, the op's own node is attached by ``record``)."""
-    from .._cuda_array import CudaArray
-    return Tensor._make(data if isinstance(data, CudaArray) else CudaArray.wrap(data))
-
-
-def _dev_nan(shape, dtype):
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    return CudaArray.wrap(B.full(shape, np.nan, dtype))
-
-
-def _reduced_shape(shape, axes, keepdim):
-    return _kept_shape(shape, axes) if keepdim else tuple(
-        s for i, s in enumerate(shape) if i not in axes)
-
-
 def _check_floating_for_var(input):
     if not input.dtype.is_floating_point:  # PyTorch refuses integer and bool inputs
         raise RuntimeError("std and var only support floating point and complex dtypes")
-
-
-def _device_var(input, axes, keepdim, denom, n):
-    """Mean of squared deviations on the device: tree mean, ``(x - mu)**2`` with the registered
-    elementwise ops, then a tree sum scaled by ``1/denom`` (two passes, like ``np.var``)."""
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("std and var only support floating point and complex dtypes")
-    dt = input._data.dtype
-    if denom <= 0:
-        return _dev_nan(_reduced_shape(input._data.shape, axes, keepdim), dt)
-    x = input.detach()
-    mu = _dev(_kred("sum", x._data, axes, True, dt, 1.0 / n))
-    d = x - mu
-    return _kred("sum", (d * d)._data, axes, keepdim, dt, 1.0 / denom)
 
 
 def _np_axes(x, axes):
@@ -184,7 +126,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch.su
         input = input.to(dtype)
     out_dt = input.dtype if input.dtype.is_floating_point else D.int64
     if input._data.__class__ is not np.ndarray:
-        data = _device_reduce("sum", input, axes, keepdim, out_dt.np)
+        data = _cuda().device_reduce("sum", input, axes, keepdim, out_dt.np)
     else:
         data = np.sum(input._data, axis=_np_axes(input, axes), keepdims=keepdim, dtype=out_dt.np)
     name = "SumBackward0" if dim is None and not keepdim else "SumBackward1"
@@ -207,7 +149,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     axes = _dims(dim, input._data.ndim)
     n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
     if input._data.__class__ is not np.ndarray:
-        data = _device_reduce("mean", input, axes, keepdim, input._data.dtype)
+        data = _cuda().device_reduce("mean", input, axes, keepdim, input._data.dtype)
     else:
         data = np.mean(input._data, axis=_np_axes(input, axes), keepdims=keepdim)
     name = "MeanBackward0" if dim is None and not keepdim else "MeanBackward1"
@@ -261,7 +203,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     denom = n - c
     if _on_device(input):
         _warn_dof(denom, "var")
-        data = _device_var(input, axes, keepdim, denom, n)
+        data = _cuda().device_var(input, axes, keepdim, denom, n)
     else:
         data = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
         _warn_dof(denom, "var")
@@ -290,7 +232,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     denom = n - c
     if _on_device(input):
         _warn_dof(denom, "std")
-        data = _dev(_device_var(input, axes, keepdim, denom, n)).sqrt()._data
+        data = _cuda().dev(_cuda().device_var(input, axes, keepdim, denom, n)).sqrt()._data
     else:
         v = np.var(input._data, axis=_np_axes(input, axes), keepdims=keepdim, ddof=0)
         _warn_dof(denom, "std")
@@ -315,7 +257,7 @@ def _prod_backward(node, g):
     x = node.saved("x")
     ge = _expand_back(g, node)
     if _on_device(x):
-        return (_device_prod_backward(node, x, ge),)
+        return (_cuda().device_prod_backward(node, x, ge),)
     if not np.any(x._data == 0):
         out = node.saved("out")
         if not a["keepdim"]:
@@ -324,33 +266,6 @@ def _prod_backward(node, g):
     # zeros present: the product of all *other* elements, without dividing
     others = _prod_of_others(x.detach()._data, a["axes"])
     return (ge * Tensor._make(others),)
-
-
-def _device_prod_backward(node, x, ge):
-    """The CPU rule without its host branch: ``out / x`` if the input has no zero, else the
-    product of all *other* elements of the row (an exclusive cumprod from each end, read and
-    written through reversed views, multiplied). Both are computed on the device and the
-    0-d ``all(x)`` (no zero) selects, so no value crosses to the host."""
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    from .functional import where
-    a = node.ctx.attrs
-    S = B.kernels().scan
-    out = node.saved("out")
-    if not a["keepdim"]:
-        out = out.reshape(a["kept"])
-    xd = x.detach()
-    if xd.ndim == 0:  # a 0-d product: the other elements' product is the empty product 1
-        others = _dev(B.full((), 1, xd._data.dtype))
-    else:
-        v = xd._data.kview()
-        left = S.scan(v, a["axes"], "prod", exclusive=True)
-        right = S.scan(v, a["axes"], "prod", exclusive=True, reverse=True)
-        others = _dev(CudaArray.wrap(left)) * _dev(CudaArray.wrap(right))
-    no_zero = _dev(_kred("all", xd._data, _dims(None, xd.ndim), False))  # 0-d, on the device
-    # divide by 1 where the branch is unused: its 0/0 would turn into NaN in a double backward
-    safe_x = where(no_zero, x, 1.0)
-    return where(no_zero, ge * out / safe_x, ge * others)
 
 
 def _prod_of_others(x, axes):
@@ -371,7 +286,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     axes = _dims(dim, input._data.ndim)
     out_dt = input.dtype if input.dtype.is_floating_point else D.int64
     if _on_device(input):
-        data = _kred("prod", input._data, axes, keepdim, out_dt.np)
+        data = _cuda().kred("prod", input._data, axes, keepdim, out_dt.np)
     else:
         data = np.asarray(np.prod(input._data, axis=_np_axes(input, axes), keepdims=keepdim,
                                   dtype=out_dt.np))
@@ -412,7 +327,7 @@ def _extreme(input, dim, keepdim, which):
                            "== 0. Specify the reduction dim with the 'dim' argument.")
     if dim is None:
         if input._data.__class__ is not np.ndarray:
-            data = _device_reduce("a" + which, input, _dims(None, input.ndim), False, None)
+            data = _cuda().device_reduce("a" + which, input, _dims(None, input.ndim), False, None)
         else:
             data = np.asarray(np_fn(input._data))
         return record("MaxBackward1" if which == "max" else "MinBackward1", (input,), data,
@@ -459,7 +374,7 @@ def _amax(input, dim, keepdim, which):
     axes = _dims(dim if dim != () else None, input._data.ndim)
     fn = np.max if which == "amax" else np.min
     if input._data.__class__ is not np.ndarray:
-        data = _device_reduce(which, input, axes, keepdim, None)
+        data = _cuda().device_reduce(which, input, axes, keepdim, None)
     else:
         data = np.asarray(fn(input._data, axis=_np_axes(input, axes), keepdims=keepdim))
     return record("AmaxBackward0" if which == "amax" else "AminBackward0", (input,), data,
@@ -480,18 +395,9 @@ def aminmax(input, *, dim=None, keepdim=False):
         amax(input, dim if dim is not None else (), keepdim)
 
 
-def _device_arg(input, dim, keepdim, which):
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    R = B.kernels().reduce
-    fn = R.argmax if which == "max" else R.argmin
-    d = None if dim is None else _wrap(dim, input.ndim)
-    return Tensor._make(CudaArray.wrap(fn(input._data.kview(), d, keepdim)))
-
-
 def argmax(input, dim=None, keepdim=False):
     if input._data.__class__ is not np.ndarray and input.ndim:
-        return _device_arg(input, dim, keepdim, "max")
+        return _cuda().device_arg(input, dim, keepdim, "max")
     if dim is None:
         r = np.asarray(np.argmax(input._data))
         return Tensor._make((r.reshape((1,) * input.ndim) if keepdim else r).astype(np.int64))
@@ -501,7 +407,7 @@ def argmax(input, dim=None, keepdim=False):
 
 def argmin(input, dim=None, keepdim=False):
     if input._data.__class__ is not np.ndarray and input.ndim:
-        return _device_arg(input, dim, keepdim, "min")
+        return _cuda().device_arg(input, dim, keepdim, "min")
     if dim is None:
         r = np.asarray(np.argmin(input._data))
         return Tensor._make((r.reshape((1,) * input.ndim) if keepdim else r).astype(np.int64))
@@ -533,22 +439,6 @@ def _norm_backward(node, g):
     return (where(out == 0, 0.0, ge * x.sign() * ax ** (p - 1) / safe ** (p - 1)),)
 
 
-def _device_norm(input, p, axes, keepdim):
-    """The CPU formulas with tree reductions and registered elementwise ops."""
-    dt = input._data.dtype
-    x = input.detach()
-    if p == 2:
-        return _dev(_kred("sum", (x * x)._data, axes, keepdim, dt)).sqrt()._data
-    if p == 0:  # count of nonzeros (NaN counts), summed in the float dtype
-        return _kred("sum", x._data.astype(np.bool_), axes, keepdim, dt)
-    a = x.abs()
-    if p == 1:
-        return _kred("sum", a._data, axes, keepdim, dt)
-    if p in (float("inf"), -float("inf")):
-        return _kred("max" if p > 0 else "min", a._data, axes, keepdim)
-    return (_dev(_kred("sum", (a ** p)._data, axes, keepdim, dt)) ** (1.0 / p))._data
-
-
 @ieee_quiet
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p is None:
@@ -561,7 +451,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     axes = _dims(dim, input._data.ndim)
     if _on_device(input):
         return record("LinalgVectorNormBackward0", (input,),
-                      _device_norm(input, p, axes, keepdim), _norm_backward,
+                      _cuda().device_norm(input, p, axes, keepdim), _norm_backward,
                       save=(("x", input),), save_outputs=(("out", 0),),
                       attrs=_attrs(input, axes, keepdim, p=p))
     ax = _np_axes(input, axes)
@@ -593,24 +483,13 @@ def _logsumexp_backward(node, g):
     return (_expand_back(g, node) * (x - out).exp(),)
 
 
-def _device_logsumexp(x, axes, keepdim):
-    """``max + log(sum(exp(x - max)))`` with tree max/sum; a non-finite max shifts by 0 as on
-    the CPU (``m - m == 0`` is ``isfinite(m)`` in registered ops)."""
-    from .functional import where
-    t = _dev(x)
-    m = _dev(_kred("max", x, axes, True))
-    m = where(m - m == 0, m, 0.0)
-    data = (_dev(_kred("sum", (t - m).exp()._data, axes, True)).log() + m)._data
-    return data if keepdim else data.reshape(_reduced_shape(x.shape, axes, False))
-
-
 @ieee_quiet
 def logsumexp(input, dim, keepdim=False):
     axes = _dims(dim, input._data.ndim)
     x = input._data if input.dtype.is_floating_point else input._data.astype(
         D.get_default_dtype().np)
     if _on_device(input):
-        return record("LogsumexpBackward0", (input,), _device_logsumexp(x, axes, keepdim),
+        return record("LogsumexpBackward0", (input,), _cuda().device_logsumexp(x, axes, keepdim),
                       _logsumexp_backward, save=(("x", input),), save_outputs=(("out", 0),),
                       attrs=_attrs(input, axes, keepdim))
     ax = axes if x.ndim else None
@@ -629,14 +508,14 @@ def logsumexp(input, dim, keepdim=False):
 def all(input, dim=None, keepdim=False):  # noqa: A001
     ax = None if dim is None else _dims(dim, input.ndim)
     if _on_device(input):
-        return Tensor._make(_kred("all", input._data, _dims(dim, input.ndim), keepdim))
+        return Tensor._make(_cuda().kred("all", input._data, _dims(dim, input.ndim), keepdim))
     return Tensor._make(np.asarray(np.all(input._data, axis=ax, keepdims=keepdim)))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
     ax = None if dim is None else _dims(dim, input.ndim)
     if _on_device(input):
-        return Tensor._make(_kred("any", input._data, _dims(dim, input.ndim), keepdim))
+        return Tensor._make(_cuda().kred("any", input._data, _dims(dim, input.ndim), keepdim))
     return Tensor._make(np.asarray(np.any(input._data, axis=ax, keepdims=keepdim)))
 
 
@@ -644,7 +523,7 @@ def count_nonzero(input, dim=None):
     ax = None if dim is None else _dims(dim, input.ndim)
     if _on_device(input):  # cast to bool (nonzero, NaN included), then an int64 tree sum
         b = input._data if input._data.dtype == np.bool_ else input._data.astype(np.bool_)
-        return Tensor._make(_kred("sum", b, _dims(dim, input.ndim), False, np.int64))
+        return Tensor._make(_cuda().kred("sum", b, _dims(dim, input.ndim), False, np.int64))
     return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=ax), dtype=np.int64))
 
 
@@ -653,18 +532,8 @@ def _cumsum_backward(node, g):
     if g.ndim == 0:  # cumsum of a 0-d tensor is the identity (flip has no dim 0 to flip)
         return (g,)
     if _on_device(g):
-        return (_reverse_cumsum(g, d),)
+        return (_cuda().reverse_cumsum(g, d),)
     return (g.flip(d).cumsum(d).flip(d),)
-
-
-def _reverse_cumsum(g, d):
-    """``flip(cumsum(flip(g, d), d), d)`` on the device as one reversed scan (no flip copies);
-    recorded with cumsum as its gradient so ``create_graph`` works through it."""
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    data = CudaArray.wrap(B.kernels().scan.scan(g._data.kview(), d, "sum", reverse=True))
-    return record("FlipBackward0", (g,), data,
-                  lambda node, gg: (cumsum(gg, node.ctx.attrs["dim"]),), attrs={"dim": d})
 
 
 @ieee_quiet
@@ -674,10 +543,7 @@ def cumsum(input, dim, *, dtype=None):
     d = _wrap(dim, input._data.ndim)
     out_dt = input.dtype if input.dtype.is_floating_point else D.int64
     if _on_device(input):
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        data = input._data.astype(out_dt.np) if input.ndim == 0 else CudaArray.wrap(
-            B.kernels().scan.scan(input._data.kview(), d, "sum", out_dt.np))
+        data = _cuda().device_cumsum(input, d, out_dt)
         return record("CumsumBackward0", (input,), data, _cumsum_backward, attrs={"dim": d})
     data = np.cumsum(input._data, axis=d if input.ndim else None, dtype=out_dt.np)
     return record("CumsumBackward0", (input,), data.reshape(input._data.shape), _cumsum_backward,
