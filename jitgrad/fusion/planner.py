@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .. import _dtype as D
+
 __all__ = ["Group", "plan", "MAX_GROUP"]
 
 # Upper bound on nodes per group: kernel source (and Numba compile time) grows with the group.
@@ -86,7 +88,10 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
     seen = {}
     groups = []
     for c in cands:
-        if c._hooks or c.ct is None or (needed is not None and c not in needed):
+        # float16 nodes run one by one, each rounding its gradient to float16 as PyTorch's do
+        # (and Numba's CPU target cannot type float16 arithmetic in a fused kernel)
+        if c._hooks or c.ct is None or c.ct is D.float16 or (
+                needed is not None and c not in needed):
             continue
         g = None
         info = seen.get(c)

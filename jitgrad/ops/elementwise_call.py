@@ -235,19 +235,21 @@ def _call_device(op, args, aux, ct, out_dt):
     from ..backends import cuda as B
     cond = aux.get("cond")
     check_same_device(list(args) + [v for v in aux.values() if isinstance(v, Tensor)])
-    if out_dt is D.float16 or ct is D.float16:
-        raise NotImplementedError(f"jitgrad: '{op.name}' on float16 is not implemented for "
-                                  "device 'cuda:0' yet")
     shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
     if isinstance(cond, Tensor):
         shapes.append(cond._data.shape)
     shape = broadcast_shapes(*shapes)
     values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _device_flat)
     plan = _forward_plan(B, op, kinds)
-    out = CudaArray.empty(shape, out_dt.np)
+    # float16 as on the CPU: operands were cast to float32 (``_kernel_dtype``), the float32
+    # kernel runs and its result is rounded to float16 by one cast kernel
+    half = out_dt is D.float16
+    out = CudaArray.empty(shape, np.float32 if half else out_dt.np)
     if out.size:
         B.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                  + [values[p] for p in plan.scalars] + [out.buf])
+    if half:
+        out = out.astype(np.float16)
     return _maybe_record(op, args, aux, values, Tensor._make(out), ct, out_dt)
 
 

@@ -149,8 +149,6 @@ def test_unsupported_ops_raise_not_implemented(device):
     device.reset_stats()
     with pytest.raises(NotImplementedError, match="cuda:0"):
         c[true]
-    with pytest.raises(NotImplementedError, match="half.*cuda:0|float16.*cuda:0|cuda:0"):
-        c.half() + 1
     assert device.stats.d2h == 0 and device.stats.h2d == 0  # nothing copied behind our back
 
 

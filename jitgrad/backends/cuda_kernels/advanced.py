@@ -23,7 +23,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import SIMULATOR, View, as_view, c_strides, cuda, offset_of, pad, prod, scalar_type
+from .common import (
+    F16,
+    SIMULATOR,
+    View,
+    as_view,
+    c_strides,
+    cuda,
+    offset_of,
+    pad,
+    prod,
+    scalar_type,
+    to_float32,
+)
 
 __all__ = ["AdvancedIndex", "nonzero_positions", "unravel", "make_linear_kernel",
            "make_take_kernel", "make_put_kernel", "make_count_kernel", "make_scan_kernel",
@@ -313,6 +325,12 @@ class AdvancedIndex:
         ``self.shape`` (any strides), ``src`` a View/array broadcastable to the indexed shape
         (cast to dst's dtype). ``ValueError`` when it does not broadcast."""
         from .. import cuda as backend
+        if accumulate and dst.dtype == F16:  # accumulate in float32, round once into dst
+            from .layout import copy_into
+            acc = to_float32(dst)
+            self.put(as_view(acc), src, True)
+            copy_into(dst, acc)
+            return
         oshape, dst_st, ost, asz, ast, off = self.geometry(dst.strides, dst.offset)
         vs = as_view(src).expand(oshape)
         n = prod(oshape)

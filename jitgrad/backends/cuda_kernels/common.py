@@ -190,3 +190,76 @@ def max_blocks() -> int:
             except Exception:  # noqa: BLE001 - no device: only PTX compilation happens
                 _max_blocks = 32 * 108
     return _max_blocks
+
+
+# ----------------------------------------------------------------------------- float16
+#
+# Device kernels never do float16 arithmetic: as PyTorch's kernels (and jitgrad's CPU path),
+# float16 data is computed on in float32 ("opmath") and rounded to float16 once, on output.
+# Kernels that only move data (copies, gather/take, scatter/put without accumulation, fill)
+# read and write float16 directly; kernels that accumulate or compute go through
+# ``half_as_float32``: their float16 operands are cast to float32 copies (one cast kernel each),
+# the float32 kernel runs, and its float32 results are cast back to float16.
+
+F16 = np.dtype(np.float16)
+F32 = np.dtype(np.float32)
+
+
+def _is_half_dtype(a) -> bool:
+    return a is np.float16 or (isinstance(a, np.dtype) and a == F16)
+
+
+def to_float32(x):
+    """``x`` (a View or contiguous device array) as a float32 contiguous device array when it
+    holds float16 (one cast kernel), else ``x`` itself."""
+    v = as_view(x)
+    if v.dtype != F16:
+        return x
+    from .layout import contiguous
+    return contiguous(v, F32)
+
+
+def to_half(out):
+    """A float32 device array (kernel output) rounded to a fresh float16 one (round to nearest
+    even, as NumPy's and PyTorch's casts); other dtypes pass through."""
+    if np.dtype(out.dtype) != F32:
+        return out
+    from .layout import contiguous
+    return contiguous(as_view(out), F16)
+
+
+def half_as_float32(fn):
+    """Wrap a kernel-layer entry point so float16 inputs are computed on in float32.
+
+    Every float16 View/device-array argument becomes a float32 copy, every float16 dtype
+    argument (an accumulation/output dtype) ``float32``; when any float16 input was seen, the
+    float32 device arrays returned (alone or in a tuple) are cast back to float16. Integer and
+    bool results (indices, masks) are returned unchanged. Calls without float16 pay one dtype
+    test per argument."""
+    import functools
+
+    def up(a, seen):
+        if isinstance(a, View) or hasattr(type(a), "is_c_contiguous"):  # a device array
+            if np.dtype(a.dtype) == F16:
+                seen.append(True)
+                return to_float32(a)
+            return a
+        if _is_half_dtype(a):  # a float16 accumulation/output dtype
+            seen.append(True)
+            return F32
+        return a
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        seen = []
+        args = tuple(up(a, seen) for a in args)
+        kwargs = {k: up(v, seen) for k, v in kwargs.items()}
+        out = fn(*args, **kwargs)
+        if not seen:
+            return out
+        if isinstance(out, tuple):
+            return tuple(to_half(o) for o in out)
+        return to_half(out)
+
+    wrapper.__wrapped_half__ = fn
+    return wrapper

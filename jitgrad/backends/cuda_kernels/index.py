@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..cuda_env import device_jit, kernel_jit
-from .common import View, as_view, cuda, pad, scalar_type
+from .common import F16, View, as_view, cuda, pad, scalar_type, to_float32
 
 __all__ = ["gather", "scatter_add", "scatter", "index_select", "index_add",
            "make_gather_kernel", "make_scatter_add_kernel", "make_scatter_kernel"]
@@ -142,6 +142,12 @@ def scatter_add(dst, dim, index, src, alpha=1):
     vd, vi, vs = as_view(dst), as_view(index), as_view(src)
     if isinstance(dst, View) or not dst.is_c_contiguous():
         raise ValueError("scatter_add writes into a contiguous device array")
+    if vd.dtype == F16:  # accumulate in float32 (no float16 atomics), round once into dst
+        from .layout import copy_into
+        acc = scatter_add(to_float32(dst), dim, index, vs if vs.dtype != F16 else
+                          to_float32(vs), alpha)
+        copy_into(vd, acc)
+        return dst
     d = _dim(dim, vd.ndim)
     n = vi.size
     if n:

@@ -10,6 +10,7 @@ from .common import View, as_view, cuda, offset_of, pad, scalar_type
 
 __all__ = ["contiguous", "fill", "make_copy_kernel", "make_fill_kernel"]
 
+_F16 = np.dtype(np.float16)
 _copy_cache: dict = {}
 _fill_cache: dict = {}
 
@@ -57,6 +58,10 @@ def contiguous(x, dtype=None):
     dtype = np.dtype(dtype or v.dtype)
     if (not isinstance(x, View)) and dtype == v.dtype:
         return x
+    if v.dtype == _F16 and dtype.kind in "iu":
+        # numba-cuda converts float16 to integers with cvt.rni (round to nearest), not the
+        # truncation C, NumPy and PyTorch use: go through float32 (exact), whose cvt.rzi truncates
+        v = as_view(contiguous(v, np.float32))
     out = backend.empty(v.shape, dtype)
     n = v.size
     if n:
@@ -109,6 +114,8 @@ def copy_into(dst: View, src) -> None:
     of size > 1)."""
     from .. import cuda as backend
     vs = as_view(src).expand(dst.shape)
+    if vs.dtype == _F16 and dst.dtype.kind in "iu":  # float16 -> int via float32 (contiguous)
+        vs = as_view(contiguous(vs, np.float32))
     n = dst.size
     if n:
         shape, dstrides = pad(dst.shape, dst.strides)

@@ -13,7 +13,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..cuda_env import kernel_jit
-from .common import SIMULATOR, View, as_view, cuda, offset_of, pad, prod, scalar_type
+from .common import (
+    SIMULATOR,
+    View,
+    as_view,
+    cuda,
+    half_as_float32,
+    offset_of,
+    pad,
+    prod,
+    scalar_type,
+)
 
 __all__ = ["matmul", "make_matmul_kernel", "TILE", "View"]
 
@@ -83,6 +93,7 @@ def _broadcast_batch(sa, sb):
     return tuple(out)
 
 
+@half_as_float32
 def matmul(a, b):
     """``a @ b`` for a View/device array of rank >= 2 each (batch dims broadcast, NumPy rules).
 

@@ -21,6 +21,7 @@ from .common import (
     as_view,
     block_size,
     cuda,
+    half_as_float32,
     highest,
     lowest,
     max_blocks,
@@ -238,6 +239,7 @@ def _launch_rows(kernel, m_total, k_total, args):
     kernel[0][blocks, tpb](*args)
 
 
+@half_as_float32
 def reduce(x, dim=None, op="sum", keepdim=False, dtype=None, scale=None):
     """Reduce ``x`` (View or device array) with ``op`` in sum/prod/max/min over ``dim``.
 
@@ -296,6 +298,7 @@ def any_(x, dim=None, keepdim=False):
     return reduce(x, dim, "any", keepdim)
 
 
+@half_as_float32
 def _extreme(x, dim, keepdim, op):
     from .. import cuda as backend
     v = as_view(x)

@@ -34,6 +34,7 @@ from .common import (
     block_size,
     c_strides,
     cuda,
+    half_as_float32,
     max_blocks,
     offset_of,
     pad,
@@ -155,6 +156,7 @@ def _split(shape, strides, offset, axes, reverse):
     return kst, rst, offset
 
 
+@half_as_float32
 def scan(x, dim, op="sum", dtype=None, exclusive=False, reverse=False, kernel=None):
     """Cumulative ``op`` (sum/prod) of ``x`` (View or device array) over ``dim`` (int, tuple of
     dims scanned in C order, or None = all): a fresh C-contiguous array of ``x``'s shape.

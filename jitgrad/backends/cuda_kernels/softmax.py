@@ -23,6 +23,7 @@ from .common import (
     block_size,
     c_strides,
     cuda,
+    half_as_float32,
     max_blocks,
     offset_of,
     pad,
@@ -158,6 +159,7 @@ def _launch(kern, tpb, rows, args):
     kern[max(1, min(rows, max_blocks())), tpb](*args)
 
 
+@half_as_float32
 def _forward(x, dim, log):
     from .. import cuda as backend
     v = as_view(x)
@@ -190,6 +192,7 @@ def log_softmax(x, dim=-1):
     return _forward(x, dim, True)
 
 
+@half_as_float32
 def _backward(y, g, dim, log):
     from .. import cuda as backend
     vy, vg = as_view(y), as_view(g)
