@@ -5,6 +5,10 @@ The issue's target: jitgrad's step at most 0.9x PyTorch CPU's time in the same r
 script for an interleaved side-by-side table (best of N)::
 
     python benchmarks/bench_mlp.py [--reps 30]
+
+or one library per process (what to compare: in one process the libraries' thread pools
+contend), e.g. ``for i in jitgrad torch jitgrad torch; do python benchmarks/bench_mlp.py
+--impl $i; done`` (prefix ``OMP_NUM_THREADS=1`` for one thread each).
 """
 from __future__ import annotations
 
@@ -107,9 +111,10 @@ def _main(argv=None):
     import argparse
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=30)
+    p.add_argument("--impl", choices=IMPLS, help="time only this implementation")
     args = p.parse_args(argv)
     steps = {}
-    for impl in IMPLS:
+    for impl in ([args.impl] if args.impl else IMPLS):
         try:
             steps[impl] = make_step(impl)
         except NotImplementedError:
@@ -123,8 +128,8 @@ def _main(argv=None):
             f()
             best[k] = min(best[k], time.perf_counter() - t)
     for k, v in best.items():
-        print(f"{k:8s} {v * 1e3:8.2f} ms")
-    if "torch" in best:
+        print(f"{k:8s} {v * 1e3:8.2f} ms  (best of {args.reps})")
+    if "torch" in best and "jitgrad" in best:
         print(f"jitgrad/torch = {best['jitgrad'] / best['torch']:.2f}")
 
 
