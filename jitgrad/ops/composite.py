@@ -29,24 +29,45 @@ def ieee_quiet(fn):
     return quiet
 
 
-def wrap(data, view_of: Tensor | None = None) -> Tensor:
+def wrap(data, view_of: Tensor | None = None, view_fn=None) -> Tensor:
     t = Tensor._make(data)
     if view_of is not None:
         t._vc = view_of._vc
         t._base = view_of._base if view_of._base is not None else view_of
+        if view_fn is not None:
+            replay = _replay_from_base(view_of, view_fn)
+            if replay is not None:
+                t._view_fn = replay
     return t
 
 
+def _replay_from_base(parent: Tensor, fn):
+    """``base -> view`` for a view made by ``fn`` from ``parent`` (itself the base, a view made
+    by indexing, or a replayable view), or None. In-place writes into the view replay it on the
+    base's new value (``index.setitem``), as PyTorch's CopySlices does with as_strided."""
+    if parent._base is None:
+        return fn
+    key = getattr(parent, "_view_key", None)
+    if key is not None:
+        from .index import getitem
+        return lambda b: fn(getitem(b, key))
+    before = getattr(parent, "_view_fn", None)
+    return None if before is None else (lambda b: fn(before(b)))
+
+
 def record(node_name: str, inputs, outputs, backward, *, save=(), save_outputs=(),
-           view_of=None, attrs=None):
+           view_of=None, attrs=None, view_fn=None):
     """Wrap ``outputs`` (arrays) as Tensors and, if any input requires grad, attach the node.
 
     ``inputs`` are the node's slots (Tensors, or None/scalars for slots without an edge);
     ``save`` is ``(name, tensor)`` pairs; ``save_outputs`` is ``(name, output_index)`` pairs.
+    ``view_of``: the outputs share its storage; ``view_fn`` (one output): Tensor -> the same
+    view of another tensor, so in-place writes into the view can be recorded on its base.
     Returns one Tensor, or a tuple when ``outputs`` is a list.
     """
     single = not isinstance(outputs, (list, tuple))
-    outs = [wrap(o, view_of) for o in ([outputs] if single else outputs)]
+    outs = [wrap(o, view_of, view_fn if single else None)
+            for o in ([outputs] if single else outputs)]
     if grad_mode.is_grad_enabled() and any(
             isinstance(t, Tensor) and t._requires_grad for t in inputs):
         ctx = Ctx()

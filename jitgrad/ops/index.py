@@ -176,7 +176,8 @@ def getitem(x: Tensor, key) -> Tensor:
         data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
     out = record(_name_for(comps), (x,), np.asarray(data) if not basic else data,
                  _getitem_backward, view_of=x if basic else None,
-                 attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic})
+                 attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic},
+                 view_fn=(lambda b: getitem(b, npkey)) if basic else None)
     return _remember_view_key(out, x, npkey) if basic else out
 
 
@@ -263,6 +264,9 @@ def _copy_slices_backward(node, g):
     the written region for the value."""
     keys = node.ctx.attrs["keys"]
     need_self, need_value = node.ctx.needs_input_grad
+    if node.ctx.attrs.get("view_fn") is not None:
+        return _replayed_view_backward(node.ctx.attrs["view_fn"], keys[-1], g, need_self,
+                                       need_value)
     gs = gv = None
     if need_self and g._data.__class__ is not np.ndarray:
         from .basic import _device_full
@@ -284,6 +288,24 @@ def _copy_slices_backward(node, g):
         for k in keys:
             gv = getitem(gv, k) if isinstance(k, tuple) or gv._data.__class__ is np.ndarray \
                 else _take(gv, k)
+    return (gs, gv)
+
+
+def _replayed_view_backward(view_fn, key, g, need_self, need_value):
+    """CopySlices' gradients for ``view_fn(base)[key] = value`` (a view made by reshape,
+    transpose, ...): which base elements were written is found by replaying the view on the
+    base's element numbers, so it holds whatever the view's strides (and whether the replay
+    copies); the value's gradient is the replayed view of ``g``, differentiably."""
+    gs = gv = None
+    if need_self:
+        n = g._data.size
+        numbers = Tensor._make(np.arange(n).reshape(g._data.shape))
+        written = np.asarray(view_fn(numbers)._data[key]).reshape(-1)
+        mask = np.ones(n, dtype=g._data.dtype)
+        mask[written] = 0
+        gs = g * Tensor._make(mask.reshape(g._data.shape))
+    if need_value:
+        gv = getitem(view_fn(g), key)
     return (gs, gv)
 
 
@@ -311,15 +333,20 @@ def setitem(x: Tensor, key, value) -> None:
     vdata = value._data if is_t else value
     recording = grad_mode.is_grad_enabled() and (x._requires_grad or (is_t and
                                                                       value._requires_grad))
-    target, keys = x, (npkey,)
+    target, keys, view_fn = x, (npkey,), None
     if recording and x._base is not None:
         view_key = getattr(x, "_view_key", None)
-        if view_key is None:
-            raise NotImplementedError(
-                "jitgrad records in-place writes into views made by indexing (x[i], x[a:b]); "
-                "this tensor is a view made by another op (reshape, transpose, expand, ...). "
-                "Write through the base tensor, or apply the op out of place.")
-        target, keys = x._base, (view_key, npkey)
+        if view_key is not None:
+            target, keys = x._base, (view_key, npkey)
+        else:
+            view_fn = getattr(x, "_view_fn", None)
+            if view_fn is None or x._data.__class__ is not np.ndarray:
+                raise NotImplementedError(
+                    "jitgrad records in-place writes into views made by indexing, reshape/"
+                    "view/flatten, squeeze/unsqueeze, transpose/permute/t (on CUDA: indexing "
+                    "only); this tensor is a view made by another op (expand, split, detach, "
+                    "...). Write through the base tensor, or apply the op out of place.")
+            target = x._base
     if recording and not x.dtype.is_floating_point:
         raise RuntimeError("only floating point tensors can be written with values that "
                            "require grad")
@@ -336,7 +363,7 @@ def setitem(x: Tensor, key, value) -> None:
     if not recording:
         return
     ctx = Ctx()
-    ctx.attrs = {"keys": keys}
+    ctx.attrs = {"keys": keys, "view_fn": view_fn}
     old_edge = target._edge() if target._requires_grad else None
     v_edge = value._edge() if is_t and value._requires_grad else None
     ctx.needs_input_grad = (old_edge is not None, v_edge is not None)
@@ -348,7 +375,7 @@ def setitem(x: Tensor, key, value) -> None:
     target._output_nr = 0
     target._requires_grad = True
     if target is not x:
-        fresh = getitem(target, keys[0])
+        fresh = getitem(target, keys[0]) if view_fn is None else view_fn(target)
         x._grad_fn, x._output_nr, x._requires_grad = fresh._grad_fn, 0, True
 
 

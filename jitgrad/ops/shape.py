@@ -59,10 +59,17 @@ def _shares(a, b) -> bool:
     return np.shares_memory(a, b)
 
 
+def _reshape_to(shape):
+    """The replay of a reshape-like view (view/reshape/flatten/squeeze/unsqueeze): the same
+    elements in the same order, so a reshape to the view's shape (``composite.record``)."""
+    shape = tuple(shape)
+    return lambda b: reshape(b, shape)
+
+
 def _view_like(x, data, name):
     return record(name, (x,), data, _reshape_backward,
                   view_of=x if _shares(data, x._data) else None,
-                  attrs={"shape": tuple(x._data.shape)})
+                  attrs={"shape": tuple(x._data.shape)}, view_fn=_reshape_to(data.shape))
 
 
 def reshape(input, *shape):
@@ -142,7 +149,7 @@ def squeeze(input, dim=None):
         dims, name = ((d,) if shp and shp[d] == 1 else ()), "SqueezeBackward1"
     data = input._data.reshape(tuple(s for i, s in enumerate(shp) if i not in dims))
     return record(name, (input,), data, _squeeze_backward, view_of=input,
-                  attrs={"shape": shp})
+                  attrs={"shape": shp}, view_fn=_reshape_to(data.shape))
 
 
 def unsqueeze(input, dim):
@@ -151,7 +158,7 @@ def unsqueeze(input, dim):
     x = input._data
     data = np.expand_dims(x, d) if x.__class__ is np.ndarray else x.expand_dims(d)
     return record("UnsqueezeBackward0", (input,), data, _squeeze_backward, view_of=input,
-                  attrs={"shape": input._data.shape})
+                  attrs={"shape": input._data.shape}, view_fn=_reshape_to(data.shape))
 
 
 def _expand_backward(node, g):
@@ -222,7 +229,7 @@ def permute(input, *dims):
     if len(set(dims)) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return record("PermuteBackward0", (input,), input._data.transpose(dims), _permute_backward,
-                  view_of=input, attrs={"dims": dims})
+                  view_of=input, attrs={"dims": dims}, view_fn=lambda b: permute(b, dims))
 
 
 def _transpose_backward(node, g):
@@ -236,7 +243,8 @@ def transpose(input, dim0, dim1):
     x = input._data
     return record("TransposeBackward0", (input,),
                   np.swapaxes(x, d0, d1) if x.__class__ is np.ndarray else x.swapaxes(d0, d1),
-                  _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1})
+                  _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1},
+                  view_fn=lambda b: transpose(b, d0, d1))
 
 
 swapaxes = transpose
@@ -256,7 +264,8 @@ def t(input):
     nd = input._data.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return record("TBackward0", (input,), input._data.T, _t_backward, view_of=input)
+    return record("TBackward0", (input,), input._data.T, _t_backward, view_of=input,
+                  view_fn=t)
 
 
 def contiguous(input, memory_format=None):
