@@ -133,25 +133,6 @@ def mse_loss(input, target, reduction, weight=None):
 # ----------------------------------------------------------------------------- BCE
 
 
-def _bce_backward(node, g):
-    """BinaryCrossEntropyBackward0's formula (the CPU node's differentiable branch)."""
-    a = node.ctx.attrs
-    need_x, need_t = node.ctx.needs_input_grad
-    x, t = node.saved("x"), node.saved("t")
-    gs = g / a["n"] if a["reduction"] == "mean" else g
-    wt = a["weight"]
-    gx = gt = None
-    if need_x:
-        gx = gs * (x - t) / ((1 - x) * x).clamp_min(1e-12)
-        if wt is not None:
-            gx = gx * wt
-    if need_t:
-        gt = -(x.log() - (-x).log1p()) * gs
-        if wt is not None:
-            gt = gt * wt
-    return (gx, gt)
-
-
 def binary_cross_entropy(input, target, weight, reduction):
     """``-w (t log x + (1-t) log(1-x))``, logs clamped at -100 (no input range check)."""
     t = target.to(input.dtype)
@@ -162,6 +143,8 @@ def binary_cross_entropy(input, target, weight, reduction):
         if wt is not None:
             loss = loss * wt
         data = _reduce(loss, reduction)
+    # the CPU node's backward: its differentiable branch runs on device tensors as they are
+    from .functional import _bce_backward
     return record("BinaryCrossEntropyBackward0", (input, target), data._data, _bce_backward,
                   save=(("x", input), ("t", target)),
                   attrs={"n": max(input.numel(), 1), "reduction": reduction, "weight": wt})

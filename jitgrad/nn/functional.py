@@ -75,7 +75,8 @@ def _creating_graph() -> bool:
 
 
 def _const(arr) -> Tensor:
-    return Tensor._make(np.asarray(arr))
+    """A constant (no graph) Tensor of ``arr``: a NumPy array, or already a (device) Tensor."""
+    return arr if isinstance(arr, Tensor) else Tensor._make(np.asarray(arr))
 
 
 def _scalar_like(value, arr):
@@ -706,7 +707,7 @@ def _bce_backward(node, g):
     need_x, need_t = node.ctx.needs_input_grad
     n, reduction = a["n"], a["reduction"]
     wt = a["weight"]
-    if not _creating_graph():
+    if not _creating_graph() and g._data.__class__ is np.ndarray:
         x, t = node.saved_array("x"), node.saved_array("t")
         gd = _grad_scale_np(g._data, reduction, n)
         eps = x.dtype.type(1e-12)

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from ..._cuda_array import c_strides  # noqa: F401 - the one definition; scan.py imports it here
 from ..cuda_env import SIMULATOR, cuda, device_jit
 
 __all__ = ["View", "as_view", "offset_of", "scalar_type", "pad", "prod", "block_size",
@@ -23,14 +24,6 @@ def prod(shape) -> int:
     for s in shape:
         p *= int(s)
     return p
-
-
-def c_strides(shape) -> tuple:
-    st, acc = [], 1
-    for s in reversed(shape):
-        st.append(acc)
-        acc *= max(int(s), 1)
-    return tuple(reversed(st))
 
 
 class View:
