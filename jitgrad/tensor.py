@@ -45,7 +45,8 @@ class VersionCounter:
 
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
-                 "_base", "_retains_grad", "_hooks", "_grad_acc", "__weakref__", "__dict__")
+                 "_base", "_retains_grad", "_hooks", "_grad_acc", "_view_fn", "__weakref__",
+                 "__dict__")
 
     # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
@@ -88,6 +89,7 @@ class Tensor:
         self._retains_grad = False
         self._hooks = None
         self._grad_acc = None
+        self._view_fn = None  # a view: base -> this view, replayable (ops.composite.record)
 
     @classmethod
     def _make(cls, data, requires_grad=False):

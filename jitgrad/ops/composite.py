@@ -35,9 +35,7 @@ def wrap(data, view_of: Tensor | None = None, view_fn=None) -> Tensor:
         t._vc = view_of._vc
         t._base = view_of._base if view_of._base is not None else view_of
         if view_fn is not None:
-            replay = _replay_from_base(view_of, view_fn)
-            if replay is not None:
-                t._view_fn = replay
+            t._view_fn = _replay_from_base(view_of, view_fn)
     return t
 
 
@@ -51,7 +49,7 @@ def _replay_from_base(parent: Tensor, fn):
     if key is not None:
         from .index import getitem
         return lambda b: fn(getitem(b, key))
-    before = getattr(parent, "_view_fn", None)
+    before = parent._view_fn
     return None if before is None else (lambda b: fn(before(b)))
 
 

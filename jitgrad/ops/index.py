@@ -339,7 +339,7 @@ def setitem(x: Tensor, key, value) -> None:
         if view_key is not None:
             target, keys = x._base, (view_key, npkey)
         else:
-            view_fn = getattr(x, "_view_fn", None)
+            view_fn = x._view_fn
             if view_fn is None or x._data.__class__ is not np.ndarray:
                 raise NotImplementedError(
                     "jitgrad records in-place writes into views made by indexing, reshape/"
