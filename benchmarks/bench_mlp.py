@@ -1,5 +1,7 @@
 """One training step of an MLP classifier (784-512-512-10, batch 256, float32): forward,
-cross-entropy, backward, SGD update. jitgrad vs PyTorch eager vs hand-written NumPy.
+cross-entropy, backward, SGD update. jitgrad vs PyTorch eager vs hand-written NumPy, and
+``floor``: the same step with no framework at all, fused by hand around MKL's GEMM
+(``_mlp_floor.py``) -- the time no library on the same BLAS can beat.
 
 The issue's target: jitgrad's step at most 0.9x PyTorch CPU's time in the same run. Run as a
 script for an interleaved side-by-side table (best of N)::
@@ -21,11 +23,14 @@ import numpy as np
 if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from benchmarks._common import IMPLS, lib_for
+    from benchmarks._mlp_floor import make_floor_step
 else:
     from ._common import IMPLS, lib_for
+    from ._mlp_floor import make_floor_step
 
 SIZES = (784, 512, 512, 10)
 BATCH = 256
+STEP_IMPLS = IMPLS + ["floor"]
 
 
 def make_step(impl, seed=0):
@@ -34,7 +39,9 @@ def make_step(impl, seed=0):
     X = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
     y = rng.integers(0, SIZES[-1], BATCH)
     if impl == "numpy":
-        return _numpy_step(X, y, rng)
+        return _numpy_step(X, y, *_init_params(rng))
+    if impl == "floor":
+        return make_floor_step(X, y, *_init_params(rng))
     lib = lib_for(impl)
     lib.manual_seed(seed)
     nn = lib.nn
@@ -55,12 +62,17 @@ def make_step(impl, seed=0):
     return step
 
 
-def _numpy_step(X, y, rng):
+def _init_params(rng):
+    """nn.Linear's default init distribution (not its numbers) for the framework-free steps."""
     Ws, bs = [], []
     for i, o in zip(SIZES[:-1], SIZES[1:]):
         bound = 1 / np.sqrt(i)
         Ws.append(rng.uniform(-bound, bound, (o, i)).astype(np.float32))
         bs.append(rng.uniform(-bound, bound, o).astype(np.float32))
+    return Ws, bs
+
+
+def _numpy_step(X, y, Ws, bs):
     n = X.shape[0]
     rows = np.arange(n)
     lr = np.float32(0.01)
@@ -93,7 +105,7 @@ def _numpy_step(X, y, rng):
 
 
 class MLPTrainingStep:
-    params = [IMPLS]
+    params = [STEP_IMPLS]
     param_names = ["impl"]
     timeout = 300
     repeat = (5, 20, 30.0)
@@ -111,10 +123,10 @@ def _main(argv=None):
     import argparse
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=30)
-    p.add_argument("--impl", choices=IMPLS, help="time only this implementation")
+    p.add_argument("--impl", choices=STEP_IMPLS, help="time only this implementation")
     args = p.parse_args(argv)
     steps = {}
-    for impl in ([args.impl] if args.impl else IMPLS):
+    for impl in ([args.impl] if args.impl else STEP_IMPLS):
         try:
             steps[impl] = make_step(impl)
         except NotImplementedError:
@@ -131,6 +143,8 @@ def _main(argv=None):
         print(f"{k:8s} {v * 1e3:8.2f} ms  (best of {args.reps})")
     if "torch" in best and "jitgrad" in best:
         print(f"jitgrad/torch = {best['jitgrad'] / best['torch']:.2f}")
+    if "torch" in best and "floor" in best:
+        print(f"floor/torch = {best['floor'] / best['torch']:.2f}")
 
 
 if __name__ == "__main__":
