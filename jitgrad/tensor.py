@@ -45,8 +45,11 @@ class VersionCounter:
 
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
-                 "_base", "_retains_grad", "_hooks", "_grad_acc", "_view_fn", "__weakref__",
-                 "__dict__")
+                 "_base", "_retains_grad", "_hooks", "_grad_acc", "_view_fn", "_creation",
+                 "_attr_version", "__weakref__", "__dict__")
+    # ``_creation`` / ``_attr_version`` are set only on views (ops.composite.wrap): how the view
+    # was made (None, "multi": one of several views an op returned, "no_grad": made with grad
+    # mode off) and the version its grad_fn belongs to (PyTorch's CreationMeta, attr_version)
 
     # Let NumPy defer to our reflected operators (ndarray + Tensor -> Tensor.__radd__).
     __array_priority__ = 1000
@@ -221,10 +224,23 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            self._refresh_view()
         return self._grad_fn
+
+    def _refresh_view(self):
+        """A view whose storage was written in place since its grad_fn was set (through its base
+        or another view) gets a new grad_fn replayed from the base's current history, as
+        PyTorch's view grad_fn getter does (or PyTorch's error for views that cannot)."""
+        av = getattr(self, "_attr_version", None)
+        if av is not None and av != self._vc.value:
+            from .ops.composite import regenerate_view
+            regenerate_view(self)
 
     @property
     def is_leaf(self) -> bool:
+        if self._base is not None:
+            self._refresh_view()
         return self._grad_fn is None
 
     @property
@@ -305,6 +321,8 @@ class Tensor:
 
     def _edge(self):
         """(node, output_nr) this tensor feeds in a graph, or None."""
+        if self._base is not None:
+            self._refresh_view()
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
         if self._requires_grad:
@@ -317,9 +335,11 @@ class Tensor:
                         create_graph=create_graph, inputs=inputs)
 
     def detach(self):
+        # PyTorch: a non-differentiable view, sharing storage and version counter but with no
+        # ``_base`` (writing into it is allowed even when ``self`` is a leaf requiring grad;
+        # nodes that saved ``self`` see the version bump)
         t = Tensor._make(self._data, False)
-        t._vc = self._vc  # PyTorch: detach shares storage and version counter
-        t._base = self._base if self._base is not None else self
+        t._vc = self._vc
         return t
 
     def detach_(self):

@@ -66,7 +66,26 @@ def test_inplace_through_a_view_bumps_the_shared_version():
     z.sum().backward()  # z's saved output was not touched
 
 
-def test_expanded_views_still_refuse():
-    y = jitgrad.ones(3, requires_grad=True) * 2
-    with pytest.raises(NotImplementedError, match="expand"):
-        y.unsqueeze(0).expand(2, 3).mul_(2)
+def test_expanded_views_as_torch():
+    """An expanded view whose elements overlap refuses in-place arithmetic (PyTorch's error);
+    one that does not (a new leading dim of size 1) is written through its base."""
+    torch = pytest.importorskip("torch")
+    errors = []
+    for T in (jitgrad, torch):
+        y = T.ones(3, requires_grad=True) * 2
+        with pytest.raises(RuntimeError) as e:
+            y.unsqueeze(0).expand(2, 3).mul_(2)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    res = []
+    for T in (jitgrad, torch):
+        x = T.arange(1.0, 4.0, dtype=T.float64, requires_grad=True)
+        y = x * 2
+        e = y.expand(1, 3)
+        e.mul_(T.tensor([[1.0, 2.0, 3.0]], dtype=T.float64))
+        (g,) = T.autograd.grad((y * y).sum(), x)
+        res.append((y.detach().numpy().copy(), g.numpy().copy(), type(y.grad_fn).__name__,
+                    type(e.grad_fn).__name__))
+    np.testing.assert_allclose(res[0][0], res[1][0])
+    np.testing.assert_allclose(res[0][1], res[1][1])
+    assert res[0][2:] == res[1][2:]

@@ -9,6 +9,7 @@ None) per input slot; the engine sums them back to each input's shape and dtype.
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 
@@ -16,7 +17,8 @@ from ..autograd import grad_mode
 from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
 
-__all__ = ["record", "record_composition", "wrap", "ieee_quiet"]
+__all__ = ["record", "record_composition", "wrap", "ieee_quiet", "regenerate_view",
+           "view_rebase_error", "view_replay"]
 
 
 def ieee_quiet(fn):
@@ -29,14 +31,116 @@ def ieee_quiet(fn):
     return quiet
 
 
-def wrap(data, view_of: Tensor | None = None, view_fn=None) -> Tensor:
+def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False) -> Tensor:
     t = Tensor._make(data)
     if view_of is not None:
-        t._vc = view_of._vc
+        vc = t._vc = view_of._vc
         t._base = view_of._base if view_of._base is not None else view_of
+        t._attr_version = vc.value
+        # PyTorch's CreationMeta, propagated from a view's view unless the new one is special
+        if not grad_mode.is_grad_enabled():
+            t._creation = "no_grad"
+        elif multi:
+            t._creation = "multi"
+        else:
+            t._creation = getattr(view_of, "_creation", None) if view_of._base is not None \
+                else None
         if view_fn is not None:
             t._view_fn = _replay_from_base(view_of, view_fn)
     return t
+
+
+# ----------------------------------------------------------------------------- views and in-place
+
+
+def view_rebase_error(view: Tensor, creation: str, indirect: bool) -> RuntimeError:
+    """PyTorch's ``handle_view_on_rebase`` message for an in-place write into (``indirect``:
+    through the base or a sibling of) a view made by a multi-output op or in no_grad mode."""
+    what = "its base or another view of its base has been" if indirect else "is being"
+    gf = view._grad_fn
+    op = None if gf is None else re.sub(r"Backward\d*$", "", gf.name())
+    if creation == "no_grad" or gf is None:
+        prefix = (f"Output {view._output_nr} of {op} is a view of a view which was created in"
+                  if gf is not None else "A view was created in")
+        msg = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        msg = f"Output {view._output_nr} of {op} is a view and {what} modified inplace."
+    if creation == "multi":
+        msg += (" This view is the output of a function that returns multiple views. Such "
+                "functions do not allow the output views to be modified inplace. You should "
+                "replace the inplace operation by an out-of-place one.")
+    else:
+        msg += (" Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                "clarify your code by moving both the view and the inplace either both inside "
+                "the no_grad block (if you don't want the inplace to be tracked) or both outside "
+                "(if you want the inplace to be tracked).")
+    return RuntimeError(msg)
+
+
+def view_replay(view: Tensor):
+    """``base -> view`` as a differentiable function of the base, or None (CUDA views made by
+    ops other than indexing). Views made by expand (or any strided view of a host array) are
+    replayed by gathering the base's elements they alias: PyTorch's as_strided."""
+    key = view.__dict__.get("_view_key")
+    if key is not None:
+        from .index import getitem
+        return lambda b: getitem(b, key)
+    if view._view_fn is not None:
+        return view._view_fn
+    base = view._base
+    if view._data.__class__ is not np.ndarray or base._data.__class__ is not np.ndarray:
+        return None
+    numbers = _aliased_elements(view._data, base._data)
+    if numbers is None:
+        return None
+    from .index import getitem
+    from .shape import reshape
+    idx = Tensor._make(numbers)
+    return lambda b: getitem(reshape(b, (-1,)), idx)
+
+
+def _addresses(a: np.ndarray) -> np.ndarray:
+    addr = np.full(a.shape, a.__array_interface__["data"][0], dtype=np.int64)
+    for d, (n, st) in enumerate(zip(a.shape, a.strides)):
+        addr += (np.arange(n, dtype=np.int64) * st).reshape((n,) + (1,) * (a.ndim - d - 1))
+    return addr
+
+
+def _aliased_elements(view: np.ndarray, base: np.ndarray):
+    """For each element of ``view``, the C-order number of the ``base`` element at the same
+    address (None if some element of ``view`` is not one of ``base``'s)."""
+    baddr = _addresses(base).reshape(-1)
+    order = np.argsort(baddr, kind="stable")
+    sorted_addr = baddr[order]
+    vaddr = _addresses(view).reshape(-1)
+    pos = np.searchsorted(sorted_addr, vaddr)
+    if pos.size and (pos.max() >= sorted_addr.size or
+                     (sorted_addr[pos] != vaddr).any()):
+        return None
+    return order[pos].reshape(view.shape)
+
+
+def regenerate_view(view: Tensor) -> None:
+    """Give ``view`` the grad_fn PyTorch's getter gives a view whose storage was modified in
+    place since its grad_fn was set: AsStridedBackward0 from the base's current history."""
+    base = view._base
+    version = view._vc.value
+    if view._grad_fn is None and not base._requires_grad:
+        view._attr_version = version
+        return
+    creation = view._creation
+    if creation is not None:
+        raise view_rebase_error(view, creation, indirect=True)
+    replay = view_replay(view)
+    if replay is None:
+        raise NotImplementedError(
+            "jitgrad cannot replay this view on its base (a CUDA view made by an op other "
+            "than indexing) after its base was modified in place; apply the op out of place.")
+    with grad_mode.enable_grad():
+        fresh = record_composition("AsStridedBackward0", (base,), replay)
+    view._grad_fn, view._output_nr = fresh._grad_fn, fresh._output_nr
+    view._requires_grad = fresh._grad_fn is not None
+    view._attr_version = version
 
 
 def _replay_from_base(parent: Tensor, fn):
@@ -64,7 +168,7 @@ def record(node_name: str, inputs, outputs, backward, *, save=(), save_outputs=(
     Returns one Tensor, or a tuple when ``outputs`` is a list.
     """
     single = not isinstance(outputs, (list, tuple))
-    outs = [wrap(o, view_of, view_fn if single else None)
+    outs = [wrap(o, view_of, view_fn if single else None, not single)
             for o in ([outputs] if single else outputs)]
     if grad_mode.is_grad_enabled() and any(
             isinstance(t, Tensor) and t._requires_grad for t in inputs):
