@@ -47,6 +47,29 @@ _BY_NAME.update({"float": float32, "double": float64, "half": float16, "long": i
 
 _default_float = float32
 
+# PyTorch's C++ scalar-type names, which its error messages use ("expected Long but got Float")
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                 "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                 "bool": "Bool"}
+
+
+# ... and the C++ type names some of its messages use ("expected dtype float, but got double")
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def scalar_name(d) -> str:
+    """PyTorch's scalar-type name of a jitgrad dtype or NumPy dtype, for error messages."""
+    name = d.name if isinstance(d, dtype) else np.dtype(d).name
+    return _SCALAR_NAMES.get(name, name)
+
+
+def c_name(d) -> str:
+    """PyTorch's C++ type name of a jitgrad dtype or NumPy dtype, for error messages."""
+    name = d.name if isinstance(d, dtype) else np.dtype(d).name
+    return _C_NAMES.get(name, name)
+
 
 def get_default_dtype() -> dtype:
     return _default_float

@@ -365,16 +365,80 @@ def _bound(v, dt, low):
     return v.item() if isinstance(v, Tensor) else v
 
 
+def _clamp_backward(node, g):
+    """PyTorch's ``clamp_backward_min_max``: ``self`` gets ``g`` where min <= self <= max, a
+    bound gets it where it clamped (with min > max: max wins)."""
+    a = node.ctx.attrs
+    needs = node.ctx.needs_input_grad
+    x = node.saved("self")
+    lo = node.saved("min") if a["lo"] else None
+    hi = node.saved("max") if a["hi"] else None
+    gx = glo = ghi = None
+    if lo is not None and hi is not None:
+        if needs[0]:
+            gx = where(logical_and(ge(x, lo), le(x, hi)), g, 0.0)
+        if needs[1]:
+            glo = where(logical_and(lt(x, lo), lt(lo, hi)), g, 0.0)
+        if needs[2]:
+            ghi = where(logical_or(gt(x, hi), lt(hi, lo)), g, 0.0)
+    elif lo is not None:
+        gx = where(ge(x, lo), g, 0.0) if needs[0] else None
+        glo = where(lt(x, lo), g, 0.0) if needs[1] else None
+    else:
+        gx = where(le(x, hi), g, 0.0) if needs[0] else None
+        ghi = where(gt(x, hi), g, 0.0) if needs[-1] else None
+    if a["name"] == "ClampBackward0":
+        return (gx, glo, ghi)
+    return (gx, glo if lo is not None else ghi)
+
+
+def _clamp_tensors(name, input, lo, hi):
+    """clamp with Tensor bounds (PyTorch's ``clamp.Tensor``, ``clamp_min.Tensor``, ...): the
+    bounds broadcast and get gradients; one node, ClampBackward0 with slots (self, min, max), or
+    ClampMinBackward1/ClampMaxBackward1 with (self, bound)."""
+    with grad_mode.no_grad():
+        r = input
+        if lo is not None:
+            r = maximum(r, lo)
+        if hi is not None:
+            r = minimum(r, hi)
+    slots = (input, lo, hi) if name == "ClampBackward0" else \
+        (input, lo if lo is not None else hi)
+    save = [("self", input)] + [(n, v) for n, v in (("min", lo), ("max", hi)) if v is not None]
+    return record(name, slots, r._data, _clamp_backward, save=save,
+                  attrs={"name": name, "lo": lo is not None, "hi": hi is not None})
+
+
+def _clamp_overload_error(input, min, max):  # noqa: A002
+    def word(v):
+        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    got = ", ".join(word(v) for v in (input, min, max) if v is not None)
+    raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, "
+                    "Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, "
+                    "*, Tensor out = None)\n")
+
+
+def _renamed(t, name):
+    """The scalar clamp's node under the name PyTorch gives ``clamp_min``/``clamp_max``."""
+    gf = t._grad_fn
+    if gf is not None and type(gf).__name__ == "ClampBackward1":
+        from ..autograd.node import node_class
+        gf.__class__ = node_class(name, type(gf).__mro__[1])
+    return t
+
+
 def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - PyTorch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) and min.ndim > 0 or isinstance(max, Tensor) and max.ndim > 0:
-        r = input
-        if min is not None:
-            r = maximum(r, min)
-        if max is not None:
-            r = minimum(r, max)
-        return r
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        # PyTorch's overloads, in its order: clamp(Tensor? min, Tensor? max) (ClampBackward0);
+        # clamp(Scalar? min, Scalar? max), which takes a 0-d tensor not requiring grad
+        if not isinstance(min, _Number) and not isinstance(max, _Number):
+            return _clamp_tensors("ClampBackward0", input, min, max)
+        if any(isinstance(v, Tensor) and (v.ndim != 0 or v._requires_grad)
+               for v in (min, max)):
+            _clamp_overload_error(input, min, max)
     ct = D.result_type(input, *(v for v in (min, max) if v is not None))
     x = input if ct is input.dtype else input.to(ct)
     return call(OPS["clamp"], x, lo=_bound(min, ct, True), hi=_bound(max, ct, False))
@@ -384,11 +448,15 @@ clip = clamp
 
 
 def clamp_min(input, min):  # noqa: A002
-    return clamp(input, min=min)
+    if isinstance(min, Tensor):
+        return _clamp_tensors("ClampMinBackward1", input, min, None)
+    return _renamed(clamp(input, min=min), "ClampMinBackward0")
 
 
 def clamp_max(input, max):  # noqa: A002
-    return clamp(input, max=max)
+    if isinstance(max, Tensor):
+        return _clamp_tensors("ClampMaxBackward1", input, None, max)
+    return _renamed(clamp(input, max=max), "ClampMaxBackward0")
 
 
 def maximum(input, other):

@@ -12,6 +12,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
+from . import inplace as _inplace
 from .composite import record
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select",
@@ -309,30 +310,176 @@ def _replayed_view_backward(view_fn, key, g, need_self, need_value):
     return (gs, gv)
 
 
-def check_inplace(t: Tensor) -> None:
-    """PyTorch's errors for in-place writes that would corrupt a graph."""
-    if not grad_mode.is_grad_enabled():
+def check_inplace(t: Tensor, others=()) -> None:
+    """PyTorch's errors for in-place writes that would corrupt a graph (``inplace.check_inplace``:
+    views made by split/chunk/unbind or under no_grad, views of leaves, leaves)."""
+    _inplace.check_inplace(t, others)
+
+
+class _NamedNode:
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self):
+        return self._name
+
+
+class _DstView:
+    """The view ``x[key]`` PyTorch writes into (never built here): what its errors name."""
+
+    __slots__ = ("_grad_fn", "_output_nr")
+
+    def __init__(self, op):
+        self._grad_fn = None if op is None else _NamedNode(op + "Backward0")
+        self._output_nr = 0
+
+
+def _dst_view(comps, shape):
+    """PyTorch's ``x[key] = v`` writes into ``x`` itself when the key makes no view (Ellipsis,
+    full slices, index tensors: copy_/fill_/index_put_ on ``x``), otherwise into the view its
+    last view-making component makes: returns that op's name (Select, Slice, Unsqueeze) or None.
+    A slice is "full" as PyTorch's setitem sees it: start 0 (not -n), stop >= size, step 1."""
+    nd = len(shape)
+    consumed = sum(1 for k, _ in comps if k in ("int", "slice", "array", "darray")) + sum(
+        _mask_ndim(k, v) for k, v in comps if k in ("mask", "dmask"))
+    dim, op = 0, None
+    for kind, v in comps:
+        if kind == "ellipsis":
+            dim += nd - consumed
+        elif kind == "none":
+            op = "Unsqueeze"
+        elif kind in ("mask", "dmask"):
+            m = _mask_ndim(kind, v)
+            if m == 0:
+                op = "Unsqueeze"
+            dim += m
+        elif kind == "int":
+            op = "Select"
+            dim += 1
+        elif kind == "slice":
+            if not (v.start in (None, 0) and v.step == 1 and
+                    (v.stop is None or v.stop >= shape[dim])):
+                op = "Slice"
+            dim += 1
+        else:
+            dim += 1
+    return op
+
+
+def _check_setitem(x: Tensor, comps, value) -> None:
+    """PyTorch's ``check_inplace`` on the tensor ``x[key] = value`` writes into (``_dst_view``),
+    in its order: views made by multi-output ops / under no_grad, views of leaves, leaves."""
+    op = _dst_view(comps, x._data.shape)
+    if op is None:
+        _inplace.check_inplace(x, (value,))
         return
-    if t._grad_fn is None and t._requires_grad:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    base = t._base
-    if base is not None and base._grad_fn is None and base._requires_grad:
+    base = x._base
+    if base is not None:
+        creation = getattr(x, "_creation", None)
+        if creation is not None:  # the new view inherits its parent's creation meta
+            from .composite import view_rebase_error
+            x_rg = x._requires_grad or base._requires_grad
+            raise view_rebase_error(_DstView(op if x_rg else None), creation, indirect=False)
+    root = x if base is None else base
+    if root._requires_grad and root._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+
+
+def _writable_dst(x: Tensor, comps, npkey, lone_true) -> None:
+    """``x`` is read-only (an expand view): PyTorch's overlap error when the elements written
+    overlap (copy_/fill_ into the basic view; ``x[True]`` is ``x.unsqueeze(0)``), the index_put_
+    deprecation warning for index keys into overlapping memory; otherwise give ``x`` a writable
+    alias of the memory it views."""
+    a = x._data
+    if lone_true or _is_basic(comps):
+        dst = a if lone_true else a[npkey]
+        if isinstance(dst, np.ndarray) and _inplace._has_overlap(dst):
+            raise RuntimeError(_inplace.OVERLAP_MESSAGE)
+    else:
+        key = []
+        for kind, v in comps:
+            if kind in ("array", "darray"):
+                key.append(slice(None))
+            elif kind in ("mask", "dmask"):
+                m = _mask_ndim(kind, v)
+                key += [slice(None)] * m if m else [None]
+            else:
+                key.append(v)
+        if _inplace._has_overlap(a[tuple(key)]):
+            import warnings
+            warnings.warn("Use of index_put_ on expanded tensors is deprecated. Please clone() "
+                          "the tensor before performing this operation. This also applies to "
+                          "advanced indexing e.g. tensor[indices] = tensor", UserWarning,
+                          stacklevel=3)
+    _inplace._make_writable(x, False)
+
+
+def _index_put_dtype_error(x: Tensor, comps, value):
+    """PyTorch's index_put_ takes a value tensor of the destination's dtype only, except a 0-d
+    value with one bool mask key (it runs masked_fill_, which casts): the error, or None."""
+    if value.ndim == 0:
+        adv = [i for i, (k, _) in enumerate(comps) if k not in ("int", "slice", "none",
+                                                                  "ellipsis")]
+        if len(adv) == 1 and comps[adv[0]][0] in ("mask", "dmask") and all(
+                k == "int" for k, _ in comps[:adv[0]]):
+            return None
+    return RuntimeError("Index put requires the source and destination dtypes match, got "
+                        f"{_inplace._word(x.dtype)} for the destination and "
+                        f"{_inplace._word(value.dtype)} for the source.")
+
+
+def raise_after_shape_check(err, tgt, vshape):
+    """Raise ``err`` (index_put_'s dtype error), unless the value does not broadcast to the
+    indexed shape ``tgt``: PyTorch checks the shapes first."""
+    tgt, v = list(tgt), list(vshape)
+    while v and v[0] == 1 and len(v) > len(tgt):
+        v.pop(0)
+    if len(v) > len(tgt) or any(a != b and a != 1 for a, b in zip(reversed(v), reversed(tgt))):
+        _broadcast_error(tgt, list(vshape))
+    raise err
+
+
+def _node_name(x: Tensor, comps, value, is_t) -> str:
+    """The node PyTorch records for ``x[key] = value`` on a non-view ``x``: CopySlices when it
+    writes into a view of ``x``; index_put_ (IndexPutBackward0) for index keys; else copy_ /
+    fill_ of ``x`` itself (FillBackward3 for a 0-d CPU value of another shape)."""
+    shape = x._data.shape
+    if _dst_view(comps, shape) is not None:
+        return "CopySlices"
+    if not _is_basic(comps):
+        return "IndexPutBackward0"
+    vshape = value._data.shape if is_t else np.shape(value)
+    if tuple(vshape) == tuple(shape):
+        return "CopyBackwards"
+    on_cpu = (value._data.__class__ is np.ndarray) if is_t else \
+        (x._data.__class__ is np.ndarray)
+    return "FillBackward3" if len(vshape) == 0 and on_cpu else "CopyBackwards"
 
 
 def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value``. Inside a graph this records CopySlices on ``x`` (or, when ``x`` is a
     view made by indexing, on its base, and ``x`` becomes a view of the new base)."""
-    check_inplace(x)
+    if key is False:
+        return  # PyTorch: x[False] = v does nothing
     comps = _normalize_key(key)
     _check_bounds(comps, x._data.shape)
     npkey = _np_key(comps)
     is_t = isinstance(value, Tensor)
     vdata = value._data if is_t else value
-    recording = grad_mode.is_grad_enabled() and (x._requires_grad or (is_t and
-                                                                      value._requires_grad))
+    recording = False
+    if grad_mode.is_grad_enabled():
+        v_rg = is_t and value._requires_grad
+        if x._requires_grad or v_rg or (x._base is not None and x._base._requires_grad):
+            _check_setitem(x, comps, value)
+        recording = x._requires_grad or v_rg
+    dtype_err = _index_put_dtype_error(x, comps, value) if (
+        is_t and value.dtype is not x.dtype and not _is_basic(comps)) else None
+    a = x._data
+    if a.__class__ is np.ndarray and not a.flags.writeable:
+        _writable_dst(x, comps, npkey, key is True)
     target, keys, view_fn = x, (npkey,), None
     if recording and x._base is not None:
         view_key = getattr(x, "_view_key", None)
@@ -340,24 +487,31 @@ def setitem(x: Tensor, key, value) -> None:
             target, keys = x._base, (view_key, npkey)
         else:
             view_fn = x._view_fn
+            if view_fn is None and x._data.__class__ is np.ndarray:
+                from .composite import view_replay
+                view_fn = x._view_fn = view_replay(x)  # expand & co: replayed by gather
             if view_fn is None or x._data.__class__ is not np.ndarray:
                 raise NotImplementedError(
                     "jitgrad records in-place writes into views made by indexing, reshape/"
-                    "view/flatten, squeeze/unsqueeze, transpose/permute/t (on CUDA: indexing "
-                    "only); this tensor is a view made by another op (expand, split, detach, "
-                    "...). Write through the base tensor, or apply the op out of place.")
+                    "view/flatten, squeeze/unsqueeze, transpose/permute/t, expand (on CUDA: "
+                    "indexing only); this tensor is a view made by another op. Write through "
+                    "the base tensor, or apply the op out of place.")
             target = x._base
     if recording and not x.dtype.is_floating_point:
         raise RuntimeError("only floating point tensors can be written with values that "
                            "require grad")
     if x._data.__class__ is not np.ndarray:
-        keys = keys[:-1] + (_cuda().device_setitem(x, comps, value),)
+        keys = keys[:-1] + (_cuda().device_setitem(x, comps, value, dtype_err),)
     else:
         if any(k in ("darray", "dmask") for k, _ in comps):
             _cuda().device_plan(x, comps)  # raises PyTorch's device error
+        if dtype_err is not None:
+            raise_after_shape_check(dtype_err, np.shape(x._data[npkey]), vdata.shape)
         try:
             x._data[npkey] = vdata
         except ValueError as e:
+            if not x._data.flags.writeable:
+                raise
             _broadcast_error(list(np.shape(x._data[npkey])), list(np.shape(vdata)), e)
     x._vc.value += 1
     if not recording:
@@ -369,7 +523,9 @@ def setitem(x: Tensor, key, value) -> None:
     ctx.needs_input_grad = (old_edge is not None, v_edge is not None)
     meta = ((tuple(target._data.shape), target.dtype) if old_edge else None,
             (tuple(value._data.shape), value.dtype) if v_edge else None)
-    node = node_class("CopySlices", FunctionNode)(
+    name = "CopySlices" if target is not x or x._base is not None else \
+        _node_name(x, comps, value, is_t)
+    node = node_class(name, FunctionNode)(
         (old_edge or (None, 0), v_edge or (None, 0)), meta, ctx, _copy_slices_backward)
     target._grad_fn = node
     target._output_nr = 0
@@ -427,7 +583,28 @@ def gather(input, dim, index, *, sparse_grad=False):
                   attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
 
 
-take_along_dim = gather
+def take_along_dim(input, indices, dim=None):
+    """PyTorch's: ``input`` and ``indices`` broadcast against each other except along ``dim``,
+    then ``gather`` (GatherBackward0 after ExpandBackward0, as PyTorch records); ``dim=None``
+    gathers from the flattened input."""
+    if not isinstance(indices, Tensor) or indices.dtype != D.int64:
+        got = D.scalar_name(indices.dtype) if isinstance(indices, Tensor) else type(indices)
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{got}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    nd = input._data.ndim
+    if indices._data.ndim != nd:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {nd} dimensions for input, and "
+                           f"{indices._data.ndim} dimensions for indices")
+    d = _dim(dim, nd)
+    from .elementwise_call import broadcast_shapes
+    rest = broadcast_shapes(*(tuple(1 if i == d else s for i, s in enumerate(t._data.shape))
+                              for t in (input, indices)))
+    def along(t):
+        return tuple(t._data.shape[d] if i == d else s for i, s in enumerate(rest))
+    return gather(input.expand(along(input)), d, indices.expand(along(indices)))
 
 
 def _scatter_zeros_backward(node, g):
@@ -602,28 +779,38 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 def _masked_fill_backward(node, g):
+    """MaskedFillBackward0/1: ``g`` with zeros where filled for the input; for a tensor value
+    (MaskedFillBackward1) the sum of ``g`` over the filled elements."""
     from .functional import where
     mask = Tensor._make(node.ctx.attrs["mask"])
-    return (where(mask, 0.0, g),)
+    needs = node.ctx.needs_input_grad
+    gi = where(mask, 0.0, g) if needs[0] else None
+    if len(needs) == 1:
+        return (gi,)
+    return (gi, where(mask, g, 0.0).sum() if needs[1] else None)
 
 
 def masked_fill(input, mask, value):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
+    tvalue = None
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
+        tvalue = value  # the Tensor overload: MaskedFillBackward1, the value gets a gradient
         if value._data.__class__ is np.ndarray or input._data.__class__ is np.ndarray:
             value = value.item()  # a 0-d CUDA value stays on the device (no host read)
         else:
             value = value.detach()
-    from .elementwise_call import broadcast_shapes
-    shape = broadcast_shapes(input._data.shape, mask._data.shape)
-    if shape != input._data.shape:
-        raise RuntimeError(f"The size of tensor a ({input._data.shape[-1]}) must match the size "
-                           f"of tensor b ({mask._data.shape[-1]}) at non-singleton dimension 0")
+    name, inputs = ("MaskedFillBackward0", (input,)) if tvalue is None else \
+        ("MaskedFillBackward1", (input, tvalue))
+    shape = input._data.shape
+    if mask._data.shape != shape:
+        # PyTorch: expand_outplace(mask, self), so the mask may broadcast the result larger
+        from .elementwise_call import broadcast_shapes
+        shape = broadcast_shapes(mask._data.shape, shape)
     if input._data.__class__ is not np.ndarray or mask._data.__class__ is not np.ndarray:
         # the elementwise ``where`` kernel, cast back to input's dtype like the CPU path
         from .elementwise_call import check_same_device
@@ -632,10 +819,10 @@ def masked_fill(input, mask, value):
         with grad_mode.no_grad():
             data = where(mask, value, input.detach())._data.astype(input._data.dtype,
                                                                   copy=False)
-        return record("MaskedFillBackward0", (input,), data, _masked_fill_backward,
+        return record(name, inputs, data, _masked_fill_backward,
                       attrs={"mask": mask._data.broadcast_to(shape)})
     data = np.where(mask._data, np.asarray(value).astype(input._data.dtype), input._data)
-    return record("MaskedFillBackward0", (input,), data, _masked_fill_backward,
+    return record(name, inputs, data, _masked_fill_backward,
                   attrs={"mask": np.broadcast_to(mask._data, shape)})
 
 

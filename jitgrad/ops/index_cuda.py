@@ -21,6 +21,7 @@ from .index import (
     _mask_ndim,
     _np_key,
     _scatter_backward,
+    raise_after_shape_check,
 )
 
 __all__ = ["device_plan", "device_getitem", "device_take", "device_value", "device_setitem",
@@ -88,9 +89,10 @@ def device_value(value, dtype):
     return scalar_view(value, dtype)
 
 
-def device_setitem(x, comps, value):
+def device_setitem(x, comps, value, dtype_err=None):
     """``x[key] = value`` on CUDA storage; returns the key CopySlices needs (the basic NumPy key,
-    or the AdvancedIndex)."""
+    or the AdvancedIndex). ``dtype_err``: index_put_'s dtype error, raised after the shape
+    check (as PyTorch orders them)."""
     src = device_value(value, x._data.dtype)
     if _is_basic(comps):
         key = _np_key(comps)
@@ -101,6 +103,8 @@ def device_setitem(x, comps, value):
         key = device_plan(x, comps)
         write = lambda: key.put(x._data.kview(), src)  # noqa: E731
         tgt = key.out_shape()
+        if dtype_err is not None:
+            raise_after_shape_check(dtype_err, tgt, src.shape)
     try:
         write()
     except ValueError:
