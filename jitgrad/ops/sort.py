@@ -1,0 +1,278 @@
+"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, unique.
+
+Forward runs NumPy on the CPU (a stable argsort; NaN sorts as the largest value, as in PyTorch).
+The value outputs record the nodes PyTorch records (SortBackward0, TopkBackward0,
+KthvalueBackward0, MedianBackward0/1, NanmedianBackward0/1); their VJP scatters the gradient
+to the selected indices with ``index.scatter_into_zeros``, itself a recorded op, so double
+backward works. The global median()/nanmedian() share the gradient evenly among the elements
+equal to the result (PyTorch's evenly_distribute_backward, as max()).
+
+Ties: sort/argsort/topk are stable (equal values keep their order; descending keeps it too).
+kthvalue/median/nanmedian with ``dim`` return the index of the first occurrence of the selected
+value; PyTorch's index among equal values depends on its selection algorithm, so it can differ.
+
+CUDA tensors: not implemented on the device yet; these ops raise NotImplementedError naming the
+op and suggesting ``.cpu()``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .composite import ieee_quiet, record
+from .reduce import _evenly_backward, _return_type, _wrap
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique"]
+
+SortResult = _return_type("sort")
+TopkResult = _return_type("topk")
+KthvalueResult = _return_type("kthvalue")
+MedianResult = _return_type("median")
+NanmedianResult = _return_type("nanmedian")
+
+
+def _cpu_only(input, name):
+    if input._data.__class__ is not np.ndarray:
+        raise NotImplementedError(
+            f"jitgrad: {name}() is not implemented for CUDA tensors yet; move the tensor to the "
+            f"CPU first: torch.{name}(x.cpu(), ...) (or x.cpu().{name}(...)), then .cuda() the "
+            "result if needed")
+
+
+def _refuse_bool(input, kernel):
+    if input._data.dtype == np.bool_:
+        if kernel == "topk":
+            raise RuntimeError("topk does not support bool dtypes on CPU")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+def _check_int(name, argname, v):
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise TypeError(f"{name}(): argument '{argname}' must be int, not {type(v).__name__}")
+
+
+def _argsort(a, axis, descending):
+    """Stable argsort along ``axis`` (NaN last ascending, first descending, as PyTorch)."""
+    if not descending:
+        return np.argsort(a, axis=axis, kind="stable").astype(np.int64)
+    # descending and stable: sort the reversed array ascending, reverse the order back
+    n = a.shape[axis]
+    idx = np.argsort(np.flip(a, axis), axis=axis, kind="stable")
+    return (n - 1 - np.flip(idx, axis)).astype(np.int64)
+
+
+def _selection_backward(node, g, _indices_grad=None):
+    """Values picked at ``indices`` along ``dim``: the gradient scattered back there."""
+    from .index import scatter_into_zeros
+    a = node.ctx.attrs
+    if not a["shape"]:  # a 0-d input: the value is the input
+        return (g.reshape(()),)
+    idx = a["indices"]
+    d = a["dim"]
+    if not a["keepdim"]:
+        g = g.unsqueeze(d)
+        idx = np.expand_dims(idx, d)
+    return (scatter_into_zeros(g, a["shape"], d, idx),)
+
+
+def _record_selection(node_name, input, values, indices, dim, keepdim, cls):
+    attrs = {"shape": tuple(input._data.shape), "dim": dim, "keepdim": keepdim,
+             "indices": indices}
+    v = record(node_name, (input,), np.asarray(values), _selection_backward, attrs=attrs)
+    return cls(v, Tensor._make(np.asarray(indices, dtype=np.int64)))
+
+
+@ieee_quiet
+def sort(input, dim=-1, descending=False, stable=False):
+    """``torch.sort``: (values, indices) along ``dim``; always stable here."""
+    _cpu_only(input, "sort")
+    if isinstance(dim, bool):  # sort(x, stable=True) positional forms are not PyTorch's
+        raise TypeError("sort(): argument 'dim' must be int, not bool")
+    _check_int("sort", "dim", dim)
+    a = input._data
+    d = _wrap(dim, a.ndim)
+    node = "SortBackward1" if stable else "SortBackward0"  # sort.stable is its own overload
+    if a.ndim == 0:
+        return _record_selection(node, input, a.copy(), np.zeros((), np.int64), 0, True,
+                                 SortResult)
+    idx = _argsort(a, d, descending)
+    return _record_selection(node, input, np.take_along_axis(a, idx, d), idx, d, True,
+                             SortResult)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """``torch.argsort``: the indices of ``sort`` (no gradient)."""
+    _cpu_only(input, "argsort")
+    _check_int("argsort", "dim", dim)
+    a = input._data
+    d = _wrap(dim, a.ndim)
+    if a.ndim == 0:
+        return Tensor._make(np.zeros((), np.int64))
+    return Tensor._make(_argsort(a, d, descending))
+
+
+def msort(input):
+    """``torch.msort``: ``sort(input, dim=0).values``."""
+    _cpu_only(input, "msort")
+    return sort(input, 0).values
+
+
+@ieee_quiet
+def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
+    """``torch.topk``: the ``k`` largest (or smallest) along ``dim``, in sorted order (also
+    with ``sorted=False``, which leaves the order unspecified in PyTorch)."""
+    _cpu_only(input, "topk")
+    _refuse_bool(input, "topk")
+    _check_int("topk", "k", k)
+    _check_int("topk", "dim", dim)
+    a = input._data
+    d = _wrap(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if a.ndim == 0:  # PyTorch returns the value itself, also for k=0
+        return _record_selection("TopkBackward0", input, a.copy(), np.zeros((), np.int64), 0,
+                                 True, TopkResult)
+    idx = _argsort(a, d, descending=largest)
+    idx = np.take(idx, np.arange(k), axis=d)
+    return _record_selection("TopkBackward0", input, np.take_along_axis(a, idx, d), idx, d,
+                             True, TopkResult)
+
+
+def _first_index(a, vals, axis):
+    """Index of the first element along ``axis`` equal to ``vals`` (NaN matches NaN)."""
+    v = np.expand_dims(vals, axis)
+    eq = a == v
+    if a.dtype.kind == "f":
+        eq = eq | (np.isnan(a) & np.isnan(v))
+    return np.argmax(eq, axis=axis).astype(np.int64)
+
+
+def _kth_along(a, axis, k):
+    """The ``k``-th smallest (0-based, NaN largest) along ``axis`` and its first index."""
+    vals = np.take(np.sort(a, axis=axis), k, axis=axis)
+    return vals, _first_index(a, vals, axis)
+
+
+def _keep(arr, axis, keepdim):
+    return np.expand_dims(arr, axis) if keepdim else arr
+
+
+@ieee_quiet
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """``torch.kthvalue``: the ``k``-th smallest value (1-based) along ``dim`` and its index."""
+    _cpu_only(input, "kthvalue")
+    _refuse_bool(input, "kthvalue_cpu")
+    _check_int("kthvalue", "k", k)
+    _check_int("kthvalue", "dim", dim)
+    a = input._data
+    d = _wrap(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if n == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if a.ndim == 0:
+        return _record_selection("KthvalueBackward0", input, a.copy(), np.zeros((), np.int64),
+                                 0, keepdim, KthvalueResult)
+    vals, idx = _kth_along(a, d, k - 1)
+    return _record_selection("KthvalueBackward0", input, _keep(vals, d, keepdim),
+                             _keep(idx, d, keepdim), d, keepdim, KthvalueResult)
+
+
+def _median_dim(input, dim, keepdim, ignore_nan):
+    name = "nanmedian" if ignore_nan else "median"
+    _check_int(name, "dim", dim)
+    a = input._data
+    d = _wrap(dim, a.ndim)
+    _refuse_bool(input, "median_out")
+    cls = NanmedianResult if ignore_nan else MedianResult
+    node = "NanmedianBackward1" if ignore_nan else "MedianBackward1"
+    if a.ndim == 0:
+        return _record_selection(node, input, a.copy(), np.zeros((), np.int64), 0, keepdim, cls)
+    if a.shape[d] == 0:  # PyTorch says median() for nanmedian too
+        raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
+    s = np.sort(a, axis=d)  # NaN last
+    if a.dtype.kind == "f":
+        nans = np.isnan(a)
+        if ignore_nan:  # the lower median of the non-NaN elements (all NaN: NaN)
+            m = a.shape[d] - nans.sum(axis=d)
+            k = np.maximum((m - 1) // 2, 0)
+            vals = np.take_along_axis(s, np.expand_dims(k, d), d).squeeze(d)
+        else:  # a NaN in the slice makes the median NaN
+            vals = np.take(s, (a.shape[d] - 1) // 2, axis=d)
+            vals = np.where(nans.any(axis=d), np.nan, vals).astype(a.dtype)
+    else:
+        vals = np.take(s, (a.shape[d] - 1) // 2, axis=d)
+    idx = _first_index(a, vals, d)
+    return _record_selection(node, input, _keep(vals, d, keepdim), _keep(idx, d, keepdim), d,
+                             keepdim, cls)
+
+
+def _median_all(input, ignore_nan):
+    _refuse_bool(input, "median_cpu")
+    a = input._data.reshape(-1)
+    if a.dtype.kind == "f" and ignore_nan:
+        a = a[~np.isnan(a)]
+    if a.size == 0:
+        val = np.asarray(np.nan if input._data.dtype.kind == "f" else 0, input._data.dtype)
+    elif a.dtype.kind == "f" and np.isnan(a).any():
+        val = np.asarray(np.nan, a.dtype)
+    else:
+        val = np.asarray(np.sort(a)[(a.size - 1) // 2])
+    node = "NanmedianBackward0" if ignore_nan else "MedianBackward0"
+    return record(node, (input,), val, _evenly_backward, save=(("x", input),),
+                  save_outputs=(("out", 0),))
+
+
+@ieee_quiet
+def median(input, dim=None, keepdim=False):
+    """``torch.median``: the lower median (of all elements: a 0-d tensor; along ``dim``:
+    (values, indices)). NaN propagates."""
+    _cpu_only(input, "median")
+    if dim is None:
+        return _median_all(input, False)
+    return _median_dim(input, dim, keepdim, False)
+
+
+@ieee_quiet
+def nanmedian(input, dim=None, keepdim=False):
+    """``torch.nanmedian``: ``median`` ignoring NaN."""
+    _cpu_only(input, "nanmedian")
+    if dim is None:
+        return _median_all(input, True)
+    return _median_dim(input, dim, keepdim, True)
+
+
+def _unique_backward(node, g):
+    raise NotImplementedError(f"the derivative for '{node.ctx.attrs['op']}' is not "
+                              "implemented.")
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
+           dim=None):
+    """``torch.unique``: the distinct values (sorted; PyTorch's CPU kernel sorts also with
+    ``sorted=False``), with the inverse indices and counts on request. Not differentiable."""
+    _cpu_only(input, "unique")
+    a = input._data
+    if dim is None:
+        flat = a.reshape(-1)
+        res = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
+        out, inv, counts = res
+        inv = inv.reshape(a.shape)
+    else:
+        _check_int("unique", "dim", dim)
+        if a.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        d = _wrap(dim, a.ndim)
+        out, inv, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        inv = inv.reshape(-1)
+    # PyTorch records Unique2Backward0 / UniqueDimBackward0, whose backward is not implemented
+    node = "Unique2Backward0" if dim is None else "UniqueDimBackward0"
+    outs = [record(node, (input,), np.ascontiguousarray(out), _unique_backward,
+                   attrs={"op": "_unique2" if dim is None else "unique_dim"})]
+    if return_inverse:
+        outs.append(Tensor._make(np.asarray(inv, dtype=np.int64)))
+    if return_counts:
+        outs.append(Tensor._make(np.asarray(counts, dtype=np.int64)))
+    return outs[0] if len(outs) == 1 else tuple(outs)
