@@ -1450,3 +1450,36 @@ def test_grad_through_a_fused_chain_reaches_leaf_and_non_leaf_inputs():
         out.append([g.detach().numpy() for g in T.autograd.grad(loss, [b, h])])
     for mine, ref in zip(*out):
         np.testing.assert_allclose(mine, ref, rtol=1e-10, atol=1e-15)
+
+
+def _returns_no_gradient(T):
+    class NoGrad(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    return NoGrad
+
+
+@pytest.mark.parametrize("path", ["direct", "through_ops", "plus_other_path"])
+def test_a_backward_returning_none_stops_the_gradient(T, path):
+    """An undefined gradient flows nowhere: nodes below it don't run, a leaf's .grad stays."""
+    NoGrad = _returns_no_gradient(T)
+    x = T.ones(3, requires_grad=True)
+    y = {"direct": lambda: NoGrad.apply(x),
+         "through_ops": lambda: NoGrad.apply(x.exp().sin() * 3),
+         "plus_other_path": lambda: NoGrad.apply(x * 3) + x}[path]()
+    y.sum().backward()
+    if path == "plus_other_path":
+        assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    else:
+        assert x.grad is None
+    assert T.autograd.grad(NoGrad.apply(x * 3).sum(), x, allow_unused=True) == (None,)
+    z = T.autograd.grad(NoGrad.apply(x * 3).sum(), x, allow_unused=True, materialize_grads=True)
+    assert z[0].tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+        T.autograd.grad(NoGrad.apply(x * 3).sum(), x)

@@ -210,9 +210,13 @@ def _execute(task: GraphTask, root_edges, root_grads):
         n_out = getattr(node, "_n_outputs", 1)
         if n_out == 1 and len(buf) <= 1 and (not buf or 0 in buf):
             grads_out = [buf.get(0)]  # the common case, without the general slot scan
+            live = grads_out[0] is not None
         else:
             grads_out = [buf.get(i) for i in range(max(n_out, max(buf, default=-1) + 1))]
-        grads_in = run.apply(grads_out)
+            live = any(g is not None for g in grads_out)
+        # No gradient arrived (a backward returned None for this path): like PyTorch's
+        # undefined gradients, nothing flows on, and a leaf's .grad stays as it was.
+        grads_in = run.apply(grads_out) if live else [None] * len(run.next_functions)
         if node._hooks:
             for h in node._hooks:
                 r = h(tuple(grads_in), tuple(grads_out))
