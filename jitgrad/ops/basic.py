@@ -125,12 +125,15 @@ def numel(t) -> int:
     return t.numel()
 
 
-def _size_kw(size, kw):
-    """Factories accept the shape positionally or as ``size=`` (PyTorch allows both)."""
+def _size_kw(size, kw, name):
+    """Factories accept the shape positionally or as ``size=`` (PyTorch allows both); it is
+    required (``zeros(())`` is the 0-d tensor, ``zeros()`` PyTorch's TypeError)."""
     if "size" in kw:
         if size:
             raise TypeError("got the size both positionally and as size=")
         size = (kw.pop("size"),)
+    elif not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if kw:
         raise TypeError(f"unexpected keyword arguments {sorted(kw)}")
     return size
@@ -167,19 +170,19 @@ def _device_full(shape, value, npdt):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None,
           layout=None, **kw):
-    size = _size_kw(size, kw)
+    size = _size_kw(size, kw, "zeros")
     return _make(np.zeros, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None,
           layout=None, **kw):
-    size = _size_kw(size, kw)
+    size = _size_kw(size, kw, "ones")
     return _make(np.ones, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           pin_memory=False, memory_format=None, **kw):
-    size = _size_kw(size, kw)
+    size = _size_kw(size, kw, "empty")
     return _make(np.empty, size, dtype, device, requires_grad)
 
 
@@ -304,7 +307,7 @@ def _cuda_rng(generator):
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, **kw):
-    size = _size_kw(size, kw)
+    size = _size_kw(size, kw, "rand")
     dev = check_device(device)
     dt = _factory_dtype(dtype)
     if dev.type == "cuda":  # generated on the device (no upload)
@@ -315,7 +318,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           **kw):
-    size = _size_kw(size, kw)
+    size = _size_kw(size, kw, "randn")
     dev = check_device(device)
     dt = _factory_dtype(dtype)
     if dev.type == "cuda":

@@ -469,6 +469,13 @@ class softplus:
                       g * (exp(a * beta) / (exp(a * beta) + lit(a, 1.0))))
 
 
+# PyTorch's CPU kernels of these activations are defined for floating types only: an integer or
+# bool input raises NotImplementedError naming the kernel (read by elementwise_call._dtypes on
+# the non-float path only, so float calls pay nothing)
+FLOAT_KERNELS = {"leaky_relu": "leaky_relu_cpu", "gelu": "GeluKernelImpl",
+                 "gelu_tanh": "GeluKernelImpl", "softplus": "softplus_cpu"}
+
+
 @elementwise(node="ClampBackward1", aux={"lo": "compute", "hi": "compute"})
 class clamp:
     def f(a, lo, hi):

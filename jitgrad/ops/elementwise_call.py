@@ -14,6 +14,7 @@ from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu
 from ..codegen.loops import LoopSpec, Stmt
 from ..tensor import Tensor
+from .elementwise import FLOAT_KERNELS
 from .registry import ElementwiseOp
 
 __all__ = ["call", "broadcast_shapes", "ElementwiseNode"]
@@ -53,6 +54,9 @@ def _dtypes(op: ElementwiseOp, operands):
         return None, D.bool_
     ct = _fast_result_type(operands)
     if rule == "float" and not ct.is_floating_point:
+        kernel = FLOAT_KERNELS.get(op.name)
+        if kernel is not None:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_name(ct)}\'')
         ct = D.get_default_dtype()
     return ct, (D.bool_ if rule == "compare" else ct)
 

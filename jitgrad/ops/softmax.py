@@ -12,10 +12,13 @@ from .composite import ieee_quiet, record
 __all__ = ["softmax", "log_softmax"]
 
 
-def _softmax_dim(ndim, dim, name):
+def _softmax_dim(ndim, dim, name, stacklevel=3):
     if dim is None:
+        # PyTorch's _stacklevel counts from its _get_softmax_dim called by F.softmax; here
+        # softmax's ieee_quiet wrapper adds a frame and F.softmax calls this module's softmax
         warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the "
-                      "call to include dim=X as an argument.", UserWarning, stacklevel=3)
+                      "call to include dim=X as an argument.", UserWarning,
+                      stacklevel=stacklevel + 2)
         dim = 0 if ndim in (0, 1, 3) else 1
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
@@ -27,9 +30,17 @@ def _softmax_dim(ndim, dim, name):
 def _prepare(input, dtype):
     if dtype is not None:
         input = input.to(dtype)
-    if not input.dtype.is_floating_point:
-        input = input.to(D.get_default_dtype())
     return input
+
+
+def _not_float(input, d, name):
+    """PyTorch's kernels are defined for floating types only: an integer (or bool) input
+    raises NotImplementedError naming the kernel; an empty one comes back unchanged."""
+    if input._data.size == 0:
+        return input.clone()
+    last = "_lastdim" if d == input.ndim - 1 or input.ndim == 0 else ""
+    raise NotImplementedError(f'"{name}{last}_kernel_impl" not implemented for '
+                              f"'{D.scalar_name(input.dtype)}'")
 
 
 def _softmax_np(x, axis):
@@ -85,7 +96,9 @@ def _softmax_backward(node, g):
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``jitgrad.softmax`` / ``F.softmax`` (``dim`` may be omitted, with PyTorch's warning)."""
     input = _prepare(input, dtype)
-    d = _softmax_dim(input.ndim, dim, "softmax")
+    d = _softmax_dim(input.ndim, dim, "softmax", _stacklevel)
+    if not input.dtype.is_floating_point:
+        return _not_float(input, d, "softmax")
     if input._data.__class__ is not np.ndarray:
         return record("SoftmaxBackward0", (input,), _device(input, d, False), _softmax_backward,
                       save_outputs=(("out", 0),), attrs={"dim": d})
@@ -107,7 +120,9 @@ def _log_softmax_backward(node, g):
 @ieee_quiet
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     input = _prepare(input, dtype)
-    d = _softmax_dim(input.ndim, dim, "log_softmax")
+    d = _softmax_dim(input.ndim, dim, "log_softmax", _stacklevel)
+    if not input.dtype.is_floating_point:
+        return _not_float(input, d, "log_softmax")
     x = input._data
     if x.__class__ is not np.ndarray:
         return record("LogSoftmaxBackward0", (input,), _device(input, d, True),

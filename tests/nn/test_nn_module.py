@@ -172,7 +172,7 @@ def test_reprs_match_pytorch():
     (inner): Linear(in_features=3, out_features=3, bias=False)
     (act): GELU(approximate='none')
   )
-  (3): LayerNorm((3,), eps=1e-05, elementwise_affine=True)
+  (3): LayerNorm((3,), eps=1e-05, elementwise_affine=True, bias=True)
   (4): Dropout(p=0.1, inplace=False)
   (5): Softmax(dim=1)
   (6): Flatten(start_dim=1, end_dim=-1)

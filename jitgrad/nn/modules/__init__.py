@@ -1,11 +1,19 @@
 """The layer classes of ``jitgrad.nn``."""
 from .activation import (
+                         CELU,
                          ELU,
                          GELU,
+                         GLU,
+                         SELU,
+                         Hardshrink,
+                         Hardsigmoid,
+                         Hardswish,
                          Hardtanh,
                          LeakyReLU,
                          LogSigmoid,
                          LogSoftmax,
+                         Mish,
+                         PReLU,
                          ReLU,
                          ReLU6,
                          Sigmoid,
@@ -13,11 +21,32 @@ from .activation import (
                          Softmax,
                          Softmin,
                          Softplus,
+                         Softshrink,
+                         Softsign,
                          Tanh,
+                         Tanhshrink,
+                         Threshold,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Bilinear, Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+                         BCELoss,
+                         BCEWithLogitsLoss,
+                         CosineEmbeddingLoss,
+                         CrossEntropyLoss,
+                         GaussianNLLLoss,
+                         HingeEmbeddingLoss,
+                         KLDivLoss,
+                         L1Loss,
+                         MarginRankingLoss,
+                         MSELoss,
+                         MultiLabelSoftMarginLoss,
+                         NLLLoss,
+                         PoissonNLLLoss,
+                         SoftMarginLoss,
+                         TripletMarginLoss,
+)
 from .misc import Dropout, Embedding, Flatten, LayerNorm, Unflatten
 from .module import Module
 
@@ -26,5 +55,9 @@ __all__ = [
     "Identity", "Linear", "Bilinear", "ReLU", "ReLU6", "GELU", "SiLU", "ELU", "Tanh", "Sigmoid",
     "Softmax", "Softmin", "LogSoftmax", "LeakyReLU", "Softplus", "Hardtanh", "LogSigmoid",
     "Dropout", "Flatten", "Unflatten", "Embedding", "LayerNorm", "L1Loss", "MSELoss",
-    "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+    "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "Softsign", "Tanhshrink",
+    "Hardswish", "Hardsigmoid", "Mish", "SELU", "CELU", "GLU", "Threshold", "Softshrink",
+    "Hardshrink", "PReLU", "KLDivLoss", "PoissonNLLLoss", "GaussianNLLLoss", "MarginRankingLoss",
+    "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
+    "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance",
 ]

@@ -6,6 +6,7 @@ from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import chain, islice
 
+from ...tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
@@ -297,6 +298,21 @@ class ModuleDict(Module):
         raise NotImplementedError("ModuleDict is a container: call its modules")
 
 
+def _param_lines(items, type_str):
+    """PyTorch's ParameterList / ParameterDict ``extra_repr`` lines."""
+    child_lines = []
+    for k, p in items:
+        if isinstance(p, Tensor):
+            size_str = "x".join(str(size) for size in p.size())
+            device_str = f" ({p.device})" if p.device.type == "cuda" else ""
+            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            parastr = f"{kind} containing: [{type_str(p)} of size {size_str}{device_str}]"
+            child_lines.append("  (" + str(k) + "): " + parastr)
+        else:
+            child_lines.append("  (" + str(k) + "): Object of type: " + type(p).__name__)
+    return "\n".join(child_lines)
+
+
 class ParameterList(Module):
     """A list of registered parameters."""
 
@@ -345,12 +361,8 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        child_lines = []
-        for k, p in enumerate(self):
-            size_str = "x".join(str(size) for size in p.size())
-            parastr = f"Parameter containing: [{p.type()} of size {size_str}]"
-            child_lines.append("  (" + str(k) + "): " + parastr)
-        return "\n".join(child_lines)
+        # PyTorch prints the dtype here (``torch.float32``) but the type name in ParameterDict
+        return _param_lines(enumerate(self), lambda p: str(p.dtype))
 
 
 class ParameterDict(Module):
@@ -397,3 +409,6 @@ class ParameterDict(Module):
         items = parameters.items() if hasattr(parameters, "items") else parameters
         for k, v in items:
             self[k] = v
+
+    def extra_repr(self):
+        return _param_lines(self.items(), lambda p: p.type())
