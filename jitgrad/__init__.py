@@ -53,12 +53,23 @@ from .ops.functional import (
 from .ops.index import (gather, index_add, index_select, masked_fill, masked_select, nonzero,
                         scatter, scatter_add, take_along_dim)
 from .ops.linalg import addmm, bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
+from .ops.linalg import (  # added with the matrix-product parity sweep
+    addbmm, addmv, addr, baddbmm, chain_matmul, kron, tensordot, trace,
+)
+from .ops.einsum import einsum
+from . import linalg  # noqa: F401 - torch.linalg
 from .ops.reduce import (all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, cumsum,
                          logsumexp, max, mean, min, norm, prod, std, std_mean, sum, var, var_mean)
+from .ops.sort import argsort, kthvalue, median, msort, nanmedian, sort, topk, unique
 from .ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk, concat, flatten,
                         flip, hstack, movedim, narrow, permute, reshape, roll, select, split,
                         squeeze, stack, swapaxes, t, tile, transpose, unbind, unflatten, unsqueeze,
                         vstack)
+from .ops.shape import (  # added with the shape-op PyTorch-parity sweep
+    adjoint, atleast_2d, atleast_3d, column_stack, concatenate, diagonal, dsplit, dstack,
+    fliplr, flipud, hsplit, moveaxis, ravel, row_stack, split_with_sizes, swapdims,
+    tensor_split, vsplit,
+)
 from .ops.softmax import log_softmax, softmax
 from .random import Generator, get_rng_state, initial_seed, seed, set_rng_state
 from . import autograd  # noqa: F401

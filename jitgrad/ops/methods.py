@@ -6,6 +6,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
+from . import sort as _sort_ops
 
 
 def _reflect(fn):
@@ -39,10 +40,6 @@ def _rtruediv(self, other):
 
 def _rpow(self, other):
     return F.pow(other, self)
-
-
-def _rmatmul(self, other):
-    return linalg.matmul(other, self)
 
 
 def _eq(self, other):
@@ -80,38 +77,80 @@ def _size_args(args):
     return args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
 
 
-def _sum(self, dim=None, keepdim=False, *, dtype=None):
+def _sum(self, dim=reduce.NO_DIM, keepdim=False, *, dtype=None):
     return reduce.sum(self, dim, keepdim, dtype=dtype)
 
 
-def _new_factory(np_fn):
+def _new_factory(factory):
+    """``x.new_zeros(...)`` & co: ``x``'s dtype and device unless given (PyTorch's rule)."""
     def m(self, *size, dtype=None, device=None, requires_grad=False):
-        dt = dtype if dtype is not None else self.dtype
-        t = basic._finish(np_fn(tuple(int(s) for s in _size_args(size)), dtype=basic.D.to_dtype(
-            dt).np), requires_grad)
-        return t
+        return factory(*_size_args(size), dtype=dtype if dtype is not None else self.dtype,
+                       device=device if device is not None else self.device,
+                       requires_grad=requires_grad)
     return m
 
 
 def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
     return basic.tensor(data, dtype=dtype if dtype is not None else self.dtype,
+                        device=device if device is not None else self.device,
                         requires_grad=requires_grad)
 
 
 def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
     return basic.full(tuple(size), fill_value, dtype=dtype if dtype is not None else self.dtype,
+                      device=device if device is not None else self.device,
                       requires_grad=requires_grad)
+
+
+def _random_node(sampler, args, kwargs):
+    """PyTorch's node for ``x.uniform_()`` & co inside a graph (the old value gets zeros), and
+    the tensor ``p`` of ``bernoulli_(p)`` (its second slot)."""
+    if sampler is _bernoulli:
+        p = args[0] if args else kwargs.get("p")
+        return ("BernoulliBackward1", p) if isinstance(p, Tensor) else ("BernoulliBackward2", None)
+    if sampler is _random_int:  # random_(from, to) / random_(to) / random_()
+        return f"RandomBackward{2 - min(len(args) + len(kwargs), 2)}", None
+    return {_uniform: "UniformBackward0", _normal: "NormalBackward0",
+            _exponential: "ExponentialBackward0"}[sampler], None
+
+
+def _zero_random_grads(node, g):
+    from .basic import zeros_like
+    return tuple(zeros_like(g) if need else None for need in node.ctx.needs_input_grad)
+
+
+def _draw(sampler, gen, a, args, kwargs):
+    """Samples for the array ``a`` drawn in its memory order (PyTorch's TensorIterator visits a
+    transposed view's elements as they lie in memory), returned in ``a``'s logical order."""
+    if a.flags.c_contiguous or a.ndim < 2:
+        return sampler(gen, a.shape, a.dtype, *args, **kwargs)
+    perm = sorted(range(a.ndim), key=lambda d: -a.strides[d])
+    if sampler is _bernoulli and args and isinstance(args[0], Tensor):
+        args = (np.broadcast_to(args[0]._data, a.shape).transpose(perm),) + tuple(args[1:])
+    out = sampler(gen, tuple(a.shape[d] for d in perm), a.dtype, *args, **kwargs)
+    return out.transpose(np.argsort(perm))
 
 
 def _random_inplace(sampler):
     def m(self, *args, generator=None, **kwargs):
-        index.check_inplace(self)
+        inplace.check_inplace(self)
         if self._data.__class__ is not np.ndarray:  # CUDA: drawn on the device, in place
             _CUDA_SAMPLERS[sampler](basic._cuda_rng(generator), self._data, *args, **kwargs)
             self._vc.value += 1
             return self
+        if not self._data.flags.writeable:  # expand: PyTorch's overlap error, or writable
+            inplace._make_writable(self, True)
         gen = basic._gen(generator)
-        self._data[...] = sampler(gen, self._data.shape, self._data.dtype, *args, **kwargs)
+        if inplace._recording(self, ()):  # in a graph: PyTorch's node (zero gradient)
+            from .composite import record
+            name, p = _random_node(sampler, args, kwargs)
+
+            def draw(s):
+                data = np.ascontiguousarray(_draw(sampler, gen, self._data, args, kwargs))
+                return record(name, (s, p) if name == "BernoulliBackward1" else (s,), data,
+                              _zero_random_grads)
+            return inplace.apply_inplace(self, draw)
+        self._data[...] = _draw(sampler, gen, self._data, args, kwargs)
         self._vc.value += 1
         return self
     return m
@@ -126,6 +165,8 @@ def _normal(gen, shape, dtype, mean=0.0, std=1.0):
 
 
 def _bernoulli(gen, shape, dtype, p=0.5):
+    if isinstance(p, Tensor):  # bernoulli_(p_tensor): p broadcast to self, PyTorch's draws
+        p = p._data
     return gen.bernoulli(p, shape, dtype)
 
 
@@ -171,16 +212,6 @@ _CUDA_SAMPLERS = {_uniform: _cuda_uniform, _normal: _cuda_normal, _bernoulli: _c
                   _exponential: _cuda_exponential, _random_int: _cuda_random_int}
 
 
-def _mT_prop(self):
-    return shape.transpose(self, -2, -1)
-
-
-def _T_prop(self):
-    if self.ndim <= 2:
-        return shape.t(self) if self.ndim == 2 else self
-    return shape.permute(self, tuple(range(self.ndim - 1, -1, -1)))
-
-
 METHODS = {
     # arithmetic operators
     "__add__": _binary_method(F.add), "__radd__": _binary_method(F.add),
@@ -191,7 +222,7 @@ METHODS = {
     "__rfloordiv__": _binary_method(_reflect(F.floor_divide)),
     "__mod__": _binary_method(F.remainder), "__rmod__": _binary_method(_reflect(F.remainder)),
     "__pow__": _binary_method(F.pow), "__rpow__": _binary_method(_rpow),
-    "__matmul__": linalg.matmul, "__rmatmul__": _rmatmul,
+    "__matmul__": linalg.__matmul__, "__rmatmul__": linalg.__rmatmul__,
     "__neg__": F.neg, "__pos__": lambda self: self, "__abs__": F.abs,
     "__eq__": _eq, "__ne__": _ne, "__lt__": _binary_method(F.lt), "__le__": _binary_method(F.le),
     "__gt__": _binary_method(F.gt), "__ge__": _binary_method(F.ge),
@@ -225,13 +256,24 @@ METHODS = {
     "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
     "logsumexp": reduce.logsumexp, "all": reduce.all, "any": reduce.any,
     "cumsum": reduce.cumsum, "count_nonzero": reduce.count_nonzero,
+    # sorting and selection (ops/sort.py)
+    "sort": _sort_ops.sort, "argsort": _sort_ops.argsort, "msort": _sort_ops.msort,
+    "topk": _sort_ops.topk, "kthvalue": _sort_ops.kthvalue, "median": _sort_ops.median,
+    "nanmedian": _sort_ops.nanmedian, "unique": _sort_ops.unique,
+    "aminmax": reduce.aminmax,
     # the methods need dim (only the functional forms fall back to the implicit-dim warning)
     "softmax": lambda self, dim, dtype=None: softmax.softmax(self, dim, dtype=dtype),
     "log_softmax": lambda self, dim, dtype=None: softmax.log_softmax(self, dim, dtype=dtype),
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer, "inner": linalg.inner, "addmm": linalg.addmm,
-    "t": shape.t, "transpose": shape.transpose, "swapaxes": shape.transpose,
+    "vdot": linalg.vdot, "ger": linalg.ger, "kron": linalg.kron, "trace": linalg.trace,
+    "baddbmm": linalg.baddbmm, "addbmm": linalg.addbmm, "addmv": linalg.addmv,
+    "addr": linalg.addr, "addmm_": inplace.unary_inplace(linalg.addmm),
+    "baddbmm_": inplace.unary_inplace(linalg.baddbmm),
+    "addbmm_": inplace.unary_inplace(linalg.addbmm),
+    "addmv_": inplace.unary_inplace(linalg.addmv), "addr_": inplace.unary_inplace(linalg.addr),
+    "t": shape.t, "transpose": shape.transpose, "swapaxes": shape.swapaxes,
     # shape
     "reshape": shape.reshape, "view": shape.view, "view_as": shape.view_as,
     "reshape_as": shape.reshape_as, "flatten": shape.flatten, "unflatten": shape.unflatten,
@@ -242,13 +284,21 @@ METHODS = {
     "flip": shape.flip, "roll": shape.roll, "repeat": shape.repeat, "tile": shape.tile,
     "narrow": shape.narrow,
     "select": shape.select,
+    # shape and view ops added with the PyTorch-parity sweep (ops/shape.py)
+    "swapdims": shape.swapdims, "moveaxis": shape.moveaxis, "diagonal": shape.diagonal,
+    "unfold": shape.unfold, "split_with_sizes": shape.split_with_sizes,
+    "tensor_split": shape.tensor_split, "hsplit": shape.hsplit, "vsplit": shape.vsplit,
+    "dsplit": shape.dsplit, "fliplr": shape.fliplr, "flipud": shape.flipud,
+    "ravel": shape.ravel, "adjoint": shape.adjoint,
     # indexing
+    "take_along_dim": index.take_along_dim,
     "gather": index.gather, "scatter": index.scatter, "scatter_add": index.scatter_add,
     "index_select": index.index_select, "index_add": index.index_add,
     "nonzero": index.nonzero,
     # copies and factories
-    "clone": basic.clone, "new_zeros": _new_factory(np.zeros), "new_ones": _new_factory(np.ones),
-    "new_empty": _new_factory(np.empty), "new_tensor": _new_tensor, "new_full": _new_full,
+    "clone": basic.clone, "new_zeros": _new_factory(basic.zeros),
+    "new_ones": _new_factory(basic.ones), "new_empty": _new_factory(basic.empty),
+    "new_tensor": _new_tensor, "new_full": _new_full,
     # in place
     "add_": inplace.add_, "sub_": inplace.sub_, "mul_": inplace.mul_, "div_": inplace.div_,
     "pow_": inplace.pow_, "zero_": inplace.zero_, "fill_": inplace.fill_,
@@ -269,5 +319,7 @@ METHODS = {
 for _name, _fn in METHODS.items():
     setattr(Tensor, _name, _fn)
 
-Tensor.T = property(_T_prop)
-Tensor.mT = property(_mT_prop)
+Tensor.T = property(shape.numpy_T)
+Tensor.mT = property(shape.matrix_T)
+Tensor.H = property(shape.H)
+Tensor.mH = property(shape.matrix_H)

@@ -72,6 +72,17 @@ def test_factories_and_device_attributes(device):
     assert jg.full_like(t, 3).tolist() == [[3, 3], [3, 3]]
 
 
+def test_new_factories_follow_the_tensors_device(device):
+    x = jg.ones(2, dtype=jg.float64, device="cuda")
+    device.reset_stats()
+    made = [x.new_zeros(3), x.new_ones((2, 2)), x.new_empty(2), x.new_full((2,), 1.5)]
+    assert device.stats.h2d == 0  # filled on the device
+    assert all(t.is_cuda and t.dtype is jg.float64 for t in made)
+    assert x.new_tensor([1, 2]).is_cuda and x.new_tensor([1, 2]).dtype is jg.float64
+    assert x.new_zeros(2, device="cpu").is_cpu and x.new_zeros(2, dtype=jg.int64).dtype is jg.int64
+    assert jg.cat([x, x.new_zeros(0)]).tolist() == [1.0, 1.0]
+
+
 def test_conversions_count_transfers(device):
     x = jg.tensor([[1.0, 2.0], [3.0, 4.0]])
     device.reset_stats()
