@@ -71,6 +71,28 @@ from .ops.shape import (  # added with the shape-op PyTorch-parity sweep
     tensor_split, vsplit,
 )
 from .ops.softmax import log_softmax, softmax
+from .ops import out as _out
+from .ops.out import with_out as _with_out
+
+# torch.<fn>(..., out=t) for the elementwise functions and factories (PyTorch's out= rules in
+# ops/out.py). Only these public names take ``out``: Tensor methods and operators call the
+# functions directly and pay nothing for it.
+for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+              "neg", "negative", "pow", "reciprocal", "square", "exp", "expm1", "log", "log1p",
+              "log2", "log10", "sqrt", "rsqrt", "abs", "absolute", "sign", "sin", "cos", "tan",
+              "sinh", "cosh", "asin", "acos", "atan", "tanh", "sigmoid", "erf", "maximum",
+              "minimum", "where", "eq", "ne", "lt", "le",
+              "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
+              "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide",
+              "remainder", "fmod", "floor", "ceil", "round", "trunc", "frac"):
+    globals()[_name] = _with_out(_name)(globals()[_name])
+for _name in ("clamp", "clip", "clamp_min", "clamp_max"):
+    globals()[_name] = _with_out(_name, "exact", cast_error=_out.dtype_mismatch)(
+        globals()[_name])
+for _name in ("zeros", "ones", "empty", "full", "linspace", "rand", "randn"):
+    globals()[_name] = _with_out(_name, "dtype", resize_warning=None)(globals()[_name])
+arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)(arange)
+del _name
 from .random import Generator, get_rng_state, initial_seed, seed, set_rng_state
 from . import autograd  # noqa: F401
 from .serialization import save, load

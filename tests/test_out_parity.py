@@ -33,6 +33,21 @@ CASES = [
     ("logsumexp", lambda T, o: T.logsumexp(T.arange(6.).reshape(2, 3), 1, out=o), (2,), F64),
     ("logsumexp_long", lambda T, o: T.logsumexp(T.arange(6.).reshape(2, 3), 1, out=o), (2,), I64),
     ("mm", lambda T, o: T.mm(T.ones(2, 3), T.ones(3, 2), out=o), (2, 2), F32),
+    ("add_to_f64", lambda T, o: T.add(T.ones(3), T.ones(3), alpha=2, out=o), (3,), F64),
+    ("add_to_long", lambda T, o: T.add(T.ones(3), T.ones(3), out=o), (3,), I64),
+    ("add_resized", lambda T, o: T.add(T.ones(3), T.ones(3), out=o), (2,), F32),
+    ("exp_to_f64", lambda T, o: T.exp(T.ones(3), out=o), (3,), F64),
+    ("eq_to_float", lambda T, o: T.eq(T.ones(3), T.arange(3.), out=o), (3,), F32),
+    ("lt_to_bool", lambda T, o: T.lt(T.ones(3), T.arange(3.), out=o), (3,), BOOL),
+    ("where", lambda T, o: T.where(T.arange(3.) > 0, T.ones(3), T.zeros(3), out=o), (3,), F32),
+    ("clamp", lambda T, o: T.clamp(T.arange(4.), 1, 2, out=o), (4,), F64),
+    ("int_div_to_long", lambda T, o: T.div(T.arange(4), 2, out=o), (4,), I64),
+    ("floor_divide", lambda T, o: T.floor_divide(T.arange(4), 2, out=o), (4,), I64),
+    ("zeros", lambda T, o: T.zeros(3, out=o), (3,), F64),
+    ("zeros_resized_silently", lambda T, o: T.ones(4, out=o), (2,), F32),
+    ("linspace", lambda T, o: T.linspace(0, 1, 5, out=o), (5,), F64),
+    ("arange", lambda T, o: T.arange(4, out=o), (2,), F32),
+    ("full", lambda T, o: T.full((2,), 7, out=o), (2,), I64),
     ("mm_wrong_dtype", lambda T, o: T.mm(T.ones(2, 3), T.ones(3, 2), out=o), (2, 2), F64),
 ]
 
@@ -65,6 +80,8 @@ def test_out_matches_torch(label, call, shape, dtype):
 
 @pytest.mark.parametrize("fn", [
     lambda T, x, o: T.cat([x, x], out=o),
+    lambda T, x, o: T.mul(x, 2, out=o),
+    lambda T, x, o: T.exp(x, out=o),
     lambda T, x, o: T.sum(x.reshape(3, 2), 0, out=o),
     lambda T, x, o: T.mm(x.reshape(2, 3), x.reshape(3, 2), out=o),
 ])
@@ -77,4 +94,15 @@ def test_out_refuses_autograd_like_torch(fn):
         msgs.append(str(e.value))
         with T.no_grad():  # no recording: allowed
             assert fn(T, x, T.zeros(0)) is not None
+    assert msgs[0] == msgs[1]
+
+
+def test_out_partly_overlapping_an_input_is_refused_like_torch():
+    msgs = []
+    for T in (torch, jitgrad):
+        a = T.ones(3)
+        with pytest.raises(RuntimeError) as e:
+            T.add(a, a, out=a[:2])
+        msgs.append(str(e.value))
+        assert T.mul(a, 2, out=a) is a and a.tolist() == [2.0, 2.0, 2.0]  # exact alias: fine
     assert msgs[0] == msgs[1]

@@ -168,25 +168,25 @@ def _device_full(shape, value, npdt):
     return out
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None,
+def zeros(*size, dtype=None, device=None, requires_grad=False,
           layout=None, **kw):
     size = _size_kw(size, kw, "zeros")
     return _make(np.zeros, size, dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None,
+def ones(*size, dtype=None, device=None, requires_grad=False,
           layout=None, **kw):
     size = _size_kw(size, kw, "ones")
     return _make(np.ones, size, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None,
           pin_memory=False, memory_format=None, **kw):
     size = _size_kw(size, kw, "empty")
     return _make(np.empty, size, dtype, device, requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=None):
     dev = check_device(device)
     if dtype is None:
         dtype = _scalar_kind(fill_value)
@@ -202,7 +202,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     return _finish(np.eye(int(n), None if m is None else int(m), dtype=dt.np), requires_grad, dev)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False, out=None):
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     dev = check_device(device)
     if end is None:
         start, end = 0, start
@@ -221,7 +221,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _finish(data.astype(dt.np), requires_grad, dev)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, out=None):
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     check_device(device)
     dt = _factory_dtype(dtype)
     steps = int(steps)
@@ -306,7 +306,7 @@ def _cuda_rng(generator):
     return _cuda_random
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, **kw):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
     size = _size_kw(size, kw, "rand")
     dev = check_device(device)
     dt = _factory_dtype(dtype)
@@ -316,7 +316,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     return _finish(_gen(generator).rand(_shape(size), dt.np), requires_grad, dev)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
           **kw):
     size = _size_kw(size, kw, "randn")
     dev = check_device(device)

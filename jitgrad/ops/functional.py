@@ -45,13 +45,13 @@ def _binary(op_name, a, b):
     return call(OPS[op_name], a, b)
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)
     return _binary("add", input, other)
 
 
-def sub(input, other, *, alpha=1, out=None):
+def sub(input, other, *, alpha=1):
     if alpha != 1:
         other = mul(other, alpha)
     if not isinstance(input, Tensor):
@@ -66,11 +66,11 @@ def rsub(input, other, alpha=1):
     return call(OPS["rsub"], input, other=other)
 
 
-def mul(input, other, *, out=None):
+def mul(input, other):
     return _binary("mul", input, other)
 
 
-def div(input, other, *, rounding_mode=None, out=None):
+def div(input, other, *, rounding_mode=None):
     if rounding_mode in ("floor", "trunc"):
         return _div_rounded(input, other, rounding_mode)
     if rounding_mode is not None:
@@ -130,7 +130,7 @@ def _pow_scalar_exponent(x, e):
 def _unary(name):
     op = OPS[name]
 
-    def fn(input, *, out=None):
+    def fn(input):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
                             f"{type(input).__name__}")
@@ -190,7 +190,7 @@ def _rounding(name):
     zero gradients (FloorBackward0 ...)."""
     op = OPS[name]
 
-    def fn(input, *, out=None):
+    def fn(input):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
                             f"{type(input).__name__}")
@@ -206,7 +206,7 @@ ceil = _rounding("ceil")
 trunc = _rounding("trunc")
 
 
-def round(input, *, decimals=0, out=None):  # noqa: A001
+def round(input, *, decimals=0):  # noqa: A001
     """Half to even (RoundBackward0); ``decimals`` != 0 rounds ``input * 10**decimals`` the same
     way, as PyTorch does (RoundBackward1; floating inputs only)."""
     if not isinstance(input, Tensor):
@@ -221,7 +221,7 @@ def round(input, *, decimals=0, out=None):  # noqa: A001
                 neg=decimals < 0)
 
 
-def frac(input, *, out=None):
+def frac(input):
     """``input - trunc(input)`` (FracBackward0: the gradient passes through); floating only."""
     if not isinstance(input, Tensor):
         raise TypeError(f"frac(): argument 'input' must be Tensor, not {type(input).__name__}")
@@ -268,7 +268,7 @@ def _no_derivative(name, result, inputs):
     return result
 
 
-def floor_divide(input, other, *, out=None):
+def floor_divide(input, other):
     """Python's ``//`` (sign of the divisor); no derivative (PyTorch: NotImplemented node)."""
     _division_operands("floor_divide", "div_floor_cpu", input, other)
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
@@ -311,7 +311,7 @@ def _with_scalar_other(op_name, input, other, ct):
     return call(OPS[op_name], x, other=other)
 
 
-def remainder(input, other, *, out=None):
+def remainder(input, other):
     """Python's ``%`` (sign of the divisor; PyTorch's kernel: fmod plus the divisor where the
     signs differ). RemainderBackward1 (tensor, tensor) / RemainderBackward0 (tensor, scalar);
     ``other`` gets ``-g * floor_divide(input, other)``. A scalar ``input`` records PyTorch's
@@ -327,7 +327,7 @@ def remainder(input, other, *, out=None):
     return _no_derivative("remainder", res, (input, other))
 
 
-def fmod(input, other, *, out=None):
+def fmod(input, other):
     """C fmod (sign of the dividend). FmodBackward1 (tensor, tensor) / FmodBackward0 (tensor,
     scalar); ``other`` gets ``-g * trunc(input / other)``."""
     if not isinstance(input, Tensor):
@@ -428,7 +428,7 @@ def _renamed(t, name):
     return t
 
 
-def clamp(input, min=None, max=None, *, out=None):  # noqa: A002 - PyTorch's names
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):

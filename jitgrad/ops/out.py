@@ -28,6 +28,11 @@ _RESIZE_WARNING = (
     "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
     "t.resize_(0).")
 
+ARANGE_RESIZE_WARNING = (
+    "The number of elements in the out tensor of shape {old} is {n_old} which does not match "
+    "the computed number of elements {n_new}. Note that this may occur as a result of rounding "
+    "error. The out tensor will be resized to a tensor of shape ({n_new},).")
+
 _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
                     "written-to tensor refer to a single memory location. Please clone() the "
                     "tensor before performing the operation.")
@@ -36,6 +41,11 @@ _PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor an
 def can_cast(src, dst) -> bool:
     """PyTorch's ``canCast``: no floating -> integral, no non-bool -> bool."""
     return src._category <= dst._category
+
+
+def dtype_mismatch(src, dst):
+    """clamp's error for an ``out`` of another dtype."""
+    return RuntimeError(f"Found dtype {D.scalar_name(dst)} but expected {D.scalar_name(src)}")
 
 
 def _partial_overlap(a, b) -> bool:
@@ -56,11 +66,13 @@ def _refuse_autograd(fname, out, inputs, result=None):
                            "differentiation, but one of the arguments requires grad.")
 
 
-def with_out(fname: str, mode: str = "can", cast_error=None):
+def with_out(fname: str, mode: str = "can", cast_error=None, resize_warning=_RESIZE_WARNING):
     """Give ``fn`` PyTorch's ``out=`` keyword. ``mode``: ``"can"`` (the result is cast to
     ``out``'s dtype where ``canCast`` allows), ``"dtype"`` (computed in ``out``'s dtype through
-    ``fn``'s ``dtype=``, as sum/prod/cumsum do), ``"input"`` (``out`` must have the input's
-    dtype, as amax/amin require). ``cast_error(src, dst)``: the exception for a refused cast."""
+    ``fn``'s ``dtype=``, as sum/prod/cumsum and the factories do), ``"input"`` (``out`` must
+    have the input's dtype, as amax/amin require), ``"exact"`` (the result's dtype, as clamp
+    requires). ``cast_error(src, dst)``: the exception for a refused cast. ``resize_warning``:
+    the text warned when a non-empty ``out`` is resized (None: resized silently)."""
     def wrap(fn):
         @functools.wraps(fn)
         def with_out_kw(*args, out=None, **kwargs):
@@ -81,14 +93,15 @@ def with_out(fname: str, mode: str = "can", cast_error=None):
             with grad_mode.no_grad():
                 res = fn(*args, **kwargs)
             err = cast_error(res.dtype, out.dtype) if cast_error is not None else None
-            return write_out(fname, res, out, inputs, cast="any" if mode == "dtype" else "can",
-                             cast_error=err)
+            cast = {"dtype": "any", "exact": "exact"}.get(mode, "can")
+            return write_out(fname, res, out, inputs, cast=cast, cast_error=err,
+                             resize_warning=resize_warning)
         return with_out_kw
     return wrap
 
 
 def write_out(fname: str, result: Tensor, out, inputs=(), cast: str = "can",
-              cast_error=None) -> Tensor:
+              cast_error=None, resize_warning=_RESIZE_WARNING) -> Tensor:
     """Write ``result`` (computed by ``fname`` from ``inputs``) into ``out`` and return ``out``;
     ``result`` when ``out`` is None. ``cast_error``: the exception for a refused cast (the
     default is PyTorch's RuntimeError "result type X can't be cast to the desired output
@@ -101,6 +114,8 @@ def write_out(fname: str, result: Tensor, out, inputs=(), cast: str = "can",
     src, dst = result.dtype, out.dtype
     if src is not dst:
         if cast == "exact":
+            if cast_error is not None:
+                raise cast_error
             raise RuntimeError(f"Expected out tensor to have dtype {D.c_name(src)}, but got "
                                f"{D.c_name(dst)} instead")
         if cast == "can" and not can_cast(src, dst):
@@ -113,10 +128,10 @@ def write_out(fname: str, result: Tensor, out, inputs=(), cast: str = "can",
             raise RuntimeError(_PARTIAL_OVERLAP)
     data = result._data
     if tuple(out._data.shape) != tuple(data.shape):
-        if out._data.size != 0:
-            warnings.warn(_RESIZE_WARNING.format(old=list(out._data.shape),
-                                                 new=list(data.shape)), UserWarning,
-                          stacklevel=3)
+        if out._data.size != 0 and resize_warning is not None:
+            warnings.warn(resize_warning.format(old=list(out._data.shape), new=list(data.shape),
+                                                n_old=out._data.size, n_new=data.size),
+                          UserWarning, stacklevel=3)
         out._data = data.astype(dst.np) if data.__class__ is np.ndarray else \
             (data if src is dst else result.to(dst)._data)
         out._vc.value += 1
