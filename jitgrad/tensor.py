@@ -24,14 +24,8 @@ NON_LEAF_GRAD_WARNING = (
     "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
 
-def _ctype(dt) -> str:
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool", "float16": "c10::Half"}.get(dt.name, dt.name)
-
-
-def _scalar_type(dt) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "float16": "Half"}.get(dt.name, dt.name)
+_ctype = D.c_name  # PyTorch's C++ / scalar-type names for its messages
+_scalar_type = D.scalar_name
 
 
 class VersionCounter:

@@ -204,7 +204,7 @@ def _float_only(input, kernel):
     """PyTorch's CPU kernels for these activations are defined for floating types only."""
     if not input.is_floating_point():
         raise NotImplementedError(f'"{kernel}" not implemented for '
-                                  f"'{_TYPE_WORD.get(input.dtype.name, input.dtype.name)}'")
+                                  f"'{D.scalar_name(input.dtype)}'")
 
 
 def _named(node, input, build):
@@ -447,7 +447,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return _device.dropout(input, p, inplace)
     if not input.is_floating_point():  # the mask is float: PyTorch's in-place mul_ refuses
         raise RuntimeError("result type Float can't be cast to the desired output type "
-                           f"{_TYPE_WORD.get(input.dtype.name, input.dtype.name)}")
+                           f"{D.scalar_name(input.dtype)}")
     from ..random import default_generator
     dt = input._data.dtype
     if p == 1.0:
@@ -802,11 +802,6 @@ def _nll_backward(node, g):
     return (_const(coef) * g,)
 
 
-_TYPE_WORD = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-              "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-              "float16": "Half"}
-
-
 def _nll_common(input, target, ignore_index, reduction):
     """The usual case, (N, C) floats, N int64 class indices all in range and none ignored, no
     class weights, in a few NumPy calls; None means: take the general path (which also raises
@@ -853,7 +848,7 @@ def _nll_check_target(input, target):
                            f"got {list(target.shape)}")
     if target.dtype.is_floating_point or target.dtype not in (D.int64, D.uint8):
         raise RuntimeError("expected target dtype to be Long or Byte, but got "
-                           f"{_TYPE_WORD.get(target.dtype.name, target.dtype.name)}")
+                           f"{D.scalar_name(target.dtype)}")
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -946,7 +941,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if xd.ndim == 0:
             raise RuntimeError("Expected floating point type for target with class "
                                "probabilities, got "
-                               f"{_TYPE_WORD.get(target.dtype.name, target.dtype.name)}")
+                               f"{D.scalar_name(target.dtype)}")
         _nll_check_target(input, target)
     lsm = log_softmax(input, class_dim)
     nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
@@ -1051,8 +1046,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         return _device.binary_cross_entropy(input, target, weight, reduction)
     x = input._data
     if target.dtype is not input.dtype:
-        raise RuntimeError(f"Found dtype {_TYPE_WORD.get(target.dtype.name, target.dtype.name)} "
-                           f"but expected {_TYPE_WORD.get(input.dtype.name, input.dtype.name)}")
+        raise RuntimeError(f"Found dtype {D.scalar_name(target.dtype)} "
+                           f"but expected {D.scalar_name(input.dtype)}")
     if np.any((x < 0) | (x > 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
     t = target._data.astype(x.dtype, copy=False)
@@ -1169,11 +1164,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     x = input._data
     if not input.is_floating_point():
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_TYPE_WORD.get(input.dtype.name, input.dtype.name)}")
+                           f"{D.scalar_name(input.dtype)}")
     if not target.is_floating_point():  # PyTorch computes in place into the target's type
-        rt = _TYPE_WORD.get(D.result_type(input, target).name, "Float")
+        rt = D.scalar_name(D.result_type(input, target))
         raise RuntimeError(f"result type {rt} can't be cast to the desired output type "
-                           f"{_TYPE_WORD.get(target.dtype.name, target.dtype.name)}")
+                           f"{D.scalar_name(target.dtype)}")
     if _device.is_cuda(input, target):
         return _device.binary_cross_entropy_with_logits(input, target, weight, reduction,
                                                         pos_weight)

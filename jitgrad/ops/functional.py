@@ -174,15 +174,10 @@ def cosh(input):
     return (exp(input) + exp(-input)) * 0.5
 
 
-_TORCH_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-                     "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                     "bool": "Bool"}
-
-
 def _not_implemented(kernel, dt):
     """PyTorch's NotImplementedError for a dtype its kernel is not dispatched for."""
     return NotImplementedError(f'"{kernel}" not implemented for '
-                               f"'{_TORCH_TYPE_NAMES.get(dt.name, dt.name)}'")
+                               f"'{D.scalar_name(dt)}'")
 
 
 def _rounding(name):
@@ -554,8 +549,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{_TORCH_TYPE_NAMES.get(input.dtype.name)} did not match "
-                           f"{_TORCH_TYPE_NAMES.get(other.dtype.name)}")
+        raise RuntimeError(f"{D.scalar_name(input.dtype)} did not match "
+                           f"{D.scalar_name(other.dtype)}")
     if rtol < 0:
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
     if atol < 0:

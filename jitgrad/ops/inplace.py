@@ -108,15 +108,10 @@ def _check_cast(self, result_dt, word=None):
                            f"type {word(sd)}")
 
 
-def _word(dt):
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "float16": "Half", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(dt.name, dt.name)
+_word = D.scalar_name
 
 
-def _ctype_word(dt):  # clamp_ words its cast error with C type names
-    return {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-            "bool": "bool", "float16": "c10::Half"}.get(dt.name, dt.name)
+_ctype_word = D.c_name  # clamp_ words its cast error with C type names
 
 
 def _check_complex(self, other):

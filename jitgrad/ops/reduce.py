@@ -213,9 +213,7 @@ def mean(input, dim=NO_DIM, keepdim=False, *, dtype=None):
                   attrs=_attrs(input, axes, keepdim, n=n))
 
 
-def _type_word(dt):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(dt.name, dt.name)
+_type_word = D.scalar_name
 
 
 def _correction(unbiased, correction):

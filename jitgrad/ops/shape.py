@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .out import write_out
@@ -171,14 +172,10 @@ def ravel(input):
     return view(contiguous(input), -1)
 
 
-_DT_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-
-
 def _view_dtype(input, dt):
     x = input._data
     if dt.itemsize != x.itemsize:
-        src, dst = _DT_NAMES.get(input.dtype.name, "?"), _DT_NAMES.get(dt.name, "?")
+        src, dst = D.scalar_name(input.dtype), D.scalar_name(dt)
         what = f"to view {src} as {dst} (different element sizes)"
         if x.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
@@ -196,10 +193,8 @@ def _view_dtype(input, dt):
 
 def view(input, *args, size=_NOT_GIVEN, dtype=None):
     if dtype is not None and not args and size is _NOT_GIVEN:
-        from .. import _dtype as D
         return _view_dtype(input, D.to_dtype(dtype))
     if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
-        from .. import _dtype as D
         return _view_dtype(input, D.to_dtype(args[0]))
     shape = _infer_shape(_int_list(args, "view", "size", size), input._data.size)
     if input._data.__class__ is not np.ndarray:
@@ -569,7 +564,6 @@ def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    from .. import _dtype as D
     dt = D.result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
     ref = next((t for t in tensors if t._data.ndim > 0 and t._data.size > 0), tensors[0])
     nd = ref._data.ndim
@@ -619,7 +613,6 @@ def stack(tensors, dim=0, *, out=None):
         if t_._data.shape != shp:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shp)} "
                                f"at entry 0 and {list(t_._data.shape)} at entry {i}")
-    from .. import _dtype as D
     dt = D.result_type(*tensors)
     d = _wrap(dim, len(shp) + 1, "stack")
     parts = [t_._data.astype(dt.np, copy=False) for t_ in tensors]
