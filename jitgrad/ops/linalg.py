@@ -666,20 +666,24 @@ def _host_prod(a, b):
     return _matmul_data(a, b)
 
 
-def _addmm_backward(node, g):
+def _beta_alpha_backward(node, g, vjp_1, vjp_2):
+    """Gradients of ``beta * input + alpha * f(x1, x2)`` (addmm, baddbmm, addbmm, addmv, addr):
+    ``vjp_1(g)`` / ``vjp_2(g)`` are f's VJPs, called only for the inputs that need one."""
     a = node.ctx.attrs
-    need_bias, need_m1, need_m2 = node.ctx.needs_input_grad
+    need_bias, need_1, need_2 = node.ctx.needs_input_grad
     alpha, beta = a["alpha"], a["beta"]
-    gb = g1 = g2 = None
-    if need_bias:
-        gb = g if beta == 1 else g * beta
-    if need_m1:
-        g1 = g @ _mT(node.saved("m2"))
-        g1 = g1 if alpha == 1 else g1 * alpha
-    if need_m2:
-        g2 = _mat2_grad(node, node.saved("m1"), g)
-        g2 = g2 if alpha == 1 else g2 * alpha
-    return (gb, g1, g2)
+
+    def scaled(t, k):
+        return t if k == 1 else t * k
+
+    return (scaled(g, beta) if need_bias else None,
+            scaled(vjp_1(g), alpha) if need_1 else None,
+            scaled(vjp_2(g), alpha) if need_2 else None)
+
+
+def _addmm_backward(node, g):
+    return _beta_alpha_backward(node, g, lambda g: g @ _mT(node.saved("m2")),
+                                lambda g: _mat2_grad(node, node.saved("m1"), g))
 
 
 def _save_pair(a, b, na, nb):
@@ -732,20 +736,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 def _baddbmm_backward(node, g):
     a = node.ctx.attrs
-    need_bias, need_1, need_2 = node.ctx.needs_input_grad
-    alpha, beta = a["alpha"], a["beta"]
-    gb = g1 = g2 = None
-    if need_bias:
-        gb = g if beta == 1 else g * beta
-    if a["sum_batch"]:  # addbmm: the output is the sum over the batch
-        g = g.unsqueeze(0).expand(a["batch"], *g.shape)
-    if need_1:
-        g1 = g @ _mT(node.saved("b2"))
-        g1 = g1 if alpha == 1 else g1 * alpha
-    if need_2:
-        g2 = _mT(node.saved("b1")) @ g
-        g2 = g2 if alpha == 1 else g2 * alpha
-    return (gb, g1, g2)
+
+    def per_batch(g):  # addbmm: the output is the sum over the batch
+        return g.unsqueeze(0).expand(a["batch"], *g.shape) if a["sum_batch"] else g
+
+    return _beta_alpha_backward(node, g, lambda g: per_batch(g) @ _mT(node.saved("b2")),
+                                lambda g: _mT(node.saved("b1")) @ per_batch(g))
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -807,19 +803,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 
 
 def _addmv_backward(node, g):
-    a = node.ctx.attrs
-    need_bias, need_m, need_v = node.ctx.needs_input_grad
-    alpha, beta = a["alpha"], a["beta"]
-    gb = gm = gv = None
-    if need_bias:
-        gb = g if beta == 1 else g * beta
-    if need_m:
-        gm = g.unsqueeze(-1) * node.saved("v")
-        gm = gm if alpha == 1 else gm * alpha
-    if need_v:
-        gv = _mT(node.saved("m")) @ g
-        gv = gv if alpha == 1 else gv * alpha
-    return (gb, gm, gv)
+    return _beta_alpha_backward(node, g, lambda g: g.unsqueeze(-1) * node.saved("v"),
+                                lambda g: _mT(node.saved("m")) @ g)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
@@ -842,19 +827,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 
 
 def _addr_backward(node, g):
-    a = node.ctx.attrs
-    need_bias, need_1, need_2 = node.ctx.needs_input_grad
-    alpha, beta = a["alpha"], a["beta"]
-    gb = g1 = g2 = None
-    if need_bias:
-        gb = g if beta == 1 else g * beta
-    if need_1:  # the vectors may have a narrower dtype than the (promoted) result
-        g1 = g @ node.saved("v2").to(g.dtype)
-        g1 = g1 if alpha == 1 else g1 * alpha
-    if need_2:
-        g2 = _mT(g) @ node.saved("v1").to(g.dtype)
-        g2 = g2 if alpha == 1 else g2 * alpha
-    return (gb, g1, g2)
+    # the vectors may have a narrower dtype than the (promoted) result
+    return _beta_alpha_backward(node, g, lambda g: g @ node.saved("v2").to(g.dtype),
+                                lambda g: _mT(g) @ node.saved("v1").to(g.dtype))
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
