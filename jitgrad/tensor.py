@@ -5,6 +5,7 @@ metadata (``requires_grad``, ``grad``, ``grad_fn``, version counter, view base) 
 """
 from __future__ import annotations
 
+import operator
 import warnings
 import weakref
 
@@ -23,6 +24,11 @@ NON_LEAF_GRAD_WARNING = (
     "See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
     "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
+
+_SCALAR_GRAD_WARNING = (
+    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
+    "Consider using tensor.detach() first. (Triggered internally at "
+    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
 
 _ctype = D.c_name  # PyTorch's C++ / scalar-type names for its messages
 _scalar_type = D.scalar_name
@@ -51,25 +57,49 @@ class Tensor:
     # ------------------------------------------------------------------ construction
 
     def __init__(self, *args, dtype=None, device=None):
-        """Legacy constructor: ``Tensor([1, 2])`` (data) or ``Tensor(2, 3)`` (uninitialized)."""
+        """Legacy constructor: ``Tensor([1, 2])`` (data), ``Tensor(2, 3)`` / ``Tensor(Size)``
+        (uninitialized), ``Tensor(other)`` (an alias of ``other``)."""
         from ._size import check_device
         dev = check_device(device)
         dt = D.to_dtype(dtype) if dtype is not None else self._legacy_dtype()
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            src = args[0]
-            if isinstance(src, Tensor):
-                data = src._data.astype(dt.np, copy=False)
-            else:
-                data = np.array(src, dtype=dt.np)
+        src = args[0] if len(args) == 1 else None
+        if isinstance(src, Tensor):
+            if dtype is not None and src.dtype is not dt:  # FloatTensor(long_tensor)
+                raise TypeError(f"expected TensorOptions(dtype={_ctype(dt)}, device=cpu, "
+                                f"layout=Strided) (got TensorOptions(dtype={_ctype(src.dtype)}, "
+                                "device=cpu, layout=Strided))")
+            data = src._data  # PyTorch: an alias sharing the storage, any dtype
+        elif src is not None and not isinstance(src, (int, np.integer, Size)) or \
+                isinstance(src, bool):
+            if isinstance(src, str):
+                raise TypeError(f"new(): invalid data type '{type(src).__name__}'")
+            if not isinstance(src, (list, tuple, np.ndarray)) and not hasattr(src, "__len__"):
+                raise TypeError(f"new(): data must be a sequence (got {type(src).__name__})")
+            from .ops.basic import tensor
+            data = tensor(src, dtype=dt)._data
         else:
-            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-            data = np.empty(tuple(int(s) for s in shape) if args else (0,), dtype=dt.np)
+            shape = src if isinstance(src, Size) else args
+            try:
+                shape = tuple(int(operator.index(s)) for s in shape)
+            except TypeError:
+                raise TypeError(
+                    f"new(): argument 'size' failed to unpack the object at pos "
+                    f"{next(i for i, s in enumerate(shape) if not isinstance(s, int)) + 1} "
+                    f"with error \"type must be tuple of ints,but got "
+                    f"{type(next(s for s in shape if not isinstance(s, int))).__name__}\""
+                ) from None
+            if any(n < 0 for n in shape):
+                raise RuntimeError(f"Trying to create tensor with negative dimension "
+                                   f"{min(shape)}: {list(shape)}")
+            data = np.empty(shape if args else (0,), dtype=dt.np)
         if dev.type == "cuda" and data.__class__ is np.ndarray:
             from ._cuda_array import CudaArray
             data = CudaArray.from_host(data)
         elif dev.type == "cpu" and data.__class__ is not np.ndarray:
             data = data.to_host()
         self._init(data, False)
+        if isinstance(src, Tensor) and data is src._data:
+            self._vc = src._vc
 
     @classmethod
     def _legacy_dtype(cls):
@@ -170,11 +200,56 @@ class Tensor:
         return self._data.itemsize
 
     def stride(self, dim=None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        d = self._data
+        if d.size == 0 and d.__class__ is np.ndarray:
+            # PyTorch keeps the strides of the layout it allocated (NumPy reports zeros for some
+            # empty views): the contiguous strides, dims of size 0 counted as 1
+            st, acc = [], 1
+            for n in reversed(d.shape):
+                st.append(acc)
+                acc *= max(n, 1)
+            st = tuple(reversed(st))
+        else:
+            st = tuple(s // d.itemsize for s in d.strides)
         return st if dim is None else st[self._wrap_dim(dim)]
 
-    def is_contiguous(self) -> bool:
+    def storage_offset(self) -> int:
+        """Elements between the start of the storage (the view's base) and this view's first."""
+        d = self._data
+        base = self._base
+        if base is None or d.__class__ is not np.ndarray or d.size == 0:
+            return 0
+        return (d.__array_interface__["data"][0] -
+                base._data.__array_interface__["data"][0]) // d.itemsize
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        if memory_format is not None and memory_format != "contiguous_format":
+            # channels_last: dims (N, C, H, W) laid out as (N, H, W, C)
+            if self._data.ndim != 4:
+                return False
+            n, c, h, w = self._data.shape
+            return self.stride() == (h * w * c, 1, w * c, c)
         return bool(self._data.flags.c_contiguous)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.size) * self._data.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._data.itemsize
+
+    def is_signed(self) -> bool:
+        return self._data.dtype.kind in "fi"
+
+    def is_complex(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        return -1 if self._data.__class__ is np.ndarray else 0
+
+    layout = "strided"  # jitgrad.strided
+    is_sparse = is_quantized = is_meta = is_mkldnn = is_nested = False
 
     def data_ptr(self) -> int:
         if self._data.__class__ is not np.ndarray:
@@ -198,6 +273,12 @@ class Tensor:
                                        "require gradients")
 
     def _set_requires_grad(self, requires_grad, int_message):
+        if "_rg_inherited" in self.__dict__:
+            # a view made under no_grad of a tensor requiring grad: requires_grad is its
+            # base's (PyTorch); setting True gives it its own accumulator, False changes nothing
+            if requires_grad:
+                del self.__dict__["_rg_inherited"]
+            return self
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(
@@ -320,6 +401,8 @@ class Tensor:
         if self._grad_fn is not None:
             return (self._grad_fn, self._output_nr)
         if self._requires_grad:
+            if self._base is not None and "_rg_inherited" in self.__dict__:
+                return (None, 0)  # requires grad through its base only: no accumulator
             return (self._accumulator(), 0)
         return None
 
@@ -337,8 +420,14 @@ class Tensor:
         return t
 
     def detach_(self):
-        if self._base is not None and self._base._grad_fn is not None:
-            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self._base is not None and (self._grad_fn is not None or self._base._requires_grad):
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
+                "as True, gradients are views of DDP buckets, and hence detach_() cannot be "
+                "called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.")
+        self.__dict__.pop("_rg_inherited", None)
         self._grad_fn = None
         self._output_nr = 0
         self._requires_grad = False
@@ -351,7 +440,10 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError(f"data must be a Tensor, not {type(value).__name__}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._requires_grad and value._data.dtype.kind != "f":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._data = value._data
 
     # ------------------------------------------------------------------ conversions
@@ -407,6 +499,8 @@ class Tensor:
         return self._host().reshape(()).item()
 
     def __float__(self):
+        if self._requires_grad:
+            warnings.warn(_SCALAR_GRAD_WARNING, UserWarning, stacklevel=2)
         return float(self._python_scalar())
 
     def __int__(self):
@@ -423,6 +517,12 @@ class Tensor:
 
     def __hash__(self):
         return id(self)
+
+    def __contains__(self, element):
+        if not isinstance(element, (Tensor, int, float, bool, np.number, np.bool_)):
+            raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool((element == self).any().item())
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._host().copy(), self._requires_grad))
@@ -461,60 +561,93 @@ class Tensor:
     # ------------------------------------------------------------------ dtype conversions
 
     def to(self, *args, **kwargs):
-        """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``, copy=."""
+        """PyTorch's ``to(dtype, non_blocking=False, copy=False)``, ``to(device=None,
+        dtype=None, non_blocking=False, copy=False)``, ``to(other, non_blocking=False,
+        copy=False)``; ``memory_format=`` keyword."""
         from ._size import check_device
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
+            raise TypeError("to() received an invalid combination of arguments - got "
+                            f"unexpected keyword arguments {sorted(kwargs)}")
+        rest = args
+        if args:
+            a = args[0]
             if isinstance(a, Tensor):
-                dtype, device = a.dtype, a.device
+                dtype, device, rest = a.dtype, a.device, args[1:]
             elif isinstance(a, D.dtype) or a in (float, int, bool):
-                dtype = a
-            elif a is not None:
-                device = a
+                dtype, rest = a, args[1:]
+            elif a is not None and not isinstance(a, bool):
+                device, rest = a, args[1:]
+                if rest and (isinstance(rest[0], D.dtype) or rest[0] is None):
+                    dtype, rest = rest[0], rest[1:]
+        if len(rest) > 2 or not all(isinstance(b, (bool, int)) for b in rest):
+            raise TypeError("to() received an invalid combination of arguments - got "
+                            f"({', '.join(type(a).__name__ for a in args)})")
+        if len(rest) == 2:
+            copy = rest[1]
         t = self
         if device is not None:
+            if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
+                raise RuntimeError(f"Invalid device string: '{device}'")
             dev = check_device(device)
             if dev != self.device:
                 from .ops.basic import to_device
                 t = to_device(self, dev)
                 copy = False
+        contiguous = memory_format == "contiguous_format" and not t._data.flags.c_contiguous
         if dtype is None or D.to_dtype(dtype) is t.dtype:
-            return t.clone() if copy else t
+            if not (copy or contiguous):
+                return t
+            dtype = t.dtype
         from .ops.basic import cast
-        return cast(t, D.to_dtype(dtype))
+        return cast(t, D.to_dtype(dtype), memory_format)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
             from .autograd.node import _tensor_type_name
             return _tensor_type_name(self)
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            dtype = {"torch.FloatTensor": "float32", "torch.DoubleTensor": "float64",
-                     "torch.LongTensor": "int64", "torch.IntTensor": "int32",
-                     "torch.BoolTensor": "bool"}[dtype]
+        if isinstance(dtype, str):
+            dt = _LEGACY_TYPE_NAMES.get(dtype)
+            if dt is None:
+                raise ValueError(f"invalid type: '{dtype}'")
+            dtype = dt
+        elif isinstance(dtype, type) and issubclass(dtype, Tensor):  # torch.DoubleTensor
+            dtype = dtype._dt
         return self.to(D.to_dtype(dtype))
 
-    def float(self):
-        return self.to(D.float32)
+    def type_as(self, other):
+        return self.to(other.dtype)
 
-    def double(self):
-        return self.to(D.float64)
+    def float(self, memory_format=None):
+        return self.to(D.float32, memory_format=memory_format)
 
-    def half(self):
-        return self.to(D.float16)
+    def double(self, memory_format=None):
+        return self.to(D.float64, memory_format=memory_format)
 
-    def long(self):
-        return self.to(D.int64)
+    def half(self, memory_format=None):
+        return self.to(D.float16, memory_format=memory_format)
 
-    def int(self):
-        return self.to(D.int32)
+    def long(self, memory_format=None):
+        return self.to(D.int64, memory_format=memory_format)
 
-    def bool(self):
-        return self.to(D.bool_)
+    def int(self, memory_format=None):
+        return self.to(D.int32, memory_format=memory_format)
+
+    def short(self, memory_format=None):
+        return self.to(D.int16, memory_format=memory_format)
+
+    def char(self, memory_format=None):
+        return self.to(D.int8, memory_format=memory_format)
+
+    def byte(self, memory_format=None):
+        return self.to(D.uint8, memory_format=memory_format)
+
+    def bool(self, memory_format=None):
+        return self.to(D.bool_, memory_format=memory_format)
 
     def cpu(self):
         if self._data.__class__ is np.ndarray:
@@ -532,6 +665,13 @@ class Tensor:
         from .ops.basic import to_device
         return to_device(self, dev)
 
+
+# Tensor.type("torch.FloatTensor") & co (PyTorch's legacy type names)
+_LEGACY_TYPE_NAMES = {
+    f"torch.{name}Tensor": dt for name, dt in (
+        ("Float", D.float32), ("Double", D.float64), ("Half", D.float16), ("Long", D.int64),
+        ("Int", D.int32), ("Short", D.int16), ("Char", D.int8), ("Byte", D.uint8),
+        ("Bool", D.bool_))}
 
 _NUMPY_CUDA_ERROR = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
                      "copy the tensor to host memory first.")

@@ -40,6 +40,11 @@ def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False) -> Tens
         # PyTorch's CreationMeta, propagated from a view's view unless the new one is special
         if not grad_mode.is_grad_enabled():
             t._creation = "no_grad"
+            if view_of._requires_grad:
+                # PyTorch: a view's requires_grad is its base's, but without a grad_fn or an
+                # accumulator of its own (Tensor._edge gives it no edge)
+                t._requires_grad = True
+                t._rg_inherited = True
         elif multi:
             t._creation = "multi"
         else:

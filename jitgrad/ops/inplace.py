@@ -338,8 +338,15 @@ def fill_(self, value):
                                f"with {value.ndim} dimensions.")
         tensor_value = value
         value = value.item()
+    # fill_(Tensor) on the value's device is PyTorch's copy_, which refuses a written-to tensor
+    # whose elements overlap (fill_(Scalar) does not)
+    overlap = tensor_value is not None and \
+        tensor_value._data.__class__ is self._data.__class__
     if not _recording(self, (tensor_value,)):
         check_inplace(self)
+        if overlap and self._data.__class__ is np.ndarray and not self._data.flags.writeable \
+                and _has_overlap(self._data):
+            raise RuntimeError(OVERLAP_MESSAGE)
         if self._data.__class__ is not np.ndarray:
             _device_write(self._data, value)
         else:
@@ -354,8 +361,8 @@ def fill_(self, value):
     if self._data.__class__ is not np.ndarray:
         return apply_inplace(self, lambda s: s * 0 + value, _overlap=False)
     if tensor_value is not None and tensor_value._requires_grad:
-        return apply_inplace(self, _fill_node, tensor_value, _overlap=False)
-    return apply_inplace(self, _fill_node, value, _overlap=False)
+        return apply_inplace(self, _fill_node, tensor_value, _overlap=overlap)
+    return apply_inplace(self, _fill_node, value, _overlap=overlap)
 
 
 def copy_(self, src, non_blocking=False):
