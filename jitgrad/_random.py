@@ -451,6 +451,43 @@ def _k_exponential(s, out, lambd):
         out[i] = c * math.log1p(-_uniform_f64(s))
 
 
+def _k_random_mod32(s, out, m):
+    # uniform_int_distribution with a 32-bit draw: random() % m
+    for i in range(out.size):
+        out[i] = _mt_next(s) % m
+
+
+def _k_random_mod64(s, out, m, full):
+    # uniform_int_distribution / full range with random64(): random64() % m, or the raw
+    # 64 bits reinterpreted as int64 (``full``)
+    um = np.uint64(m)
+    for i in range(out.size):
+        r = _random64(s)
+        if full:
+            out[i] = np.int64(r)
+        else:
+            out[i] = np.int64(r % um)
+
+
+def _k_geometric(s, out, p):
+    # geometric_distribution<double>: ceil(log(u) / log1p(-p))
+    c = math.log1p(-p)
+    for i in range(out.size):
+        out[i] = math.ceil(math.log(_uniform_f64(s)) / c)
+
+
+def _k_exp(out):
+    # libm exp (ATen's at::exp on double), in place
+    for i in range(out.size):
+        out[i] = math.exp(out[i])
+
+
+def _k_cauchy(s, out, median, sigma):
+    # cauchy_distribution<double>: median + sigma * tan(pi * (u - 0.5))
+    for i in range(out.size):
+        out[i] = median + sigma * math.tan(math.pi * (_uniform_f64(s) - 0.5))
+
+
 def _k_randperm32(s, out, n):
     for i in range(n):
         out[i] = i
@@ -523,6 +560,7 @@ _KERNELS = ("_mt_fill", "_k_uniform_f32", "_k_uniform_f64",
             "_k_normal_fill_f32", "_k_normal_fill_f64", "_k_bernoulli_scalar",
             "_k_bernoulli_tensor_f32", "_k_bernoulli_tensor_f64",
             "_k_exponential", "_k_randperm32", "_k_randperm64",
+            "_k_random_mod32", "_k_random_mod64", "_k_geometric", "_k_cauchy", "_k_exp",
             "_k_multinomial_repl_f32", "_k_multinomial_repl_f64")
 
 
@@ -601,6 +639,86 @@ def _float_dtype(dtype, default=np.float32):
     if dt not in (np.float32, np.float64, np.float16):
         raise TypeError(f"expected a floating point dtype, got {dt}")
     return dt
+
+
+# ATen's names: ScalarType (kernel dispatch errors) and caffe2 TypeMeta (bounds errors)
+_SCALAR_NAME = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool"}
+_META_NAME = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool"}
+_FLOAT_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def _need_float(dtype, kernel=None, dist=None):
+    """The dtype check of a floating-point sampler, with PyTorch's error."""
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        name = _SCALAR_NAME.get(dt.name, dt.name)
+        if dist == "Exponential":
+            raise RuntimeError("Exponential distribution is a continuous probability "
+                               "distribution. dtype must be a floating point but you specified "
+                               f"{name}")
+        if dist == "Cauchy":
+            raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
+                               "dtype must be a floating point but you specified "
+                               f"{_META_NAME.get(dt.name, dt.name)}")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return dt
+
+
+def _to_int64_via(dt, v):
+    """``static_cast<int64_t>(static_cast<scalar_t>(v))`` (x86: NaN/overflow -> INT64_MIN)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = dt.type(v)
+    if not np.isfinite(f) or not -(1 << 63) <= float(f) < (1 << 63):
+        return -(1 << 63)
+    return int(f)
+
+
+def _update_from(dt, frm):
+    from_plus_1 = _to_int64_via(dt, frm + 1)
+    if from_plus_1 < frm:
+        n = abs(frm + 1).bit_length() - 1
+        frm = from_plus_1 + (1 << (n - _FLOAT_DIGITS[dt.name] + 1))
+    return frm
+
+
+def _update_to(dt, to):
+    to_minus_1 = _to_int64_via(dt, to - 1)
+    if to_minus_1 >= to:
+        n = abs(to - 1).bit_length() - 1
+        to = to_minus_1 - (1 << (n - _FLOAT_DIGITS[dt.name] + 1))
+    return to
+
+
+def _check_from_to_in_range(frm, to_inc, dt):
+    name = _META_NAME.get(dt.name, dt.name)
+    if dt.kind == "f":
+        fi = np.finfo(dt)
+        lo, hi = float(fi.min), float(fi.max)
+        for v, what in ((frm, "from"), (to_inc, "to - 1")):
+            if not lo <= v <= hi:
+                raise RuntimeError(f"{what} is out of bounds for {name}")
+        digits = _FLOAT_DIGITS[dt.name]
+        for v, what in ((frm, "from"), (to_inc, "to - 1")):
+            if v < -(1 << digits) or v > (1 << digits):
+                import warnings
+                warnings.warn(
+                    f"{what} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {name} can support discrete uniform distribution only within "
+                    "this range. This warning will become an error in version 1.7 release, "
+                    "please fix the code in advance", UserWarning, stacklevel=4)
+        return
+    if dt.kind == "b":
+        lo, hi = 0, 1
+    else:
+        ii = np.iinfo(dt)
+        lo, hi = int(ii.min), int(ii.max)
+    for v, what in ((frm, "from"), (to_inc, "to - 1")):
+        if not lo <= v <= hi:
+            raise RuntimeError(f"{what} is out of bounds for {name}")
 
 
 def _seed_to_u64(seed):
@@ -751,7 +869,7 @@ class Generator:
     def uniform_(self, shape, low=0.0, high=1.0, dtype=np.float32):
         """``torch.empty(shape, dtype).uniform_(low, high)``."""
         shape = _shape_of(shape)
-        dt = _float_dtype(dtype)
+        dt = _need_float(dtype, "check_uniform_bounds")
         low = float(low)
         high = float(high)
         if not low <= high:
@@ -796,7 +914,7 @@ class Generator:
         the values are returned in generation order (flat).
         """
         shape = _shape_of(shape)
-        dt = _float_dtype(dtype)
+        dt = _need_float(dtype, "normal_kernel_cpu")
         mean = float(mean)
         std = float(std)
         if not std >= 0.0:
@@ -878,6 +996,131 @@ class Generator:
             out = out.astype(dt)
         return out.reshape(shape)
 
+    def random_(self, shape, dtype, *bounds):
+        """``torch.empty(shape, dtype).random_(*bounds)``: ``()`` is PyTorch's
+        ``uniform_int_distribution`` (floats: ``[0, 2**mantissa_digits]``, integers: ``[0,
+        max]``, bool: one bit), ``(to,)`` is ``[0, to)``, ``(from, to)`` is ``[from, to)`` and
+        ``(from, None)`` is ``[from, max]`` (``random_from_to_impl`` with its checks)."""
+        shape = _shape_of(shape)
+        dt = np.dtype(dtype)
+        n = _numel(shape)
+        if not bounds:
+            out = np.empty(n, dtype=np.int64)
+            if n:
+                k = _kernels()
+                with self._lock:
+                    if dt.kind == "b":
+                        k.k_random_mod32(self._engine, out, 2)
+                    elif dt == np.float64:
+                        k.k_random_mod64(self._engine, out, np.uint64((1 << 53) + 1), False)
+                    elif dt.kind == "f":
+                        k.k_random_mod32(self._engine, out, (1 << _FLOAT_DIGITS[dt.name]) + 1)
+                    elif dt == np.int64:
+                        k.k_random_mod64(self._engine, out, np.uint64(1 << 63), False)
+                    else:
+                        k.k_random_mod32(self._engine, out, int(np.iinfo(dt).max) + 1)
+            return out.astype(dt).reshape(shape)
+        if len(bounds) == 1:
+            frm, to = 0, bounds[0]
+        else:
+            frm, to = bounds
+        frm = int(frm)
+        if to is not None:
+            to = int(to)
+            if not frm < to:
+                raise RuntimeError("random_ expects 'from' to be less than 'to', but got "
+                                   f"from={frm} >= to={to}")
+            if dt.kind == "f":
+                frm = _update_from(dt, frm)
+                to = _update_to(dt, to)
+                if not frm < to:
+                    raise RuntimeError("random_ expects 'from' casted to dtype to be less than "
+                                       f"'to' casted to dtype, but got from={frm} >= to={to}")
+            _check_from_to_in_range(frm, to - 1, dt)
+            return self._from_to(shape, dt, to - frm, frm)
+        if frm == -(1 << 63):  # [int64 min, int64 max]: the full 64-bit range
+            if dt.kind not in "f" and dt != np.int64 or dt == np.float16:
+                raise RuntimeError("random_full_64_bits_range_kernel_cpu handles only int64, "
+                                   "double, float and bfloat16")
+            out = np.empty(n, dtype=np.int64)
+            if n:
+                with self._lock:
+                    _kernels().k_random_mod64(self._engine, out, np.uint64(1), True)
+            return out.astype(dt).reshape(shape)
+        if dt.kind == "f":
+            to_inc = min(1 << _FLOAT_DIGITS[dt.name], (1 << 63) - 1)
+            frm = _update_from(dt, frm)
+            if not frm < to_inc:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than or "
+                                   "equal to 'to_inc' casted to dtype, but got "
+                                   f"from={frm} > to_inc={to_inc}")
+        elif dt.kind == "b":
+            to_inc = 1
+        else:
+            to_inc = int(np.iinfo(dt).max)
+        _check_from_to_in_range(frm, to_inc, dt)
+        return self._from_to(shape, dt, to_inc - frm + 1, frm)
+
+    def _from_to(self, shape, dt, rng, base):
+        """``uniform_int_from_to_distribution``: ``random() % range + base`` (``random64()``
+        once range >= 2**28), cast to the dtype."""
+        n = _numel(shape)
+        out = np.empty(n, dtype=np.int64)
+        if n:
+            k = _kernels()
+            with self._lock:
+                if rng >= (1 << 28):
+                    k.k_randint64(self._engine, out, np.uint64(rng), np.int64(base))
+                else:
+                    k.k_randint32(self._engine, out, rng, base)
+        return out.astype(dt).reshape(shape)
+
+    def geometric_(self, shape, p, dtype=np.float32):
+        """``torch.empty(shape, dtype).geometric_(p)`` (any real dtype but bool)."""
+        shape = _shape_of(shape)
+        dt = np.dtype(dtype)
+        if dt.kind == "b":
+            raise NotImplementedError('"geometric_cpu" not implemented for \'Bool\'')
+        p = float(p)
+        if not 0 < p < 1:
+            raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+        n = _numel(shape)
+        out = np.empty(n, dtype=np.float64)
+        if n:
+            with self._lock:
+                _kernels().k_geometric(self._engine, out, p)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return out.astype(dt).reshape(shape)
+
+    def cauchy_(self, shape, median=0.0, sigma=1.0, dtype=np.float32):
+        """``torch.empty(shape, dtype).cauchy_(median, sigma)``."""
+        shape = _shape_of(shape)
+        dt = _need_float(dtype, dist="Cauchy")
+        sigma = float(sigma)
+        if not sigma > 0.0:
+            raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+        n = _numel(shape)
+        out = np.empty(n, dtype=np.float64)
+        if n:
+            with self._lock:
+                _kernels().k_cauchy(self._engine, out, float(median), sigma)
+        with np.errstate(over="ignore"):
+            return out.astype(dt).reshape(shape)
+
+    def log_normal_(self, shape, mean=1.0, std=2.0, dtype=np.float32):
+        """``torch.empty(shape, dtype).log_normal_(mean, std)``: ``exp`` of the serial
+        ``normal_distribution<double>`` (whatever the size)."""
+        shape = _shape_of(shape)
+        dt = _need_float(dtype, "log_normal_cpu")
+        std = float(std)
+        if not std > 0.0:
+            raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+        z = self.normal_(shape, float(mean), std, np.float64, contiguous=False)
+        if z.size:
+            _kernels().k_exp(z)
+        with np.errstate(over="ignore"):
+            return z.astype(dt).reshape(shape)
+
     def randperm(self, n, dtype=np.int64):
         """``torch.randperm(n, dtype=dtype)``."""
         n = int(n)
@@ -934,7 +1177,9 @@ class Generator:
                 np.broadcast_to(parr, shape).astype(np.float32)).reshape(-1)
             kern = "k_bernoulli_tensor_f32"
         if pf.size and (np.any(~(pf >= 0)) or np.any(pf > 1)):
-            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true")
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got "
+                               "false.  (Could this error message be improved?  If so, please "
+                               "report an enhancement request to PyTorch.)")
         out = np.empty(pf.size, dtype=np.int8)
         if pf.size:
             with self._lock:
@@ -967,12 +1212,15 @@ class Generator:
     def exponential_(self, shape, lambd=1.0, dtype=np.float32):
         """``torch.empty(shape, dtype).exponential_(lambd)``."""
         shape = _shape_of(shape)
-        dt = _float_dtype(dtype)
+        dt = _need_float(dtype, dist="Exponential")
+        lambd = float(lambd)
+        if not lambd > 0.0:
+            raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
         n = _numel(shape)
         out = np.empty(n, dtype=np.float64)
         if n:
             with self._lock:
-                _kernels().k_exponential(self._engine, out, float(lambd))
+                _kernels().k_exponential(self._engine, out, lambd)
         return out.astype(dt).reshape(shape)
 
     def multinomial(self, probs, num_samples, replacement=False):

@@ -1,11 +1,15 @@
 """``jitgrad.save`` / ``jitgrad.load``: state dicts in a safe file format.
 
-A file is a NumPy ``.npz`` archive: every tensor is one array member (``t0``, ``t1``, ...) and
-the object's structure (nested dicts, lists, tuples, numbers, strings, booleans, None, tensor
-references) is a JSON document stored in the member ``__jitgrad__``. Loading uses
-``np.load(allow_pickle=False)`` and ``json``: nothing in a file can run code, unlike a pickle.
-Objects outside that vocabulary (modules, arbitrary classes) raise ``TypeError`` on save; save
-``model.state_dict()`` instead of the model.
+A file is a NumPy ``.npz`` archive: every storage is one uint8 array member (``t0``, ``t1``,
+...) and the object's structure (nested dicts, lists, tuples, sets, numbers, strings, bytes,
+booleans, None, dtypes, devices, tensor references) is a JSON document stored in the member
+``__jitgrad__``. As with ``torch.save``, tensors that share memory (a tensor saved twice, views
+of one another) are saved once and load sharing memory again, and a tensor keeps its shape,
+strides and offset. Loading uses ``np.load(allow_pickle=False)`` and ``json`` and only builds
+arrays of plain numeric dtypes inside the loaded storages: nothing in a file can run code,
+unlike a pickle. Files written by ``torch.save`` (a pickle in a zip) are refused with a clear
+error. Objects outside that vocabulary (modules, arbitrary classes) raise ``TypeError`` on save;
+save ``model.state_dict()`` instead of the model.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from .tensor import Tensor
 __all__ = ["save", "load"]
 
 FORMAT = "jitgrad-npz"
-VERSION = 1
+VERSION = 2  # 2: shared storages with shape/strides/offset (version 1 files still load)
 _STRUCT = "__jitgrad__"
 
 
@@ -31,21 +35,68 @@ def _c(a: np.ndarray) -> np.ndarray:
     return a if a.flags.c_contiguous else a.copy(order="C")
 
 
+def _extent(a: np.ndarray):
+    """Byte range ``[lo, hi)`` of ``a``'s elements relative to its data pointer."""
+    lo = hi = 0
+    for n, st in zip(a.shape, a.strides):
+        if st < 0:
+            lo += (n - 1) * st
+        else:
+            hi += (n - 1) * st
+    return lo, hi + a.itemsize
+
+
+def _root(a: np.ndarray):
+    r = a
+    while isinstance(r.base, np.ndarray):
+        r = r.base
+    return r
+
+
+def _addr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
 class _Encoder:
     def __init__(self):
         self.arrays = {}
+        self.groups = {}  # id(root array) -> [root, [(entry, array), ...]]
 
     def tensor(self, t: Tensor):
         from .nn.parameter import Parameter
-        name = f"t{len(self.arrays)}"
         data = t._data
-        entry = {"__tensor__": name, "requires_grad": bool(t._requires_grad),
+        entry = {"requires_grad": bool(t._requires_grad),
                  "parameter": isinstance(t, Parameter)}
         if data.__class__ is not np.ndarray:  # CUDA: stored as a host copy, device recorded
-            data = data.to_host()
             entry["device"] = str(t.device)
-        self.arrays[name] = _c(data)
+            data = data.to_host()
+            name = f"t{len(self.arrays)}"
+            self.arrays[name] = _c(data)
+            entry["__tensor__"] = name
+            return entry
+        root = _root(data)
+        if data.size == 0 or not (root.flags.c_contiguous or root.flags.f_contiguous):
+            name = f"t{len(self.arrays)}"
+            self.arrays[name] = _c(data)
+            entry["__tensor__"] = name
+            return entry
+        self.groups.setdefault(id(root), [root, []])[1].append((entry, data))
         return entry
+
+    def storages(self):
+        """One member per group of tensors sharing memory: the bytes they span."""
+        for root, members in self.groups.values():
+            flat = root.reshape(-1, order="A").view(np.uint8)
+            base = _addr(root)
+            spans = [(_addr(a) - base + _extent(a)[0], _addr(a) - base + _extent(a)[1])
+                     for _, a in members]
+            lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
+            name = f"t{len(self.arrays)}"
+            self.arrays[name] = flat[lo:hi].copy()
+            for entry, a in members:
+                entry.update({"__tensor__": name, "dtype": a.dtype.str,
+                              "shape": list(a.shape), "strides": list(a.strides),
+                              "offset": _addr(a) - base - lo})
 
     def encode(self, obj, path="obj"):
         if isinstance(obj, Tensor):
@@ -54,6 +105,12 @@ class _Encoder:
             return obj
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
             return int(obj)
+        if isinstance(obj, complex):
+            return {"__complex__": [self.encode(obj.real), self.encode(obj.imag)]}
+        if isinstance(obj, (bytes, bytearray)):
+            import base64
+            return {"__bytes__": base64.b64encode(bytes(obj)).decode("ascii"),
+                    "bytearray": isinstance(obj, bytearray)}
         if isinstance(obj, (float, np.floating)):
             v = float(obj)
             if math.isfinite(v):
@@ -68,9 +125,9 @@ class _Encoder:
         if isinstance(obj, dict):
             items = []
             for k, v in obj.items():
-                if not isinstance(k, (str, int, float, bool)) and k is not None:
+                if isinstance(k, Tensor):
                     raise TypeError(f"jitgrad.save: unsupported dict key {k!r} at {path} "
-                                    "(keys must be str, int, float, bool or None)")
+                                    "(a tensor cannot be a key in the safe format)")
                 items.append([self.encode(k, path), self.encode(v, f"{path}[{k!r}]")])
             out = {"__dict__": items}
             if isinstance(obj, OrderedDict):
@@ -79,8 +136,19 @@ class _Encoder:
                 if meta is not None:
                     out["metadata"] = self.encode(meta, f"{path}._metadata")
             return out
+        from ._size import Size, device
+        if isinstance(obj, Size):
+            return {"__size__": [int(v) for v in obj]}
+        if isinstance(obj, device):
+            return {"__device__": str(obj)}
+        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+            raise TypeError(f"jitgrad.save: cannot save a namedtuple ({type(obj).__name__}) at "
+                            f"{path} in the safe format; save a dict or a plain tuple")
         if isinstance(obj, tuple):
             return {"__tuple__": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
+        if isinstance(obj, (set, frozenset)):
+            return {"__set__": [self.encode(v, f"{path}{{}}") for v in obj],
+                    "frozen": isinstance(obj, frozenset)}
         if isinstance(obj, list):
             return [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]
         from ._dtype import dtype as _Dt
@@ -88,8 +156,9 @@ class _Encoder:
             return {"__dtype__": obj.name}
         raise TypeError(
             f"jitgrad.save: cannot save an object of type {type(obj).__name__} at {path}; the "
-            "safe format holds tensors, numbers, strings, None and dicts/lists/tuples of them "
-            "(save model.state_dict() rather than the model)")
+            "safe format holds tensors, NumPy arrays, numbers, strings, bytes, None, dtypes, "
+            "devices and dicts/lists/tuples/sets of them (save model.state_dict() rather than "
+            "the model)")
 
 
 def _target_device(saved: str, map_location):
@@ -116,6 +185,27 @@ def _target_device(saved: str, map_location):
     return dev
 
 
+def _view(storage: np.ndarray, entry):
+    """The array a tensor entry describes inside its storage (checked: plain numeric dtype,
+    every element inside the storage)."""
+    try:
+        dt = np.dtype(str(entry["dtype"]))
+        shape = tuple(int(v) for v in entry["shape"])
+        strides = tuple(int(v) for v in entry["strides"])
+        offset = int(entry["offset"])
+    except (KeyError, TypeError, ValueError):
+        raise RuntimeError("jitgrad.load: malformed tensor entry") from None
+    if dt.kind not in "biufc" or dt.hasobject or len(shape) != len(strides) \
+            or any(n < 0 for n in shape) or storage.dtype != np.uint8 or storage.ndim != 1:
+        raise RuntimeError("jitgrad.load: malformed tensor entry")
+    probe = np.lib.stride_tricks.as_strided(np.empty(0, dt), shape, strides, writeable=False) \
+        if shape else None
+    lo, hi = _extent(probe) if probe is not None else (0, dt.itemsize)
+    if offset + lo < 0 or offset + hi > storage.size:
+        raise RuntimeError("jitgrad.load: malformed tensor entry (outside its storage)")
+    return np.ndarray(shape, dt, buffer=storage, offset=offset, strides=strides)
+
+
 def _decode(obj, arrays, map_location=None):
     if isinstance(obj, list):
         return [_decode(v, arrays, map_location) for v in obj]
@@ -124,6 +214,8 @@ def _decode(obj, arrays, map_location=None):
     if "__tensor__" in obj:
         from .nn.parameter import Parameter
         data = arrays[obj["__tensor__"]]
+        if "offset" in obj:
+            data = _view(data, obj)
         dev = _target_device(obj.get("device", "cpu"), map_location)
         if dev.type == "cuda":
             from ._cuda_array import CudaArray
@@ -138,6 +230,22 @@ def _decode(obj, arrays, map_location=None):
         return arrays[obj["__ndarray__"]]
     if "__float__" in obj:
         return float(obj["__float__"])
+    if "__complex__" in obj:
+        re, im = (_decode(v, arrays) for v in obj["__complex__"])
+        return complex(re, im)
+    if "__bytes__" in obj:
+        import base64
+        b = base64.b64decode(obj["__bytes__"])
+        return bytearray(b) if obj.get("bytearray") else b
+    if "__set__" in obj:
+        items = [_decode(v, arrays, map_location) for v in obj["__set__"]]
+        return frozenset(items) if obj.get("frozen") else set(items)
+    if "__size__" in obj:
+        from ._size import Size
+        return Size(obj["__size__"])
+    if "__device__" in obj:
+        from ._size import device
+        return device(obj["__device__"])
     if "__tuple__" in obj:
         return tuple(_decode(v, arrays, map_location) for v in obj["__tuple__"])
     if "__dtype__" in obj:
@@ -159,6 +267,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
     writable binary file)."""
     enc = _Encoder()
     structure = enc.encode(obj)
+    enc.storages()
     doc = json.dumps({"format": FORMAT, "version": VERSION, "root": structure})
     members = dict(enc.arrays)
     members[_STRUCT] = np.array(doc)
@@ -177,6 +286,17 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
             raw = fh.read()
     else:
         raw = f.read()
+    if raw[:2] == b"PK" and b"data.pkl" in raw[:4096] and b"__jitgrad__" not in raw[:4096]:
+        raise RuntimeError(
+            "jitgrad.load: not a jitgrad checkpoint: this is a file written by torch.save (a "
+            "pickle inside a zip), and jitgrad.load never unpickles (that can run arbitrary "
+            "code). Convert it where PyTorch is installed: load it with torch.load(path, "
+            "weights_only=True), turn the tensors into NumPy arrays (t.numpy()) and save "
+            "those with jitgrad.save")
+    if raw[:1] == b"\x80":
+        raise RuntimeError("jitgrad.load: not a jitgrad checkpoint: this is a pickle; "
+                           "jitgrad.load never unpickles (that can run arbitrary code). Only "
+                           "files written by jitgrad.save load")
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as z:
             if _STRUCT not in z.files:

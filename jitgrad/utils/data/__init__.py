@@ -1,8 +1,25 @@
 """``jitgrad.utils.data``: datasets, samplers and the DataLoader (PyTorch's API, in-process)."""
-from .dataloader import DataLoader, default_collate
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
-from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
+from .dataloader import DataLoader, WorkerInfo, default_collate, default_convert, get_worker_info
+from .dataset import (
+                         ChainDataset,
+                         ConcatDataset,
+                         Dataset,
+                         IterableDataset,
+                         StackDataset,
+                         Subset,
+                         TensorDataset,
+                         random_split,
+)
+from .sampler import (
+                         BatchSampler,
+                         RandomSampler,
+                         Sampler,
+                         SequentialSampler,
+                         SubsetRandomSampler,
+                         WeightedRandomSampler,
+)
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "random_split", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "BatchSampler", "DataLoader", "default_collate"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
+           "ConcatDataset", "ChainDataset", "random_split", "Sampler", "SequentialSampler",
+           "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
+           "DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]

@@ -1,6 +1,7 @@
 """``DataLoader``: batches from a dataset through a sampler and ``collate_fn``.
 
-Loading runs in the calling process (``num_workers`` is accepted and ignored). Shuffling
+Loading runs in the calling process; ``num_workers > 0`` simulates PyTorch's worker processes
+(task order, per-worker seeds and ``get_worker_info()``) so the batches match. Shuffling
 consumes the global (or the given) generator as PyTorch's loader does — one 64-bit draw for the
 iterator's base seed, then the sampler's draws — so seeded runs see PyTorch's batch order and
 the random numbers drawn after an epoch stay in step with PyTorch's.
@@ -8,56 +9,89 @@ the random numbers drawn after an epoch stay in step with PyTorch's.
 from __future__ import annotations
 
 import collections.abc as abc
-import numbers
+import copy
 
 import numpy as np
 
 from ...tensor import Tensor
 from .dataset import IterableDataset, TensorDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler, _impl, _int64_seed
+from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _impl, _int64_seed
 
-__all__ = ["DataLoader", "default_collate", "default_convert"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info",
+           "WorkerInfo", "collate", "default_collate_fn_map"]
 
-_np_str_obj_array_pattern = ("S", "a", "U", "O")
+def _np_str_obj(dtype):
+    """PyTorch's ``np_str_obj_array_pattern`` (``[SaUO]``) on ``dtype.str``."""
+    return any(c in dtype.str for c in "SaUO")
 
 
 def default_convert(data):
+    """PyTorch's ``default_convert``: NumPy arrays/scalars (not strings/objects) become
+    tensors, containers are converted element by element, everything else is left as is."""
     from ...ops.basic import as_tensor
-    if isinstance(data, np.ndarray) and data.dtype.kind not in _np_str_obj_array_pattern:
+    elem_type = type(data)
+    if isinstance(data, Tensor):
+        return data
+    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_"):
+        if elem_type.__name__ == "ndarray" and _np_str_obj(data.dtype):
+            return data
         return as_tensor(data)
     if isinstance(data, abc.Mapping):
-        return type(data)({k: default_convert(v) for k, v in data.items()})
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            if isinstance(data, abc.MutableMapping):
+                clone = copy.copy(data)
+                clone.update({key: default_convert(data[key]) for key in data})
+                return clone
+            return elem_type({key: default_convert(data[key]) for key in data})
+        except TypeError:
+            return {key: default_convert(data[key]) for key in data}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):  # namedtuple
+        return elem_type(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
         return [default_convert(d) for d in data]
+    if isinstance(data, abc.Sequence) and not isinstance(data, (str, bytes)):
+        try:
+            if isinstance(data, abc.MutableSequence):
+                clone = copy.copy(data)
+                for i, d in enumerate(data):
+                    clone[i] = default_convert(d)
+                return clone
+            return elem_type([default_convert(d) for d in data])
+        except TypeError:
+            return [default_convert(d) for d in data]
     return data
 
 
-def default_collate(batch):
-    """Stack a list of samples into a batch, field by field (PyTorch's rules)."""
-    from ...ops.basic import as_tensor, tensor
-    from ...ops.shape import stack
+default_collate_err_msg_format = ("default_collate: batch must contain tensors, numpy arrays, "
+                                  "numbers, dicts or lists; found {}")
+
+
+def collate(batch, *, collate_fn_map=None):
+    """PyTorch's ``collate``: the function registered for the first element's type (or a base
+    of it) collates, containers are collated field by field."""
     elem = batch[0]
-    if isinstance(elem, Tensor):
-        return stack(list(batch), 0)
-    if isinstance(elem, np.ndarray) and elem.dtype.kind not in _np_str_obj_array_pattern:
-        return stack([as_tensor(b) for b in batch], 0)
-    if isinstance(elem, np.generic) and elem.dtype.kind not in _np_str_obj_array_pattern:
-        return tensor(np.array(batch))
-    if isinstance(elem, bool):
-        return tensor(batch)
-    if isinstance(elem, float):
-        from ... import _dtype as D
-        return tensor(batch, dtype=D.float64)
-    if isinstance(elem, numbers.Integral):
-        return tensor(batch)
-    if isinstance(elem, (str, bytes)):
-        return batch
+    elem_type = type(elem)
+    if collate_fn_map is not None:
+        if elem_type in collate_fn_map:
+            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
+        for collate_type in collate_fn_map:
+            if isinstance(elem, collate_type):
+                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, abc.Mapping):
-        return {key: default_collate([d[key] for d in batch]) for key in elem}
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(samples) for samples in zip(*batch)))
+        def fields():
+            return {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
+                    for key in elem}
+        try:
+            if isinstance(elem, abc.MutableMapping):
+                clone = copy.copy(elem)
+                clone.update(fields())
+                return clone
+            return elem_type(fields())
+        except TypeError:
+            return fields()
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
+        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map)
+                           for samples in zip(*batch)))
     if isinstance(elem, abc.Sequence):
         it = iter(batch)
         elem_size = len(next(it))
@@ -65,14 +99,426 @@ def default_collate(batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         transposed = list(zip(*batch))
         if isinstance(elem, tuple):
-            return [default_collate(samples) for samples in transposed]
-        return [default_collate(samples) for samples in transposed]
-    raise TypeError("default_collate: batch must contain tensors, numpy arrays, numbers, dicts "
-                    f"or lists; found {type(elem)}")
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
+        try:
+            if isinstance(elem, abc.MutableSequence):
+                clone = copy.copy(elem)
+                for i, samples in enumerate(transposed):
+                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
+                return clone
+            return elem_type([collate(samples, collate_fn_map=collate_fn_map)
+                              for samples in transposed])
+        except TypeError:
+            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
+    raise TypeError(default_collate_err_msg_format.format(elem_type))
+
+
+def collate_tensor_fn(batch, *, collate_fn_map=None):
+    from ...ops.shape import stack
+    return stack(list(batch), 0)
+
+
+def collate_numpy_array_fn(batch, *, collate_fn_map=None):
+    from ...ops.basic import as_tensor
+    elem = batch[0]
+    if _np_str_obj(elem.dtype):
+        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
+    return collate([as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+
+
+def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
+    from ...ops.basic import as_tensor
+    if all(type(b) is type(batch[0]) for b in batch):
+        # one NumPy scalar type: keep it (int16 scalars give an int16 tensor, as in PyTorch)
+        return as_tensor(np.array(batch))
+    return as_tensor(batch)
+
+
+def collate_float_fn(batch, *, collate_fn_map=None):
+    from ... import _dtype as D
+    from ...ops.basic import tensor
+    return tensor(batch, dtype=D.float64)
+
+
+def collate_int_fn(batch, *, collate_fn_map=None):
+    from ...ops.basic import tensor
+    return tensor(batch)
+
+
+def collate_str_fn(batch, *, collate_fn_map=None):
+    return batch
+
+
+default_collate_fn_map = {Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
+                          (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+                          float: collate_float_fn, int: collate_int_fn, str: collate_str_fn,
+                          bytes: collate_str_fn}
+
+
+def default_collate(batch):
+    """Stack a list of samples into a batch, field by field (PyTorch's rules and dtypes)."""
+    return collate(batch, collate_fn_map=default_collate_fn_map)
+
+
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a (simulated) worker."""
+
+    def __init__(self, **kwargs):
+        self.__keys = tuple(kwargs.keys())
+        for k, v in kwargs.items():
+            setattr(self, k, v)
+
+    def __repr__(self):
+        items = [f"{k}={getattr(self, k)}" for k in self.__keys]
+        return f"{self.__class__.__name__}({', '.join(items)})"
+
+
+_worker_info = None
+
+
+def get_worker_info():
+    """The current worker's ``WorkerInfo`` while a loader with ``num_workers > 0`` fetches,
+    ``None`` in the main program."""
+    return _worker_info
+
+
+def _generate_state(base_seed, worker_id):
+    """PyTorch's NumPy seed for a worker (``torch.utils.data._utils.worker._generate_state``)."""
+    INIT_A, MULT_A, INIT_B, MULT_B = 0x43B0D7E5, 0x931E8875, 0x8B51F9DD, 0x58F38DED
+    MIX_MULT_L, MIX_MULT_R, XSHIFT, MASK32 = 0xCA01F9DD, 0x4973F715, 16, 0xFFFFFFFF
+    entropy = [worker_id, base_seed & MASK32, base_seed >> 32, 0]
+    pool = [0] * 4
+    hash_const_A = INIT_A
+
+    def hash(value):
+        nonlocal hash_const_A
+        value = (value ^ hash_const_A) & MASK32
+        hash_const_A = (hash_const_A * MULT_A) & MASK32
+        value = (value * hash_const_A) & MASK32
+        return (value ^ (value >> XSHIFT)) & MASK32
+
+    def mix(x, y):
+        result = ((MIX_MULT_L * x) & MASK32) - ((MIX_MULT_R * y) & MASK32)
+        result &= MASK32
+        return (result ^ (result >> XSHIFT)) & MASK32
+
+    for i in range(4):
+        pool[i] = hash(entropy[i])
+    for i_src in range(4):
+        for i_dst in range(4):
+            if i_src != i_dst:
+                pool[i_dst] = mix(pool[i_dst], hash(pool[i_src]))
+    hash_const_B = INIT_B
+    state = []
+    for i_dst in range(4):
+        data_val = pool[i_dst]
+        data_val = (data_val ^ hash_const_B) & MASK32
+        hash_const_B = (hash_const_B * MULT_B) & MASK32
+        data_val = (data_val * hash_const_B) & MASK32
+        data_val = (data_val ^ (data_val >> XSHIFT)) & MASK32
+        state.append(data_val)
+    return state
+
+
+class _Fetcher:
+    """PyTorch's _MapDatasetFetcher / _IterableDatasetFetcher."""
+
+    def __init__(self, loader, dataset):
+        self.dataset = dataset
+        self.auto_collation = loader._auto_collation
+        self.collate_fn = loader.collate_fn
+        self.drop_last = loader.drop_last
+        self.iterable = loader._is_iterable
+        self.ended = False
+        self.dataset_iter = iter(dataset) if self.iterable else None
+        # Same values as stacking TensorDataset samples one by one, in one gather per tensor
+        self.fast = (not self.iterable and self.collate_fn is default_collate
+                     and type(dataset) is TensorDataset
+                     and not any(t.requires_grad for t in dataset.tensors))
+
+    def fetch(self, index):
+        if self.iterable:
+            if self.ended:
+                raise StopIteration
+            if self.auto_collation:
+                data = []
+                for _ in index:
+                    try:
+                        data.append(next(self.dataset_iter))
+                    except StopIteration:
+                        self.ended = True
+                        break
+                if len(data) == 0 or (self.drop_last and len(data) < len(index)):
+                    raise StopIteration
+            else:
+                data = next(self.dataset_iter)
+            return self.collate_fn(data)
+        if self.auto_collation:
+            if self.fast:
+                from ...ops.basic import tensor
+                key = tensor(list(index))
+                return [t[key] for t in self.dataset.tensors]
+            if hasattr(self.dataset, "__getitems__") and self.dataset.__getitems__:
+                data = self.dataset.__getitems__(index)
+            else:
+                data = [self.dataset[idx] for idx in index]
+        else:
+            data = self.dataset[index]
+        return self.collate_fn(data)
+
+
+class _BaseIter:
+    def __init__(self, loader):
+        self._loader = loader
+        self._num_yielded = 0
+        # PyTorch's _BaseDataLoaderIter draws its base seed first (from loader.generator or
+        # the global generator); the sampler draws when its iterator first runs.
+        self._base_seed = _int64_seed(_impl(loader.generator))
+        self._sampler_iter = iter(loader._index_sampler)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._loader)
+
+    def _next_index(self):
+        return next(self._sampler_iter)
+
+
+class _SingleProcessIter(_BaseIter):
+    def __init__(self, loader):
+        super().__init__(loader)
+        self._fetcher = _Fetcher(loader, loader.dataset)
+
+    def __next__(self):
+        data = self._fetcher.fetch(self._next_index())
+        self._num_yielded += 1
+        return data
+
+
+class _RngContext:
+    """The random state a worker process would own: jitgrad's CPU generator, ``random`` and
+    ``numpy.random``, swapped in around each of the worker's fetches."""
+
+    def __init__(self):
+        import random
+
+        from ...random import default_generator
+        self.torch = default_generator().get_state()
+        self.py = random.getstate()
+        self.np = np.random.get_state()
+
+    def restore(self):
+        import random
+
+        from ...random import default_generator
+        default_generator().set_state(self.torch)
+        random.setstate(self.py)
+        np.random.set_state(self.np)
+
+
+class _WorkerError:
+    def __init__(self, exc, worker_id):
+        self.exc = exc
+        self.worker_id = worker_id
+
+    def reraise(self):
+        import traceback
+        tb = "".join(traceback.format_exception(type(self.exc), self.exc,
+                                                self.exc.__traceback__))
+        msg = (f"Caught {type(self.exc).__name__} in DataLoader worker process "
+               f"{self.worker_id}.\nOriginal {tb}")
+        if isinstance(self.exc, KeyError):
+            msg = KeyErrorMessage(msg)
+        try:
+            err = type(self.exc)(msg)
+        except Exception:
+            raise RuntimeError(msg) from None
+        raise err
+
+
+class KeyErrorMessage(str):
+    def __repr__(self):
+        return self
+
+
+class _StopIteration:
+    def __init__(self, worker_id):
+        self.worker_id = worker_id
+
+
+class _SimulatedWorker:
+    """One DataLoader worker run in this process: its own fetcher (an IterableDataset is
+    iterated by every worker, as in PyTorch), WorkerInfo and random state (seeded as PyTorch
+    seeds a worker: ``base_seed + id`` for ``random`` and the generator, ``_generate_state``
+    for NumPy), and ``worker_init_fn`` called first."""
+
+    def __init__(self, loader, worker_id, base_seed):
+        import random
+        global _worker_info
+        from ...random import default_generator
+        self.id = worker_id
+        self.ended = False
+        seed = base_seed + worker_id
+        main = _RngContext()
+        previous = _worker_info
+        try:
+            random.seed(seed)
+            default_generator().manual_seed(seed)
+            np.random.seed(_generate_state(base_seed, worker_id))
+            self.info = WorkerInfo(id=worker_id, num_workers=loader.num_workers, seed=seed,
+                                   dataset=loader.dataset)
+            _worker_info = self.info
+            self.error = None
+            try:
+                if loader.worker_init_fn is not None:
+                    loader.worker_init_fn(worker_id)
+                self.fetcher = _Fetcher(loader, loader.dataset)
+            except Exception as e:  # PyTorch's worker dies; the loader reports it
+                self.error = e
+            self.rng = _RngContext()
+        finally:
+            _worker_info = previous
+            main.restore()
+
+    def _in_worker(self, fn):
+        global _worker_info
+        main = _RngContext()
+        previous = _worker_info
+        try:
+            self.rng.restore()
+            _worker_info = self.info
+            try:
+                return fn()
+            finally:
+                self.rng = _RngContext()
+        finally:
+            _worker_info = previous
+            main.restore()
+
+    def run(self, index):
+        """The worker's answer for a task, or None (a worker whose iterable ended sends
+        nothing more)."""
+        if self.error is not None:
+            raise RuntimeError(f"DataLoader worker (pid(s) {self.id}) exited unexpectedly") \
+                from self.error
+        if self.ended:
+            return None
+
+        def fetch():
+            try:
+                return self.fetcher.fetch(index)
+            except StopIteration:
+                self.ended = True
+                return _StopIteration(self.id)
+            except Exception as e:
+                return _WorkerError(e, self.id)
+        return self._in_worker(fetch)
+
+    def resume(self, loader):
+        """A persistent worker's new epoch: a fresh fetcher (the iterable restarts)."""
+        if self.error is None:
+            self.ended = False
+            self.fetcher = self._in_worker(lambda: _Fetcher(loader, loader.dataset))
+
+
+class _MultiProcessIter(_BaseIter):
+    """PyTorch's _MultiProcessingDataLoaderIter, its workers simulated in this process.
+
+    Tasks go to the workers round-robin (skipping workers whose iterable ended) and
+    ``prefetch_factor * num_workers`` are outstanding, as in PyTorch; a worker answers its
+    tasks in order, and results are taken in task order (``in_order=True``; PyTorch with
+    ``in_order=False`` returns whichever worker answers first, which is timing-dependent)."""
+
+    def __init__(self, loader):
+        super().__init__(loader)
+        self._workers = [_SimulatedWorker(loader, i, self._base_seed)
+                         for i in range(loader.num_workers)]
+        self._start()
+
+    def _start(self):
+        import itertools
+        k = len(self._workers)
+        self._status = [True] * k
+        self._cycle = itertools.cycle(range(k))
+        self._task_info = {}
+        self._results = {}
+        self._send_idx = 0
+        self._rcvd_idx = 0
+        for _ in range(self._loader.prefetch_factor * k):
+            self._try_put_index()
+
+    def _reset_epoch(self):
+        # the workers still run the tasks sent before (their random state moves on), then
+        # resume with fresh fetchers; no new base seed (PyTorch's persistent workers)
+        for idx in sorted(self._task_info):
+            if idx not in self._results:
+                self._answer(idx)
+        self._sampler_iter = iter(self._loader._index_sampler)
+        self._num_yielded = 0
+        for w in self._workers:
+            w.resume(self._loader)
+        self._start()
+
+    def _try_put_index(self):
+        try:
+            index = self._next_index()
+        except StopIteration:
+            return
+        for _ in range(len(self._workers)):
+            w = next(self._cycle)
+            if self._status[w]:
+                break
+        else:
+            return
+        self._task_info[self._send_idx] = (w, index)
+        self._send_idx += 1
+
+    def _answer(self, idx):
+        w, index = self._task_info[idx]
+        return self._workers[w].run(index)
+
+    def __next__(self):
+        while True:
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is not None:
+                    w = info[0]
+                    if self._rcvd_idx in self._results or self._status[w]:
+                        break
+                    del self._task_info[self._rcvd_idx]
+                self._rcvd_idx += 1
+            else:
+                raise StopIteration
+            idx = self._rcvd_idx
+            if idx not in self._results:
+                self._results[idx] = self._answer(idx)
+            data = self._results.pop(idx)
+            if data is None:  # the worker had ended: PyTorch skips the task
+                self._status[self._task_info.pop(idx)[0]] = False
+                continue
+            if isinstance(data, _StopIteration):
+                self._status[data.worker_id] = False
+                del self._task_info[idx]
+                self._rcvd_idx += 1
+                self._try_put_index()
+                continue
+            del self._task_info[idx]
+            self._rcvd_idx += 1
+            self._try_put_index()
+            if isinstance(data, _WorkerError):
+                data.reraise()
+            self._num_yielded += 1
+            return data
 
 
 class DataLoader:
-    """Iterates over ``dataset`` in batches (PyTorch's constructor arguments)."""
+    """Iterates over ``dataset`` in batches (PyTorch's constructor arguments and checks).
+
+    ``num_workers > 0`` runs the workers in this process, one after another, with PyTorch's
+    task order, worker seeds, ``get_worker_info()`` and ``worker_init_fn``, so the batches
+    (and the random numbers drawn inside ``__getitem__``) are the ones PyTorch yields."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
@@ -84,17 +530,28 @@ class DataLoader:
                              "disable multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        elif num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.generator = generator
-        self.prefetch_factor = prefetch_factor
-        self.persistent_workers = persistent_workers
+        self.multiprocessing_context = multiprocessing_context
+        self.in_order = in_order
         self._is_iterable = isinstance(dataset, IterableDataset)
         if self._is_iterable:
-            if isinstance(shuffle, bool) and shuffle:
+            if shuffle not in {False, None}:
                 raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
                                  f"option, but got shuffle={shuffle}")
             if sampler is not None:
@@ -117,20 +574,48 @@ class DataLoader:
             if drop_last:
                 raise ValueError("batch_size=None option disables auto-batching and is mutually "
                                  "exclusive with drop_last")
-        if sampler is None and not self._is_iterable:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle \
-                else SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None and not self._is_iterable:
+        if sampler is None:
+            if self._is_iterable:
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler
         self.batch_sampler = batch_sampler
+        self.generator = generator
         if collate_fn is None:
-            collate_fn = default_collate if batch_size is not None or batch_sampler is not None \
-                else default_convert
+            collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
-        self._default_collate = collate_fn is default_collate
+        self.persistent_workers = persistent_workers
+        self._iterator = None
+
+    @property
+    def _auto_collation(self):
+        return self.batch_sampler is not None
+
+    @property
+    def _index_sampler(self):
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        return _MultiProcessIter(self)
+
+    def __iter__(self):
+        # persistent workers keep their state (seeds, iterable position) across epochs
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset_epoch()
+            return self._iterator
+        return self._get_iterator()
 
     def __len__(self):
         if self._is_iterable:
@@ -139,45 +624,10 @@ class DataLoader:
                 from math import ceil
                 n = n // self.batch_size if self.drop_last else ceil(n / self.batch_size)
             return n
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        return len(self.sampler)
+        return len(self._index_sampler)
 
+
+class _InfiniteConstantSampler(Sampler):
     def __iter__(self):
-        # PyTorch's _BaseDataLoaderIter draws its base seed first (from loader.generator or
-        # the global generator); the sampler then draws when the first batch is requested.
-        self._base_seed = _int64_seed(_impl(self.generator))
-        if self._is_iterable:
-            return self._iter_iterable()
-        return self._iter_map()
-
-    def _iter_map(self):
-        ds = self.dataset
-        fast = self._default_collate and type(ds) is TensorDataset
-        if self.batch_sampler is None:
-            for idx in self.sampler:
-                yield self.collate_fn(ds[idx])
-            return
-        for indices in self.batch_sampler:
-            if fast:
-                # Same values as stacking the samples one by one, in one gather per tensor.
-                from ...ops.basic import tensor
-                key = tensor(indices)
-                yield [t[key] for t in ds.tensors]
-            else:
-                yield self.collate_fn([ds[i] for i in indices])
-
-    def _iter_iterable(self):
-        it = iter(self.dataset)
-        if self.batch_size is None:
-            for sample in it:
-                yield self.collate_fn(sample)
-            return
-        batch = []
-        for sample in it:
-            batch.append(sample)
-            if len(batch) == self.batch_size:
-                yield self.collate_fn(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield self.collate_fn(batch)
+        while True:
+            yield None

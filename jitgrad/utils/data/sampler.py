@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
-           "BatchSampler"]
+           "WeightedRandomSampler", "BatchSampler"]
 
 
 def _int64_seed(gen_impl) -> int:
@@ -94,6 +94,39 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """Indices ``0..len(weights)-1`` drawn by ``multinomial(weights, num_samples, replacement,
+    generator=)`` (PyTorch's draws)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) \
+                or num_samples <= 0:
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        from ... import _dtype as D
+        from ...ops.basic import as_tensor
+        weights_tensor = as_tensor(weights, dtype=D.float64)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights_tensor.shape)}")
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        from ...random import multinomial
+        rand_tensor = multinomial(self.weights, self.num_samples, self.replacement,
+                                  generator=self.generator)
+        yield from iter(rand_tensor.tolist())
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
