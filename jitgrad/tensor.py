@@ -373,6 +373,11 @@ class Tensor:
             node._retained[self._output_nr] = weakref.ref(self)
         return None
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """``hook(tensor)`` runs after a backward pass accumulated into this leaf's ``.grad``."""
+        from .autograd.engine import register_post_accumulate_grad_hook
+        return register_post_accumulate_grad_hook(self, hook)
+
     def register_hook(self, hook):
         """``hook(grad) -> Tensor | None`` runs when this tensor's gradient is computed."""
         if not self._requires_grad:

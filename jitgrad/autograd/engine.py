@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from . import anomaly_mode as _anomaly
 from . import grad_mode
 from .node import AccumulateGrad
 
@@ -149,6 +150,16 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+def _capture_map(capture):
+    """{node: [(output_nr, index), ...]} from a task's {(node, output_nr): [index, ...]}."""
+    by_node = {}
+    for (node, nr), idxs in capture.items():
+        lst = by_node.setdefault(node, [])
+        for i in idxs:
+            lst.append((nr, i))
+    return by_node
+
+
 def _execute(task: GraphTask, root_edges, root_grads):
     buffers = task.buffers
     roots = []
@@ -159,8 +170,8 @@ def _execute(task: GraphTask, root_edges, root_grads):
     _discover(task, roots)
     if task.capture is not None:
         _mark_needed(task, {node for node, _ in task.capture})
-    if plan_hook is not None and not task.create_graph:
-        plan_hook(task)
+    if plan_hook is not None and not task.create_graph and not _anomaly.enabled:
+        plan_hook(task)  # (anomaly mode checks every node's own output: no fusion)
 
     deps = task.deps
     heap = []
@@ -169,10 +180,12 @@ def _execute(task: GraphTask, root_edges, root_grads):
             heapq.heappush(heap, (-node._seq, id(node), node))
     captured = {}
     needed = task.needed
-    capture = task.capture
+    # autograd.grad only: backward(inputs=...) stores non-leaf gradients through retain_grad
+    cap_nodes = _capture_map(task.capture) if task.capture and not task.accumulate else None
     substitute = task.substitute
     create_graph = task.create_graph
     skip_leaves = not task.accumulate
+    anomaly = _anomaly.check_nan
     executed = task.executed
     pop = heapq.heappop
     push = heapq.heappush
@@ -181,25 +194,32 @@ def _execute(task: GraphTask, root_edges, root_grads):
         buf = buffers.pop(node, None)
         if buf is None:
             buf = {}
+        if cap_nodes is not None:
+            cap = cap_nodes.get(node)
+            if skip_leaves and node.__class__ is AccumulateGrad and node.variable._hooks:
+                # a leaf's tensor hooks are its AccumulateGrad's pre-hooks: they run when the
+                # leaf is reached, also in autograd.grad (which then returns what they give)
+                _leaf_hooks(node.variable, buf, create_graph)
+            if cap is not None and node in needed:
+                # PyTorch captures a gradient at a node it will run before the node's hooks
+                for nr, idx in cap:
+                    captured[idx] = buf.get(nr)
+                cap = None
         if node._pre_hooks:
-            for nr, hooks in node._pre_hooks.items():
-                if nr in buf:
-                    for h in list(hooks):
-                        r = h(buf[nr])
-                        if r is not None:
-                            # the user may keep what the hook returned: the engine only
-                            # passes on arrays it owns
-                            buf[nr] = r if create_graph else _owned_copy(r)
+            _tensor_pre_hooks(node, buf, create_graph)
         if node._retained:
             for nr, ref in node._retained.items():
                 t = ref()
                 if t is not None and nr in buf:
                     g = buf[nr]
-                    t._grad = g.detach().clone() if t._grad is None else t._grad + g.detach()
-        if capture is not None:
-            for (cnode, nr), idx in capture.items():
-                if cnode is node and nr in buf:
-                    captured[idx] = buf[nr]
+                    if create_graph:  # PyTorch's retain_grad hook: clone, then grad + new
+                        t._grad = g.clone() if t._grad is None else t._grad + g
+                    else:
+                        t._grad = (g.detach().clone() if t._grad is None
+                                   else t._grad + g.detach())
+        if cap_nodes is not None and cap is not None:
+            for nr, idx in cap:
+                captured[idx] = buf.get(nr)
         if needed is not None and node not in needed:
             continue
         if skip_leaves and isinstance(node, AccumulateGrad):
@@ -214,14 +234,27 @@ def _execute(task: GraphTask, root_edges, root_grads):
         else:
             grads_out = [buf.get(i) for i in range(max(n_out, max(buf, default=-1) + 1))]
             live = any(g is not None for g in grads_out)
-        # No gradient arrived (a backward returned None for this path): like PyTorch's
-        # undefined gradients, nothing flows on, and a leaf's .grad stays as it was.
-        grads_in = run.apply(grads_out) if live else [None] * len(run.next_functions)
+        if node._pre_hooks and None in node._pre_hooks:
+            grads_out = _node_pre_hooks(node, grads_out)
+            live = any(g is not None for g in grads_out)
+        if live:
+            try:
+                grads_in = run.apply(grads_out)
+            except Exception:
+                if _anomaly.enabled:
+                    _anomaly.report(node)
+                raise
+            if anomaly:
+                _anomaly.check_outputs(node, grads_in)
+        else:
+            # No gradient arrived (a backward returned None for this path): like PyTorch's
+            # undefined gradients, nothing flows on, and a leaf's .grad stays as it was (its
+            # hooks still see None).
+            if node.__class__ is AccumulateGrad:
+                node.apply_undefined()
+            grads_in = [None] * len(run.next_functions)
         if node._hooks:
-            for h in node._hooks:
-                r = h(tuple(grads_in), tuple(grads_out))
-                if r is not None:
-                    grads_in = list(r)
+            grads_in = _node_post_hooks(node, grads_in, grads_out)
         n_in = len(grads_in)
         if n_in > 1 and not create_graph:
             _unshare(grads_in)
@@ -243,12 +276,105 @@ def _execute(task: GraphTask, root_edges, root_grads):
                     buffers[child] = {nr: g}
                 else:
                     prev = cbuf.get(nr)
-                    cbuf[nr] = g if prev is None else prev + g
+                    if prev is None:
+                        cbuf[nr] = g
+                    else:
+                        s = prev + g
+                        if not create_graph:
+                            # PyTorch adds into the buffered gradient in place when it holds
+                            # the only reference: the sum carries that version bump
+                            s._vc.value = prev._vc.value + 1
+                        cbuf[nr] = s
             left = deps[child] - 1
             deps[child] = left
             if left == 0:
                 push(heap, (-child._seq, id(child), child))
     return captured
+
+
+def _hook_name(fn) -> str:
+    return getattr(fn, "__name__", None) or repr(fn)
+
+
+def _check_hook_result(value, result, fn):
+    """PyTorch's check_single_result / check_variable_result for what a hook returned."""
+    from ..tensor import Tensor
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if value is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    _check_same_meta(value, result, fn)
+
+
+def _check_same_meta(value, result, fn):
+    from .node import _tensor_type_name
+    if value.dtype is not result.dtype:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was "
+                           f"{_tensor_type_name(value)} got {_tensor_type_name(result)})")
+    if value._data.__class__ is not result._data.__class__:
+        was = "CUDA tensor got CPU tensor" if value.is_cuda else "CPU tensor got CUDA tensor"
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value ({was})")
+    if value._data.shape != result._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+
+
+def _tensor_pre_hooks(node, buf, create_graph):
+    """Tensor hooks registered on the outputs of ``node`` (``_pre_hooks[output_nr]``); an output
+    that received no gradient is passed as None, as PyTorch does."""
+    for nr, hooks in node._pre_hooks.items():
+        if nr is None or not hooks:
+            continue
+        for h in list(hooks):
+            g = buf.get(nr)
+            r = h(g)
+            if r is not None:
+                _check_hook_result(g, r, h)
+                # the user may keep what the hook returned: the engine only passes on arrays
+                # it owns
+                buf[nr] = r if create_graph else _owned_copy(r)
+
+
+def _leaf_hooks(variable, buf, create_graph):
+    for h in list(variable._hooks):
+        g = buf.get(0)
+        r = h(g)
+        if r is not None:
+            _check_hook_result(g, r, h)
+            buf[0] = r if create_graph else _owned_copy(r)
+
+
+def _check_tuple_result(prev, result, fn):
+    from ..tensor import Tensor
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(prev):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
+                           f"(got {len(result)}, but expected {len(prev)})")
+    for p, r in zip(prev, result):
+        if isinstance(p, Tensor) and isinstance(r, Tensor):
+            _check_same_meta(p, r, fn)
+
+
+def _node_pre_hooks(node, grads_out):
+    """``Node.register_prehook``: fn(grad_outputs) -> new grad_outputs or None."""
+    grads = tuple(grads_out)
+    for h in list(node._pre_hooks[None]):
+        r = h(grads)
+        if r is not None:
+            _check_tuple_result(grads, r, h)
+            grads = r
+    return list(grads)
+
+
+def _node_post_hooks(node, grads_in, grads_out):
+    """``Node.register_hook``: fn(grad_inputs, grad_outputs) -> new grad_inputs or None."""
+    gi, go = tuple(grads_in), tuple(grads_out)
+    for h in list(node._hooks):
+        r = h(gi, go)
+        if r is not None:
+            _check_tuple_result(gi, r, h)
+            gi = r
+    return list(gi)
 
 
 def _release(task: GraphTask) -> None:
@@ -294,120 +420,225 @@ def _run(task, edges, grads):
         _user_storage.ids = prev
 
 
-def _make_root_grads(tensors, grad_tensors, who="grad_output"):
+def _make_grads(outputs, grads, batched=False):
+    """PyTorch's ``_make_grads``: check or create the gradient of each output (zip semantics:
+    extra gradients are ignored, missing ones are caught by the caller)."""
     from ..ops.basic import full_like
     from ..tensor import Tensor
-    edges, grads = [], []
-    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected a Tensor at position {i}, got {type(t).__name__}")
+    new = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Tensor):
+            raise AssertionError("Expected output to be a torch.Tensor")
+        if isinstance(g, Tensor):
+            first = g[0] if batched else g
+            if tuple(first.shape) != tuple(out.shape):
+                gshape = g.shape if batched else first.shape
+                if batched:
+                    raise RuntimeError(
+                        "If `is_grads_batched=True`, we interpret the first dimension of each "
+                        "grad_output as the batch dimension. The sizes of the remaining "
+                        "dimensions are expected to match the shape of corresponding output, "
+                        f"but a mismatch was detected: grad_output[{i}] has a shape of {gshape} "
+                        f"and output[{i}] has a shape of {out.shape}. If you only want some "
+                        "tensors in `grad_output` to be considered batched, consider using "
+                        "vmap.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{gshape} and output[{i}] has a shape of {out.shape}.")
+            new.append(g)
+        elif g is None:
+            if out.requires_grad:
+                if out.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                if not out.is_floating_point():
+                    raise RuntimeError("grad can be implicitly created only for real scalar "
+                                       f"outputs but got {out.dtype}")
+                new.append(full_like(out, 1))
+            else:
+                new.append(None)
+        else:
+            raise TypeError("gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+    return new
+
+
+def _root_edges(tensors, grads):
+    """The engine's checks on the roots (after _make_grads): the edge each output feeds, and
+    its gradient cast to the output's dtype."""
+    if len(tensors) != len(grads):
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
+    edges, out = [], []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
         edge = t._edge()
         if edge is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                "have a grad_fn")
-        if g is None:
-            if t.numel() != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = full_like(t, 1)
-        else:
-            if not isinstance(g, Tensor):
-                from ..ops.basic import tensor as make_tensor
-                g = make_tensor(g, dtype=t.dtype)
-            if tuple(g.shape) != tuple(t.shape):
-                raise RuntimeError(f"Mismatch in shape: {who}[{i}] has a shape of {g.shape} and "
-                                   f"output[{i}] has a shape of {t.shape}.")
-            if g._data.__class__ is not t._data.__class__:
-                raise RuntimeError(f"invalid gradient at index {i} - expected device "
-                                   f"{t.device} but got {g.device}")
-            if g.dtype is not t.dtype:
-                if not g.is_floating_point():
-                    raise RuntimeError(f"Mismatch in dtype: {who}[{i}] has a dtype of "
-                                       f"{g.dtype} and output[{i}] has a dtype of {t.dtype}.")
-                g = g.to(t.dtype)
+        if g._data.__class__ is not t._data.__class__:
+            raise RuntimeError(f"invalid gradient at index {i} - expected device "
+                               f"{t.device} but got {g.device}")
+        if g.dtype is not t.dtype:
+            g = g.to(t.dtype)
         edges.append(edge)
-        grads.append(g)
-    return edges, grads
+        out.append(g)
+    return edges, out
 
 
-def _as_list(x):
+def _as_tuple(x):
     from ..tensor import Tensor
-    if x is None:
-        return None
     if isinstance(x, Tensor):
-        return [x]
-    return list(x)
+        return (x,)
+    return tuple(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    tensors = _as_list(tensors)
-    grad_tensors = _as_list(grad_tensors) or [None] * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} gradients for {len(tensors)} tensors")
+def _inputs_tuple(inputs, who):
+    from collections.abc import Mapping
+
+    from ..tensor import Tensor
+    if isinstance(inputs, Tensor):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{who}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    return tuple(inputs)
+
+
+def _input_edge(t, retain):
+    from ..tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
+                           f"{type(t).__name__}")
+    if retain:
+        t.retain_grad()  # PyTorch's backward(inputs=...) makes a non-leaf input retain grad
+    edge = t._edge()
+    if edge is None:
+        raise RuntimeError("One of the differentiated Tensors does not require grad")
+    return edge
+
+
+_CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
+    "when creating the graph to avoid this. If you have to use this function, make sure to "
+    "reset the .grad fields of your parameters to None after use to break the cycle and avoid "
+    "the leak. (Triggered internally at /__w/pytorch/pytorch/torch/csrc/autograd/engine.cpp:"
+    "1307.)")
+_warned_create_graph = False
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    global _warned_create_graph
+    if grad_variables is not None:
+        import warnings
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+    inputs_t = () if inputs is None else _inputs_tuple(inputs, "backward")
+    if inputs is not None and not inputs_t:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    tensors = _as_tuple(tensors)
+    grad_tensors = (None,) * len(tensors) if grad_tensors is None else _as_tuple(grad_tensors)
+    grads = _make_grads(tensors, grad_tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _as_list(inputs)
-    edges, grads = _make_root_grads(tensors, grad_tensors, "grad_output")
+    edges, grads = _root_edges(tensors, grads)
     task = GraphTask(create_graph, accumulate=True)
-    nonleaf = []
-    if inputs is not None:
-        if not inputs:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if inputs_t:
         task.capture = {}
-        for i, t in enumerate(inputs):
-            edge = t._edge()
-            if edge is None:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            task.capture[edge] = i
-            if t._grad_fn is not None:
-                nonleaf.append((i, t))
+        for i, t in enumerate(inputs_t):
+            task.capture.setdefault(_input_edge(t, True), []).append(i)
+    if create_graph and not _warned_create_graph:
+        import warnings
+        _warned_create_graph = True
+        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=3)
     with grad_mode.set_grad_enabled(create_graph):
-        captured = _run(task, edges, grads)
-        for i, t in nonleaf:
-            g = captured.get(i)
-            if g is not None and not t._retains_grad:  # retain_grad() has already stored it
-                t._grad = g.detach().clone() if t._grad is None else t._grad + g
+        _run(task, edges, grads)
     if not retain_graph:
         _release(task)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    from ..ops.basic import zeros_like
-    outputs = _as_list(outputs)
-    inputs = _as_list(inputs)
-    grad_outputs = _as_list(grad_outputs) or [None] * len(outputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs_t = _inputs_tuple(inputs, "grad")
+    if not inputs_t:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        import warnings
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    grad_outputs = ((None,) * len(outputs) if grad_outputs is None
+                    else _as_tuple(grad_outputs))
+    grads = _make_grads(outputs, grad_outputs, is_grads_batched)
     if retain_graph is None:
         retain_graph = create_graph
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad_outputs has {len(grad_outputs)} entries for {len(outputs)} "
-                           "outputs")
-    edges, grads = _make_root_grads(outputs, grad_outputs, "grad_outputs")
+    if is_grads_batched:
+        result = _grad_batched(outputs, inputs_t, grads, retain_graph, create_graph,
+                               allow_unused)
+    else:
+        result = _grad(outputs, inputs_t, grads, retain_graph, create_graph, allow_unused)
+    if materialize_grads:
+        from ..ops.basic import zeros_like
+        result = tuple(r if r is not None else zeros_like(t).requires_grad_(create_graph)
+                       for r, t in zip(result, inputs_t))
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), result))
+    return result
+
+
+def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused):
+    edges, grads = _root_edges(outputs, grads)
     task = GraphTask(create_graph, accumulate=False)
     task.capture = {}
     for i, t in enumerate(inputs):
-        edge = t._edge()
-        if edge is None:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        task.capture[edge] = i
+        task.capture.setdefault(_input_edge(t, False), []).append(i)
     with grad_mode.set_grad_enabled(create_graph):
         captured = _run(task, edges, grads)
     if not retain_graph:
         _release(task)
     result = []
-    for i, t in enumerate(inputs):
+    for i in range(len(inputs)):
         g = captured.get(i)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
                     f"The differentiated Tensor at index {i} appears to not have been used in "
                     "the graph. Set allow_unused=True if this is the desired behavior.")
-            if materialize_grads:
-                g = zeros_like(t)
         elif not create_graph:
             g = g.detach()
         result.append(g)
+    return tuple(result)
+
+
+def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused):
+    """``is_grads_batched``: one vector-Jacobian product per row of the batched grad_outputs
+    (PyTorch vmaps the backward; the values are the same)."""
+    from ..ops.shape import stack
+    from ..tensor import Tensor
+    sizes = {g.shape[0] for g in grads if isinstance(g, Tensor)}
+    if len(sizes) != 1:
+        raise RuntimeError("is_grads_batched=True needs batched grad_outputs of one batch size")
+    n = sizes.pop()
+    rows = []
+    for b in range(n):
+        gb = [g[b] if isinstance(g, Tensor) else g for g in grads]
+        rows.append(_grad(outputs, inputs, gb, retain_graph or b < n - 1, create_graph,
+                          allow_unused))
+    result = []
+    for i in range(len(inputs)):
+        col = [r[i] for r in rows]
+        result.append(None if col[0] is None else stack(col))
     return tuple(result)
 
 
@@ -417,10 +648,14 @@ def accumulate_into_leaf(variable, g) -> None:
         for h in list(variable._hooks):
             r = h(g)
             if r is not None:
+                _check_hook_result(g, r, h)
                 g, owned = r, False  # a hook may hand back a tensor the user keeps
     if variable._grad is None:
-        if grad_mode.is_grad_enabled():  # create_graph: keep the gradient's own graph
-            variable._grad = g
+        if grad_mode.is_grad_enabled():
+            # create_graph: PyTorch copies into a fresh tensor laid out like the leaf
+            # (clone_obey_contract), recorded as CopyBackwards on the gradient's graph
+            from ..ops.basic import empty_like
+            variable._grad = empty_like(g).copy_(g) if g.requires_grad else g.clone()
         else:
             from ..tensor import Tensor
             data = g._data
@@ -431,12 +666,54 @@ def accumulate_into_leaf(variable, g) -> None:
                 # slice of a shared buffer) as a compact array of the leaf's shape
                 data = np.array(data, order="C", copy=True) if data.__class__ is np.ndarray \
                     else data.copy()
-            variable._grad = Tensor._make(data, False)
+                variable._grad = Tensor._make(data, False)
+            else:  # adopted (PyTorch steals it): it keeps its version
+                variable._grad = grad = Tensor._make(data, False)
+                grad._vc.value = g._vc.value
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + g
     else:
         from ..ops.basic import accumulate_
         accumulate_(variable._grad, g)
+    post = variable.__dict__.get("_post_accumulate_grad_hooks")
+    if post:
+        _post_accumulate_hooks(variable, post)
+
+
+def accumulate_undefined(variable) -> None:
+    """AccumulateGrad reached with no gradient: hooks see None, .grad is left alone."""
+    if variable._hooks:
+        for h in list(variable._hooks):
+            r = h(None)
+            if r is not None:
+                _check_hook_result(None, r, h)
+    post = variable.__dict__.get("_post_accumulate_grad_hooks")
+    if post:
+        _post_accumulate_hooks(variable, post)
+
+
+def _post_accumulate_hooks(variable, hooks):
+    for h in list(hooks.values()):
+        r = h(variable)
+        if r is not None:
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    """``Tensor.register_post_accumulate_grad_hook``: ``hook(tensor)`` runs after a backward
+    accumulated into the leaf's ``.grad`` (not in ``autograd.grad``)."""
+    from ..utils.hooks import RemovableHandle
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = tensor.__dict__.get("_post_accumulate_grad_hooks")
+    if hooks is None:
+        from collections import OrderedDict
+        hooks = tensor.__dict__["_post_accumulate_grad_hooks"] = OrderedDict()
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
 
 
 # Backward fusion installs ``plan_hook`` when imported (cheap: no Numba until a pass is fused).

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 
 _state = threading.local()
@@ -17,6 +18,35 @@ def is_grad_enabled() -> bool:
 
 def _set(enabled: bool) -> None:
     _state.enabled = bool(enabled)
+
+
+def _wrap_generator(ctx_factory, fn):
+    """PyTorch's _wrap_generator: the mode holds while the generator runs, not while it is
+    suspended at a yield."""
+
+    @functools.wraps(fn)
+    def generator_context(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with ctx_factory():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with ctx_factory():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with ctx_factory():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with ctx_factory():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+
+    return generator_context
 
 
 class _GradModeContext:
@@ -35,27 +65,22 @@ class _GradModeContext:
 
     def __call__(self, fn):
         if inspect.isclass(fn):
-            raise TypeError("use the grad-mode decorators on functions, not classes")
-        mode_cls, args = type(self), self._args()
+            import warnings
+            warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                          "versions. You should only decorate functions or methods.",
+                          FutureWarning, stacklevel=2)
+            orig = fn
 
+            def fn(*a, **k):
+                return orig(*a, **k)
+            return self.clone()(fn)
+        factory = self.clone
         if inspect.isgeneratorfunction(fn):
-            @functools.wraps(fn)
-            def gen_wrapper(*a, **k):
-                gen = fn(*a, **k)
-                with mode_cls(*args):
-                    value = next(gen)
-                while True:
-                    try:
-                        with mode_cls(*args):
-                            sent = yield value
-                            value = gen.send(sent)
-                    except StopIteration as stop:
-                        return stop.value
-            return gen_wrapper
+            return _wrap_generator(factory, fn)
 
         @functools.wraps(fn)
         def wrapper(*a, **k):
-            with mode_cls(*args):
+            with factory():
                 return fn(*a, **k)
         return wrapper
 
@@ -85,12 +110,16 @@ class enable_grad(_NoParamDecorator):  # noqa: N801
 
 class set_grad_enabled(_GradModeContext):  # noqa: N801
     def __init__(self, mode: bool):
-        self.mode = bool(mode)
+        if not isinstance(mode, bool):
+            raise TypeError("set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
+        self.mode = mode
         # Like PyTorch, calling set_grad_enabled(False) as a function takes effect immediately.
         self._prev = is_grad_enabled()
         _set(self.mode)
 
     def __enter__(self):
+        _set(self.mode)
         return None
 
     def __exit__(self, *exc):
@@ -104,17 +133,45 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
         _set(self._prev)  # used as a decorator: undo the immediate effect of __init__
         return super().__call__(fn)
 
+    def clone(self):
+        # PyTorch's clone constructs a new set_grad_enabled, which takes effect at once too
+        return type(self)(self.mode)
+
+    def __str__(self):
+        return f"torch.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
+    __repr__ = __str__
+
 
 class inference_mode(_GradModeContext):  # noqa: N801
-    """Like no_grad (jitgrad has no separate inference tensors)."""
+    """Grad mode off and ``is_inference_mode_enabled()`` True (``inference_mode(False)``: grad
+    on, inference off). jitgrad has no separate inference tensors: tensors made inside behave
+    like ones made under no_grad."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
 
     def __init__(self, mode: bool = True):
         self.mode = not mode
         self._flag = mode
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        self._prev_inf = is_inference_mode_enabled()
+        _set(self.mode)
+        _state.inference = self._flag
+        return None
+
+    def __exit__(self, *exc):
+        _set(self._prev)
+        _state.inference = self._prev_inf
+        return False
 
     def _args(self):
         return (self._flag,)
 
 
 def is_inference_mode_enabled() -> bool:
-    return not is_grad_enabled()
+    return getattr(_state, "inference", False)

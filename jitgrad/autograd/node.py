@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import re
 
+from . import anomaly_mode as _anomaly
+
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "Ctx", "FunctionNode", "node_class"]
 
 _seq = itertools.count()
@@ -24,20 +26,30 @@ class Node:
     """Base of every grad_fn. Subclasses implement ``apply(grads) -> grads per input slot``."""
 
     __slots__ = ("next_functions", "_seq", "_input_meta", "_pre_hooks", "_hooks", "_retained",
-                 "_released", "metadata", "__weakref__")
+                 "_released", "_metadata", "__weakref__")
 
     def __init__(self, next_functions=(), input_meta=()):
         self.next_functions = tuple(next_functions)
         self._input_meta = tuple(input_meta)  # (shape, dtype) per slot, or None
         self._seq = next(_seq)
-        self._pre_hooks = None  # {output_nr: [fn]} tensor hooks on this node's outputs
+        # {output_nr: [fn]} tensor hooks on this node's outputs; key None: the node's own
+        # pre-hooks (register_prehook), which see the whole grad_outputs tuple
+        self._pre_hooks = None
         self._hooks = None  # [fn(grad_inputs, grad_outputs)] node post-hooks
         self._retained = None  # {output_nr: weakref(tensor)} for retain_grad()
         self._released = False
-        self.metadata = {}
+        # anomaly mode keeps the forward's stack (metadata["traceback_"]), as PyTorch does
+        self._metadata = _anomaly.forward_metadata() if _anomaly.enabled else None
+
+    @property
+    def metadata(self) -> dict:
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
 
     def name(self) -> str:
-        return type(self).__name__
+        name = type(self).__name__
+        return _CPP_NAMES.get(name, name)
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
@@ -50,30 +62,43 @@ class Node:
         self._released = True
 
     def register_hook(self, fn):
+        """``fn(grad_inputs, grad_outputs) -> tuple | None`` after this node ran."""
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
-        return _RemovableHandle(self._hooks, fn)
+        return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
-        return self._add_pre_hook(0, fn)
+        """``fn(grad_outputs) -> tuple | None`` before this node runs."""
+        return self._add_pre_hook(None, fn)
 
     def _add_pre_hook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = {}
         lst = self._pre_hooks.setdefault(output_nr, [])
         lst.append(fn)
-        return _RemovableHandle(lst, fn)
+        return RemovableHandle(lst, fn)
 
     def __call__(self, *grads):
-        return self.apply(list(grads))
+        return tuple(self.apply(list(grads)))
 
 
-class _RemovableHandle:
-    __slots__ = ("_list", "_fn")
+# C++ nodes PyTorch names with their namespace
+_CPP_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad",
+              "CopySlices": "torch::autograd::CopySlices",
+              "Error": "torch::autograd::DelayedError"}
+
+
+class RemovableHandle:
+    """What ``register_hook`` / ``register_prehook`` return (PyTorch's
+    ``torch.utils.hooks.RemovableHandle``: ``remove()``, ``id``, a context manager)."""
+
+    __slots__ = ("_list", "_fn", "id")
+    _next_id = itertools.count()
 
     def __init__(self, lst, fn):
         self._list, self._fn = lst, fn
+        self.id = next(RemovableHandle._next_id)
 
     def remove(self):
         try:
@@ -86,6 +111,9 @@ class _RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+_RemovableHandle = RemovableHandle  # the name jitgrad.tensor imports
 
 
 _classes: dict = {}
@@ -115,6 +143,10 @@ class AccumulateGrad(Node):
         from .engine import accumulate_into_leaf
         accumulate_into_leaf(self.variable, grads[0])
         return []
+
+    def apply_undefined(self):
+        from .engine import accumulate_undefined
+        accumulate_undefined(self.variable)
 
 
 def _tensor_type_name(t) -> str:
