@@ -113,14 +113,50 @@ REFERENCE = {
     "isclose": (lambda a, b, rtol, atol, equal_nan: np.isclose(a, b, rtol=rtol, atol=atol,
                                                                equal_nan=equal_nan),
                 (ANY, ANY), {"rtol": 0.5, "atol": 0.1, "equal_nan": False}),
+    # added with the elementwise parity sweep
+    "rsub_tensor": (lambda a, b: b - a, (ANY, ANY), {}),
+    "pow_sqrt": (np.sqrt, (POS,), {}),
+    "log2": (np.log2, (POS,), {}),
+    "log10": (np.log10, (POS,), {}),
+    "sinh": (np.sinh, (ANY,), {}),
+    "cosh": (np.cosh, (ANY,), {}),
+    "exp2": (np.exp2, (ANY,), {}),
+    "deg2rad": (np.deg2rad, (ANY,), {}),
+    "rad2deg": (np.rad2deg, (ANY,), {}),
+    "sinc": (np.sinc, (ANY,), {}),
+    "logit": (lambda a, lo, hi: sp.logit(np.clip(a, lo, hi)),
+              (uniform(0.02, 0.98, kinks=(0.1, 0.9), margin=0.03),), {"lo": 0.1, "hi": 0.9}),
+    "hypot": (np.hypot, (ANY, ANY), {}),
+    "logaddexp": (np.logaddexp, (ANY, ANY), {}),
+    "logaddexp2": (np.logaddexp2, (ANY, ANY), {}),
+    "xlogy": (sp.xlogy, (ANY, POS), {}),
+    "xlogy_scalar": (lambda a, other: sp.xlogy(a, other), (ANY,), {"other": 1.7}),
+    "rxlogy": (lambda b, base: sp.xlogy(base, b), (POS,), {"base": 1.3}),
+    "copysign": (np.copysign, (NONZERO, NONZERO), {}),
+    "copysign_scalar": (lambda a, other: np.copysign(a, other), (NONZERO,), {"other": -0.7}),
+    "fmax": (np.fmax, (ANY, ANY), {}),
+    "fmin": (np.fmin, (ANY, ANY), {}),
+    "lerp": (lambda a, b, weight: a + weight * (b - a), (ANY, ANY), {"weight": 0.3}),
+    "lerp_tensor": (lambda a, b, w: a + w * (b - a), (ANY, ANY, ANY), {}),
+    "addcmul": (lambda a, t1, t2, value: a + value * t1 * t2, (ANY, ANY, ANY), {"value": 0.5}),
+    "addcdiv": (lambda a, t1, t2, value: a + value * t1 / t2, (ANY, ANY, NONZERO),
+                {"value": 0.5}),
+    "nan_to_num": (lambda a, nan, posinf, neginf: np.nan_to_num(a, nan=nan, posinf=posinf,
+                                                                neginf=neginf),
+                   (ANY,), {"nan": 0.0, "posinf": 10.0, "neginf": -10.0}),
+    "signbit": (np.signbit, (ANY,), {}),
+    "heaviside": (np.heaviside, (ANY, ANY), {}),
 }
 
 # broadcasting: (3, 4) against (4,), (3, 1) and a 0-d tensor
 BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3), ())]
+TERNARY_SHAPES = [((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((2, 3), (), (3,))]
 UNARY_SHAPES = [(3, 4), (5,), ()]
 
 
 def _shapes(op):
+    if len(op.inputs) == 3:
+        return TERNARY_SHAPES
     return BINARY_SHAPES if len(op.inputs) == 2 else [(s,) for s in UNARY_SHAPES]
 
 

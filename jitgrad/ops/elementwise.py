@@ -45,6 +45,19 @@ class rsub:
         return -g
 
 
+@elementwise(node="RsubBackward0", name="rsub_tensor")
+class _rsub_tensor:
+    # torch.rsub(x, y) with two tensors: y - x
+    def f(a, b):
+        return b - a
+
+    def da(g):
+        return -g
+
+    def db(g):
+        return g
+
+
 @elementwise(node="MulBackward0")
 class mul:
     def f(a, b):
@@ -97,25 +110,51 @@ class pow:  # noqa: A001 - torch.pow
                       g * exponent * pow_(a, exponent - lit(exponent, 1)))
 
 
+@elementwise(node="PowBackward0", name="pow_sqrt", dtype="float")
+class _pow_sqrt:
+    # x ** 0.5 on floating tensors: PyTorch's kernel takes sqrt (sqrt(-0.0) is -0.0,
+    # sqrt(-inf) NaN) and its derivative 0.5 * rsqrt(x)
+    def f(a):
+        return sqrt(a)
+
+    def da(g, a):
+        return g * (lit(a, 0.5) * (lit(a, 1.0) / sqrt(a)))
+
+
+# Integer powers with a negative integer exponent (tensor exponents; a scalar one raises):
+# PyTorch's powi gives 1 for a base of 1, +-1 for -1 (by the exponent's parity), else 0.
+# ``lit(b, 0.5) == lit(b, 0)`` is a compile-time "b is an integer", so float kernels keep
+# plain pow_.
+
+
 @elementwise(node="PowBackward1", name="pow_tensor")
 class _pow_tensor:
     def f(a, b):
-        return pow_(a, b)
+        neg = (lit(b, 0.5) == lit(b, 0)) & (b < lit(b, 0))
+        p = pow_(a, select(neg, lit(b, 0), b))
+        return select(neg, select(a == lit(a, 1), lit(a, 1), select(
+            a == -lit(a, 1), select(b % lit(b, 2) == lit(b, 0), lit(a, 1), -lit(a, 1)),
+            lit(a, 0))), p)
 
     def da(g, a, b):
         return select(b == lit(b, 0), g * lit(g, 0.0), g * b * pow_(a, b - lit(b, 1)))
 
-    def db(g, a, out):
-        return select((a == lit(a, 0)) & (out == out), g * lit(g, 0.0), g * out * log(a))
+    def db(g, a, b, out):
+        return select((a == lit(a, 0)) & (b >= lit(b, 0)), g * lit(g, 0.0), g * out * log(a))
 
 
 @elementwise(node="PowBackward2", aux={"base": "compute"}, name="rpow")
 class _rpow:
     def f(b, base):
-        return pow_(base, b)
+        neg = (lit(b, 0.5) == lit(b, 0)) & (b < lit(b, 0))
+        p = pow_(base, select(neg, lit(b, 0), b))
+        return select(neg, select(base == lit(base, 1), lit(base, 1), select(
+            base == -lit(base, 1), select(b % lit(b, 2) == lit(b, 0), lit(base, 1),
+                                          -lit(base, 1)), lit(base, 0))), p)
 
-    def db(g, base, out):
-        return select(base == lit(base, 0), g * lit(g, 0.0), g * out * log(base))
+    def db(g, b, base, out):
+        return select((base == lit(base, 0)) & (b >= lit(b, 0)), g * lit(g, 0.0),
+                      g * out * log(base))
 
 
 @elementwise(node="PowBackward0", name="square")
@@ -479,7 +518,9 @@ FLOAT_KERNELS = {"leaky_relu": "leaky_relu_cpu", "gelu": "GeluKernelImpl",
 @elementwise(node="ClampBackward1", aux={"lo": "compute", "hi": "compute"})
 class clamp:
     def f(a, lo, hi):
-        return select(a < lo, lo, select(a > hi, hi, a))
+        # min(max(a, lo), hi), as PyTorch: lo > hi gives hi everywhere; NaN propagates
+        m = select(a < lo, lo, a)
+        return select(m > hi, hi, m)
 
     def da(g, a, lo, hi):
         return select((a >= lo) & (a <= hi), g, g * lit(g, 0.0))
@@ -613,3 +654,317 @@ class logical_or:
 class logical_xor:
     def f(a, b):
         return (a != lit(a, 0)) != (b != lit(b, 0))
+
+
+# --------------------------------------------------------------------------- parity-sweep additions
+# (PyTorch's node names and derivative formulas, tools/autograd/derivatives.yaml)
+
+
+@elementwise(node="Log2Backward0", dtype="float", name="log2")
+class _log2:
+    def f(a):
+        return log(a) * lit(a, 1.4426950408889634)
+
+    def da(g, a):
+        return g / (a * lit(a, 0.6931471805599453))
+
+
+@elementwise(node="Log10Backward0", dtype="float", name="log10")
+class _log10:
+    def f(a):
+        return log(a) * lit(a, 0.4342944819032518)
+
+    def da(g, a):
+        return g / (a * lit(a, 2.302585092994046))
+
+
+@elementwise(node="SinhBackward0", dtype="float", name="sinh")
+class _sinh:
+    def f(a):
+        # no cancellation: expm1(a) and expm1(-a) have opposite signs; keeps -0.0
+        return (expm1(a) - expm1(-a)) * lit(a, 0.5)
+
+    def da(g, a):
+        return g * ((exp(a) + exp(-a)) * lit(a, 0.5))
+
+
+@elementwise(node="CoshBackward0", dtype="float", name="cosh")
+class _cosh:
+    def f(a):
+        return (exp(a) + exp(-a)) * lit(a, 0.5)
+
+    def da(g, a):
+        return g * ((expm1(a) - expm1(-a)) * lit(a, 0.5))
+
+
+@elementwise(node="Exp2Backward0", dtype="float", name="exp2")
+class _exp2:
+    def f(a):
+        return pow_(lit(a, 2.0), a)
+
+    def da(g, out):
+        return g * (out * lit(out, 0.6931471805599453))
+
+
+@elementwise(node="Deg2RadBackward0", dtype="float")
+class deg2rad:
+    def f(a):
+        return a * lit(a, 0.017453292519943295)
+
+    def da(g):
+        return g * lit(g, 0.017453292519943295)
+
+
+@elementwise(node="Rad2DegBackward0", dtype="float")
+class rad2deg:
+    def f(a):
+        return a * lit(a, 57.29577951308232)
+
+    def da(g):
+        return g * lit(g, 57.29577951308232)
+
+
+@elementwise(node="SincBackward0", dtype="float")
+class sinc:
+    def f(a):
+        p = a * lit(a, 3.141592653589793)
+        return select(a == lit(a, 0.0), lit(a, 1.0), sin(p) / p)
+
+    def da(g, a):
+        p = a * lit(a, 3.141592653589793)
+        return select(a == lit(a, 0.0), g * lit(g, 0.0),
+                      g * ((p * cos(p) - sin(p)) / (p * a)))
+
+
+@elementwise(node="LogitBackward0", dtype="float", aux={"lo": "compute", "hi": "compute"})
+class logit:
+    # eps given: x clamped to [eps, 1 - eps] (lo/hi); no eps: lo = -inf, hi = inf (no clamp, and
+    # the gradient is NaN outside [0, 1] as PyTorch's)
+    def f(a, lo, hi):
+        x = select(a < lo, lo, select(a > hi, hi, a))
+        return log(x / (lit(x, 1.0) - x))
+
+    def da(g, a, lo, hi):
+        # no eps (lo == -inf): NaN outside [0, 1]; eps: zero outside [eps, 1 - eps]
+        noeps = lo == lo + lit(lo, 1.0)
+        out_n = (a < lit(a, 0.0)) | (a > lit(a, 1.0))
+        out_e = (a < lo) | (a > hi)
+        # abs: g * +inf at 0 and 1 (PyTorch's kernel), whatever the sign of zero
+        return select(select(noeps, out_n, out_e),
+                      select(noeps, g * lit(g, 0.0) / lit(g, 0.0), g * lit(g, 0.0)),
+                      g / abs(a * (lit(a, 1.0) - a)))
+
+
+@elementwise(node="HypotBackward0", dtype="float")
+class hypot:
+    def f(a, b):
+        x = abs(a)
+        y = abs(b)
+        hi = select(x < y, y, x)
+        lo = select(x < y, x, y)
+        r = lo / hi
+        # an infinite side gives inf even against NaN (C hypot); two zeros give 0
+        hinf = (hi == hi) & (hi - hi != hi - hi)
+        linf = (lo == lo) & (lo - lo != lo - lo)
+        return select(hinf, hi, select(linf, lo, select(hi == lit(hi, 0.0), hi,
+                                                        hi * sqrt(lit(r, 1.0) + r * r))))
+
+    def da(g, a, out):
+        return g * a / out
+
+    def db(g, b, out):
+        return g * b / out
+
+
+@elementwise(node="LogaddexpBackward0", dtype="float")
+class logaddexp:
+    def f(a, b):
+        m = select(a < b, b, a)
+        return select((a == b) & (a - a != a - a), a, m + log1p(exp(-abs(a - b))))
+
+    def da(g, a, b):
+        return g / (lit(a, 1.0) + exp(b - a))
+
+    def db(g, a, b):
+        return g / (lit(a, 1.0) + exp(a - b))
+
+
+@elementwise(node="Logaddexp2Backward0", dtype="float")
+class logaddexp2:
+    def f(a, b):
+        m = select(a < b, b, a)
+        return select((a == b) & (a - a != a - a), a,
+                      m + log1p(pow_(lit(a, 2.0), -abs(a - b))) * lit(a, 1.4426950408889634))
+
+    def da(g, a, b):
+        return g / (lit(a, 1.0) + pow_(lit(a, 2.0), b - a))
+
+    def db(g, a, b):
+        return g / (lit(a, 1.0) + pow_(lit(a, 2.0), a - b))
+
+
+@elementwise(node="XlogyBackward0", dtype="float")
+class xlogy:
+    def f(a, b):
+        return select(b != b, b, select(a == lit(a, 0.0), lit(a, 0.0), a * log(b)))
+
+    def da(g, a, b):
+        # xlogy(g, b), zero where a == 0 and b <= 0 (derivatives.yaml)
+        return select((a == lit(a, 0.0)) & (b <= lit(b, 0.0)), g * lit(g, 0.0),
+                      select((g == lit(g, 0.0)) & (b == b), g * lit(g, 0.0), g * log(b)))
+
+    def db(g, a, b):
+        return g * a / b
+
+
+@elementwise(node="XlogyBackward2", dtype="float", aux={"other": "compute"})
+class xlogy_scalar:
+    def f(a, other):
+        return select(other != other, other,
+                      select(a == lit(a, 0.0), lit(a, 0.0), a * log(other)))
+
+    def da(g, a, other):
+        return select((a == lit(a, 0.0)) & (other <= lit(other, 0.0)), g * lit(g, 0.0),
+                      select((g == lit(g, 0.0)) & (other == other), g * lit(g, 0.0),
+                             g * log(other)))
+
+
+@elementwise(node="XlogyBackward1", dtype="float", aux={"base": "compute"})
+class rxlogy:
+    # xlogy(scalar, tensor): ``base`` is the scalar x
+    def f(b, base):
+        return select(b != b, b, select(base == lit(base, 0.0), lit(b, 0.0), base * log(b)))
+
+    def db(g, b, base):
+        return g * base / b
+
+
+@elementwise(node="CopysignBackward0", dtype="float")
+class copysign:
+    def f(a, b):
+        # |a| with b's sign (-0.0 told from 0.0 through 1/b; a NaN's sign bit is not read)
+        neg = (b < lit(b, 0)) | ((b == lit(b, 0)) & (lit(b, 1.0) / b < lit(b, 0.0)))
+        return select(neg, -abs(a), abs(a))
+
+    def da(g, a, out):
+        return select(a == lit(a, 0), g * lit(g, 0.0), g * (out / a))
+
+    def db(g, b):
+        return g * lit(g, 0.0)
+
+
+@elementwise(node="CopysignBackward1", dtype="float", aux={"other": "compute"})
+class copysign_scalar:
+    def f(a, other):
+        neg = (other < lit(other, 0)) | ((other == lit(other, 0))
+                                         & (lit(other, 1.0) / other < lit(other, 0.0)))
+        return select(neg, -abs(a), abs(a))
+
+    def da(g, a, out):
+        return select(a == lit(a, 0), g * lit(g, 0.0), g * (out / a))
+
+
+@elementwise(node="FmaxBackward0")
+class fmax:
+    def f(a, b):
+        return select(b != b, a, select(a != a, b, select(a < b, b, a)))
+
+    def da(g, a, b):
+        return select((a >= b) | (b != b), g, g * lit(g, 0.0))
+
+    def db(g, a, b):
+        return select((a >= b) | (b != b), g * lit(g, 0.0), g)
+
+
+@elementwise(node="FminBackward0")
+class fmin:
+    def f(a, b):
+        return select(b != b, a, select(a != a, b, select(a > b, b, a)))
+
+    def da(g, a, b):
+        return select((a <= b) | (b != b), g, g * lit(g, 0.0))
+
+    def db(g, a, b):
+        return select((a <= b) | (b != b), g * lit(g, 0.0), g)
+
+
+@elementwise(node="LerpBackward0", dtype="float", aux={"weight": "compute"})
+class lerp:
+    def f(a, b, weight):
+        return select(abs(weight) < lit(weight, 0.5), a + weight * (b - a),
+                      b - (b - a) * (lit(weight, 1.0) - weight))
+
+    def da(g, weight):
+        return g * (lit(weight, 1.0) - weight)
+
+    def db(g, weight):
+        return g * weight
+
+
+@elementwise(node="LerpBackward1", dtype="float", name="lerp_tensor")
+class _lerp_tensor:
+    def f(a, b, w):
+        return select(abs(w) < lit(w, 0.5), a + w * (b - a), b - (b - a) * (lit(w, 1.0) - w))
+
+    def da(g, w):
+        return g * (lit(w, 1.0) - w)
+
+    def db(g, w):
+        return g * w
+
+    def dw(g, a, b):
+        return g * (b - a)
+
+
+@elementwise(node="AddcmulBackward0", aux={"value": "compute"})
+class addcmul:
+    def f(a, t1, t2, value):
+        return a + value * t1 * t2
+
+    def da(g):
+        return g
+
+    def dt1(g, t2, value):
+        return g * t2 * value
+
+    def dt2(g, t1, value):
+        return g * t1 * value
+
+
+@elementwise(node="AddcdivBackward0", aux={"value": "compute"})
+class addcdiv:
+    def f(a, t1, t2, value):
+        return a + value * (t1 / t2)
+
+    def da(g):
+        return g
+
+    def dt1(g, t2, value):
+        return g * value / t2
+
+    def dt2(g, t1, t2, value):
+        return -g * value * t1 / (t2 * t2)
+
+
+@elementwise(node="NanToNumBackward0", aux={"nan": "compute", "posinf": "compute",
+                                            "neginf": "compute"})
+class nan_to_num:
+    def f(a, nan, posinf, neginf):
+        return select(a != a, nan, select(a - a == a - a, a, select(a > lit(a, 0), posinf, neginf)))
+
+    def da(g, a):
+        return select(a - a == a - a, g, g * lit(g, 0.0))
+
+
+@elementwise(node=None, dtype="compare")
+class signbit:
+    # -0.0 and negative NaNs cannot be told from their positives with comparisons alone:
+    # 1 / -0.0 is -inf; integers are negative or not
+    def f(a):
+        return (a < lit(a, 0)) | ((a == lit(a, 0)) & (lit(a, 1.0) / a < lit(a, 0.0)))
+
+
+@elementwise(node=None)
+class heaviside:
+    def f(a, values):
+        return select(a == lit(a, 0), values, select(a > lit(a, 0), lit(a, 1), lit(a, 0)))

@@ -21,21 +21,27 @@ __all__ = ["call", "broadcast_shapes", "ElementwiseNode"]
 
 
 def broadcast_shapes(*shapes):
-    ndim = max((len(s) for s in shapes), default=0)
+    """The broadcast shape of ``shapes``, folded left to right as PyTorch's TensorIterator does
+    (``infer_size``), so a mismatch names the shape accumulated so far as "a", the operand being
+    added as "b", and the first mismatching dimension from the right."""
+    out = tuple(shapes[0]) if shapes else ()
+    for s in shapes[1:]:
+        if s != out:
+            out = _infer_size(out, s)
+    return out
+
+
+def _infer_size(a, b):
+    ndim = max(len(a), len(b))
     out = [1] * ndim
-    for s in shapes:
-        for i, d in enumerate(s):
-            j = ndim - len(s) + i
-            if out[j] == 1:
-                out[j] = d
-            elif d != 1 and d != out[j]:
-                # PyTorch names the first two operands "a" and "b"
-                a, b = shapes[0], shapes[1] if len(shapes) > 1 else s
-                ka = a[i - len(s) + len(a)] if i - len(s) + len(a) >= 0 else 1
-                kb = b[i - len(s) + len(b)] if i - len(s) + len(b) >= 0 else 1
-                raise RuntimeError(
-                    f"The size of tensor a ({ka}) must match the size of tensor b ({kb}) at "
-                    f"non-singleton dimension {i - len(s) + len(a) if len(a) >= len(s) else i}")
+    for i in range(ndim - 1, -1, -1):
+        off = ndim - 1 - i
+        ka = a[len(a) - 1 - off] if len(a) - 1 - off >= 0 else 1
+        kb = b[len(b) - 1 - off] if len(b) - 1 - off >= 0 else 1
+        if ka != kb and ka != 1 and kb != 1:
+            raise RuntimeError(f"The size of tensor a ({ka}) must match the size of tensor b "
+                               f"({kb}) at non-singleton dimension {i}")
+        out[i] = kb if ka == 1 else ka
     return tuple(out)
 
 
@@ -133,16 +139,17 @@ def _forward_plan(backend, op, kinds):
     return plan
 
 
-def _operands(op, args, aux, shape, cnp, flat):
+def _operands(op, args, aux, shape, cnp, flat, half):
     """Kernel operands by name (arrays flattened to ``shape`` in the kernel dtype by ``flat``,
-    scalars typed) and the array/scalar pattern, in ``op.arg_names`` order."""
+    scalars typed) and the array/scalar pattern, in ``op.arg_names`` order. ``half``: the op
+    computes in float16, whose scalar operands PyTorch rounds to half first."""
     values, kinds = {}, []
     for name, a in zip(op.inputs, args):
         if isinstance(a, Tensor):
             values[name] = flat(a._data, shape, cnp)
             kinds.append("a")
         else:
-            values[name] = cnp.type(a)
+            values[name] = _scalar(a, cnp, half)
             kinds.append("s")
     for name, kind in op.aux.items():
         v = aux[name]
@@ -150,9 +157,26 @@ def _operands(op, args, aux, shape, cnp, flat):
             values[name] = flat(v._data, shape, _BOOL if kind == "bool" else cnp)
             kinds.append("a")
         else:
-            values[name] = np.bool_(v) if kind == "bool" else cnp.type(v)
+            values[name] = np.bool_(v) if kind == "bool" else _scalar(v, cnp, False)
             kinds.append("s")
     return values, tuple(kinds)
+
+
+def _scalar(v, cnp, half):
+    """A Python scalar in the kernel dtype: integers out of its range wrap (C casts, as PyTorch:
+    ``uint8_tensor + -1`` adds 255); float16 math rounds the scalar to half first."""
+    if half:
+        return cnp.type(np.float16(v))
+    try:
+        return cnp.type(v)
+    except OverflowError:
+        if cnp.kind not in "iub" or not isinstance(v, (int, np.integer)):
+            raise
+        bits = 8 * cnp.itemsize
+        w = int(v) & ((1 << bits) - 1)
+        if cnp.kind == "i" and w >= 1 << (bits - 1):
+            w -= 1 << bits
+        return cnp.type(w)
 
 
 def _maybe_record(op, args, aux, values, result, ct, out_dt):
@@ -180,23 +204,33 @@ def call(op: ElementwiseOp, *args, **aux):
     if isinstance(cond, Tensor) and cond._data.shape != shape:
         same = False
     if not same:
-        shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
-        if isinstance(cond, Tensor):
-            shapes.append(cond._data.shape)
-        shape = broadcast_shapes(*shapes)
+        shape = broadcast_shapes(*_shapes(args, cond))
     elif shape is None:
         shape = cond._data.shape if isinstance(cond, Tensor) else ()
-    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _flat)
+    half = ct is D.float16
+    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _flat, half)
     plan = _forward_plan(cpu, op, kinds)
-    half = out_dt is D.float16
+    half = half and out_dt is D.float16
     # pooled: a forward pass keeps its intermediates alive together, and fresh pages for each
     # would fault on every step (backends/cpu.py)
     out = cpu.empty(shape, np.float32 if half else out_dt.np)
     if out.size:
         cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                    + [values[p] for p in plan.scalars] + [out.reshape(-1)])
-    result = Tensor._make(out.astype(np.float16) if half else out)
+    if half:
+        with np.errstate(over="ignore"):  # beyond half's range: inf, silently (PyTorch)
+            out = out.astype(np.float16)
+    result = Tensor._make(out)
     return _maybe_record(op, args, aux, values, result, ct, out_dt)
+
+
+def _shapes(args, cond):
+    """The operands' shapes in PyTorch's order for broadcasting (and its error message):
+    ``where``'s condition first, then the inputs."""
+    shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
+    if isinstance(cond, Tensor):
+        shapes.insert(0, cond._data.shape)
+    return shapes
 
 
 _BOOL = np.dtype(np.bool_)
@@ -239,11 +273,9 @@ def _call_device(op, args, aux, ct, out_dt):
     from ..backends import cuda as B
     cond = aux.get("cond")
     check_same_device(list(args) + [v for v in aux.values() if isinstance(v, Tensor)])
-    shapes = [a._data.shape for a in args if isinstance(a, Tensor)]
-    if isinstance(cond, Tensor):
-        shapes.append(cond._data.shape)
-    shape = broadcast_shapes(*shapes)
-    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _device_flat)
+    shape = broadcast_shapes(*_shapes(args, cond))
+    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _device_flat,
+                              ct is D.float16)
     plan = _forward_plan(B, op, kinds)
     # float16 as on the CPU: operands were cast to float32 (``_kernel_dtype``), the float32
     # kernel runs and its result is rounded to float16 by one cast kernel

@@ -11,15 +11,18 @@ from jitgrad.autograd import is_fusion_enabled, profile, set_fusion_enabled
 from jitgrad.ops.elementwise_call import call
 from jitgrad.ops.registry import OPS
 
-DIFF_OPS = sorted(n for n, op in OPS.items() if op.differentiable)
+# (ternary ops — lerp_tensor, addcmul, addcdiv — join groups in test_planner, not in chains)
+DIFF_OPS = sorted(n for n, op in OPS.items() if op.differentiable and len(op.inputs) <= 2)
 UNARY = [n for n in DIFF_OPS if len(OPS[n].inputs) == 1]
 BINARY = [n for n in DIFF_OPS if len(OPS[n].inputs) == 2]
 
 # operands that must be positive for the op to be finite (inputs by name)
 POSITIVE = {"log": "a", "log1p": "a", "sqrt": "a", "rsqrt": "a", "pow": "a", "reciprocal": "a",
-            "div": "b", "pow_tensor": "a"}
+            "div": "b", "pow_tensor": "a", "log2": "a", "log10": "a", "pow_sqrt": "a",
+            "xlogy": "b", "rxlogy": "a"}
 # ops whose input must stay small (overflow / poles)
-BOUNDED = {"exp", "expm1", "tan", "rpow", "pow_tensor", "square", "reciprocal"}
+BOUNDED = {"exp", "expm1", "tan", "rpow", "pow_tensor", "square", "reciprocal", "sinh", "cosh",
+           "exp2"}
 AUX = {
     "rsub": {"other": 0.7},
     "pow": {"exponent": 2.5},
@@ -30,6 +33,14 @@ AUX = {
     "fmod_scalar": {"other": 0.7},
     "remainder_scalar": {"other": -0.7},
     "round_decimals": {"ten_pow": 10.0, "neg": False},
+    "logit": {"lo": 0.2, "hi": 0.8},
+    "xlogy_scalar": {"other": 1.7},
+    "rxlogy": {"base": 1.3},
+    "copysign_scalar": {"other": -0.7},
+    "lerp": {"weight": 0.3},
+    "addcmul": {"value": 0.5},
+    "addcdiv": {"value": 0.5},
+    "nan_to_num": {"nan": 0.0, "posinf": 10.0, "neginf": -10.0},
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from fusion_helpers import (
+    AUX,
     BINARY,
     BOUNDED,
     POSITIVE,
@@ -79,7 +80,7 @@ def test_binary_op_inside_a_chain(name, kind, dtype):
         if kind == "scalar_a":
             from jitgrad.ops.elementwise_call import call
             from jitgrad.ops.registry import OPS
-            out = call(OPS[name], 0.75, y, **(aux or {}))
+            out = call(OPS[name], 0.75, y, **(aux or AUX.get(name, {})))
         else:
             out = apply_op(name, y, other, aux)
         z = jitgrad.tanh(out) * 1.5 + out
