@@ -34,12 +34,14 @@ from ._dtype import (  # noqa: F401 - public dtype names
 from ._size import Size, device, get_default_device, set_default_device
 from ._tensor_str import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
+from .autograd import is_inference_mode_enabled  # noqa: F401
 from .tensor import Tensor
 from .ops import methods as _methods  # noqa: F401 - binds Tensor methods
 from .ops.basic import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, is_tensor, linspace,
     logspace, manual_seed, numel, ones, ones_like, rand, rand_like, randint, randint_like, randn,
-    randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like, clone,
+    randn_like, randperm, scalar_tensor, tensor, zeros, zeros_like, clone, empty_strided,
 )
 from .ops.functional import (
     abs, absolute, acos, add, allclose, asin, atan, ceil, clamp, clamp_max, clamp_min, clip,
@@ -49,6 +51,11 @@ from .ops.functional import (
     ne, neg, negative, not_equal, pow, subtract, divide, reciprocal, relu, remainder, round,
     rsqrt, rsub, sigmoid,
     sign, sin, sinh, sqrt, square, sub, tan, tanh, true_divide, trunc, where,
+)
+from .ops.functional import (  # added with the elementwise PyTorch-parity sweep
+    addcdiv, addcmul, arccos, arcsin, arctan, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
+    copysign, deg2rad, exp2, fix, float_power, fmax, fmin, heaviside, hypot, lerp, logaddexp,
+    logaddexp2, logit, nan_to_num, positive, rad2deg, sgn, signbit, sinc, xlogy,
 )
 from .ops.index import (gather, index_add, index_select, masked_fill, masked_select, nonzero,
                         scatter, scatter_add, take_along_dim)
@@ -84,7 +91,12 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "minimum", "where", "eq", "ne", "lt", "le",
               "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
               "logical_not", "logical_and", "logical_or", "logical_xor", "floor_divide",
-              "remainder", "fmod", "floor", "ceil", "round", "trunc", "frac"):
+              "remainder", "fmod", "floor", "ceil", "round", "trunc", "frac",
+              # added with the elementwise parity sweep
+              "fmax", "fmin", "hypot", "logaddexp", "logaddexp2", "xlogy", "copysign",
+              "heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "lerp",
+              "addcmul", "addcdiv", "exp2", "sinc", "deg2rad", "rad2deg", "nan_to_num",
+              "logit", "signbit", "sgn", "fix", "arcsin", "arccos", "arctan", "float_power"):
     globals()[_name] = _with_out(_name)(globals()[_name])
 for _name in ("clamp", "clip", "clamp_min", "clamp_max"):
     globals()[_name] = _with_out(_name, "exact", cast_error=_out.dtype_mismatch)(
@@ -93,7 +105,8 @@ for _name in ("zeros", "ones", "empty", "full", "linspace", "rand", "randn"):
     globals()[_name] = _with_out(_name, "dtype", resize_warning=None)(globals()[_name])
 arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)(arange)
 del _name
-from .random import Generator, get_rng_state, initial_seed, seed, set_rng_state
+from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
+                     multinomial, normal, seed, set_rng_state)
 from . import autograd  # noqa: F401
 from .serialization import save, load
 
@@ -107,6 +120,7 @@ cfloat = None
 strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
+channels_last = "channels_last"  # accepted where memory_format is; layouts stay as computed
 
 __version__ = "0.1.0"
 

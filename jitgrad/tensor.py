@@ -551,7 +551,7 @@ class Tensor:
         return format_tensor(
             self._host(), dtype=self._data.dtype.name, device=str(self.device),
             requires_grad=self._requires_grad and gf is None,
-            grad_fn_name=gf.name() if gf is not None else None,
+            grad_fn_name=type(gf).__name__ if gf is not None else None,  # as PyTorch
             default_dtype=D.get_default_dtype().name)
 
     __str__ = __repr__

@@ -54,23 +54,11 @@ def _ne(self, other):
     return F.ne(self, other)
 
 
-def _bool_op(logical):
-    def m(self, other):
-        if self.dtype.name == "bool" and (getattr(other, "dtype", None) is None or
-                                          other.dtype.name == "bool"):
-            return logical(self, other)
-        a = self._data
-        b = other._data if isinstance(other, Tensor) else other
-        op = {F.logical_and: np.bitwise_and, F.logical_or: np.bitwise_or,
-              F.logical_xor: np.bitwise_xor}[logical]
-        return Tensor._make(np.asarray(op(a, b)))
-    return m
-
-
 def _invert(self):
-    if self.dtype.name == "bool":
-        return F.logical_not(self)
-    return Tensor._make(np.invert(self._data))
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return F.bitwise_not(self)
 
 
 def _size_args(args):
@@ -111,7 +99,8 @@ def _random_node(sampler, args, kwargs):
     if sampler is _random_int:  # random_(from, to) / random_(to) / random_()
         return f"RandomBackward{2 - min(len(args) + len(kwargs), 2)}", None
     return {_uniform: "UniformBackward0", _normal: "NormalBackward0",
-            _exponential: "ExponentialBackward0"}[sampler], None
+            _exponential: "ExponentialBackward0", _geometric: "GeometricBackward0",
+            _cauchy: "CauchyBackward0", _log_normal: "LogNormalBackward0"}[sampler], None
 
 
 def _zero_random_grads(node, g):
@@ -122,6 +111,8 @@ def _zero_random_grads(node, g):
 def _draw(sampler, gen, a, args, kwargs):
     """Samples for the array ``a`` drawn in its memory order (PyTorch's TensorIterator visits a
     transposed view's elements as they lie in memory), returned in ``a``'s logical order."""
+    if sampler is _normal and not a.flags.c_contiguous:  # ATen: serial normals, no fill
+        kwargs = dict(kwargs, _contiguous=False)
     if a.flags.c_contiguous or a.ndim < 2:
         return sampler(gen, a.shape, a.dtype, *args, **kwargs)
     perm = sorted(range(a.ndim), key=lambda d: -a.strides[d])
@@ -135,6 +126,9 @@ def _random_inplace(sampler):
     def m(self, *args, generator=None, **kwargs):
         inplace.check_inplace(self)
         if self._data.__class__ is not np.ndarray:  # CUDA: drawn on the device, in place
+            if sampler not in _CUDA_SAMPLERS:
+                raise NotImplementedError(f"{sampler.__name__.lstrip('_')}_ has no CUDA "
+                                          "kernel in jitgrad; use it on a CPU tensor")
             _CUDA_SAMPLERS[sampler](basic._cuda_rng(generator), self._data, *args, **kwargs)
             self._vc.value += 1
             return self
@@ -160,8 +154,8 @@ def _uniform(gen, shape, dtype, a=0.0, b=1.0):
     return gen.uniform_(shape, a, b, dtype)
 
 
-def _normal(gen, shape, dtype, mean=0.0, std=1.0):
-    return gen.normal_(shape, mean, std, dtype)
+def _normal(gen, shape, dtype, mean=0.0, std=1.0, _contiguous=True):
+    return gen.normal_(shape, mean, std, dtype, contiguous=_contiguous).reshape(shape)
 
 
 def _bernoulli(gen, shape, dtype, p=0.5):
@@ -174,10 +168,37 @@ def _exponential(gen, shape, dtype, lambd=1.0):
     return gen.exponential_(shape, lambd, dtype)
 
 
-def _random_int(gen, shape, dtype, low=0, high=None):
-    if high is None:
-        low, high = 0, low
-    return gen.randint(low, high, shape, dtype)
+def _random_int(gen, shape, dtype, *args, **kwargs):
+    # random_() / random_(to) / random_(from, to) with to=None meaning "up to the max"
+    if "from" in kwargs:
+        args = (kwargs.pop("from"), kwargs.pop("to")) + args
+    elif "to" in kwargs:
+        args = args + (kwargs.pop("to"),)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    return gen.random_(shape, dtype, *args)
+
+
+def _geometric(gen, shape, dtype, p):
+    return gen.geometric_(shape, p, dtype)
+
+
+def _cauchy(gen, shape, dtype, median=0.0, sigma=1.0):
+    return gen.cauchy_(shape, median, sigma, dtype)
+
+
+def _log_normal(gen, shape, dtype, mean=1.0, std=2.0):
+    return gen.log_normal_(shape, mean, std, dtype)
+
+
+def _bernoulli_out(self, p=None, *, generator=None):
+    from ..random import bernoulli
+    return bernoulli(self, p, generator=generator)
+
+
+def _multinomial(self, num_samples, replacement=False, *, generator=None):
+    from ..random import multinomial
+    return multinomial(self, num_samples, replacement, generator=generator)
 
 
 def _cuda_uniform(R, d, a=0.0, b=1.0):
@@ -223,12 +244,13 @@ METHODS = {
     "__mod__": _binary_method(F.remainder), "__rmod__": _binary_method(_reflect(F.remainder)),
     "__pow__": _binary_method(F.pow), "__rpow__": _binary_method(_rpow),
     "__matmul__": linalg.__matmul__, "__rmatmul__": linalg.__rmatmul__,
-    "__neg__": F.neg, "__pos__": lambda self: self, "__abs__": F.abs,
+    "__neg__": F.neg, "__abs__": F.abs,
     "__eq__": _eq, "__ne__": _ne, "__lt__": _binary_method(F.lt), "__le__": _binary_method(F.le),
     "__gt__": _binary_method(F.gt), "__ge__": _binary_method(F.ge),
-    "__and__": _bool_op(F.logical_and), "__or__": _bool_op(F.logical_or),
-    "__xor__": _bool_op(F.logical_xor), "__rand__": _bool_op(F.logical_and),
-    "__ror__": _bool_op(F.logical_or), "__invert__": _invert,
+    "__and__": _binary_method(F.bitwise_and), "__or__": _binary_method(F.bitwise_or),
+    "__xor__": _binary_method(F.bitwise_xor), "__rand__": _binary_method(F.bitwise_and),
+    "__ror__": _binary_method(F.bitwise_or), "__rxor__": _binary_method(F.bitwise_xor),
+    "__invert__": _invert, "__pos__": F.positive,
     "__iadd__": inplace.add_, "__isub__": inplace.sub_, "__imul__": inplace.mul_,
     "__itruediv__": inplace.div_, "__ipow__": inplace.pow_,
     "__getitem__": index.getitem, "__setitem__": index.setitem,
@@ -248,6 +270,16 @@ METHODS = {
     "floor": F.floor, "ceil": F.ceil, "round": F.round, "trunc": F.trunc, "frac": F.frac,
     "remainder": F.remainder, "fmod": F.fmod, "floor_divide": F.floor_divide,
     "sinh": F.sinh, "cosh": F.cosh, "allclose": F.allclose, "isclose": F.isclose,
+    # added with the elementwise parity sweep
+    "fmax": F.fmax, "fmin": F.fmin, "hypot": F.hypot, "logaddexp": F.logaddexp,
+    "logaddexp2": F.logaddexp2, "xlogy": F.xlogy, "copysign": F.copysign,
+    "heaviside": F.heaviside, "bitwise_and": F.bitwise_and, "bitwise_or": F.bitwise_or,
+    "bitwise_xor": F.bitwise_xor, "bitwise_not": F.bitwise_not, "lerp": F.lerp,
+    "addcmul": F.addcmul, "addcdiv": F.addcdiv, "exp2": F.exp2, "sinc": F.sinc,
+    "deg2rad": F.deg2rad, "rad2deg": F.rad2deg, "nan_to_num": F.nan_to_num, "logit": F.logit,
+    "signbit": F.signbit, "positive": F.positive, "sgn": F.sgn, "fix": F.fix,
+    "arcsin": F.arcsin, "arccos": F.arccos, "arctan": F.arctan, "float_power": F.float_power,
+    "asin": F.asin, "acos": F.acos, "atan": F.atan,
     "where": lambda self, condition, other: F.where(condition, self, other),
     "masked_fill": index.masked_fill, "masked_select": index.masked_select,
     # reductions
@@ -313,7 +345,9 @@ METHODS = {
     "masked_fill_": inplace.unary_inplace(index.masked_fill),
     "uniform_": _random_inplace(_uniform), "normal_": _random_inplace(_normal),
     "bernoulli_": _random_inplace(_bernoulli), "exponential_": _random_inplace(_exponential),
-    "random_": _random_inplace(_random_int),
+    "random_": _random_inplace(_random_int), "geometric_": _random_inplace(_geometric),
+    "cauchy_": _random_inplace(_cauchy), "log_normal_": _random_inplace(_log_normal),
+    "bernoulli": _bernoulli_out, "multinomial": _multinomial,
 }
 
 for _name, _fn in METHODS.items():
