@@ -931,7 +931,9 @@ class addcmul:
         return g * t1 * value
 
 
-@elementwise(node="AddcdivBackward0", aux={"value": "compute"})
+# floating only (functional.addcdiv raises PyTorch's error for integers): the "float" rule keeps
+# integer kernels, whose division by zero has no defined result, from being generated
+@elementwise(node="AddcdivBackward0", aux={"value": "compute"}, dtype="float")
 class addcdiv:
     def f(a, t1, t2, value):
         return a + value * (t1 / t2)
