@@ -295,3 +295,12 @@ def test_generator_everywhere():
             out.append(getattr(x, op)(*args, generator=g).clone())
         return out + [t.rand(2)]
     same(f)
+
+
+def test_rand_like_and_randn_like_take_a_generator():
+    outs = []
+    for T in (torch, jitgrad):
+        g = T.Generator().manual_seed(3)
+        x = T.zeros(2, 3, dtype=T.float64)
+        outs.append((T.rand_like(x, generator=g).tolist(), T.randn_like(x, generator=g).tolist()))
+    assert outs[0] == outs[1]

@@ -651,16 +651,16 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
                    requires_grad, dev)
 
 
-def rand_like(t, dtype=None, device=None, requires_grad=False, memory_format=None,
-              layout=None):
-    return rand(tuple(t.shape), dtype=_like(t, dtype), requires_grad=requires_grad,
-                device=t.device if device is None else device)
+def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    return rand(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+                requires_grad=requires_grad, device=t.device if device is None else device)
 
 
-def randn_like(t, dtype=None, device=None, requires_grad=False, memory_format=None,
-              layout=None):
-    return randn(tuple(t.shape), dtype=_like(t, dtype), requires_grad=requires_grad,
-                 device=t.device if device is None else device)
+def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None, layout=None):
+    return randn(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+                 requires_grad=requires_grad, device=t.device if device is None else device)
 
 
 def randint_like(t, low=0, high=None, dtype=None, device=None):
