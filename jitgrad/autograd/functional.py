@@ -6,6 +6,10 @@ built on ``autograd.grad``; ``jvp`` and ``hvp`` use the double-backward trick as
 ``vectorize=True`` (PyTorch: vmap over the rows of the Jacobian) gives the same values here by
 computing the rows one at a time; ``strategy="forward-mode"`` (with ``vectorize=True``) likewise
 computes the Jacobian in reverse mode.
+
+Credit: the code follows PyTorch's ``torch/autograd/functional.py`` (https://github.com/pytorch/pytorch),
+Copyright (c) 2016- Facebook, Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause
+license; its terms apply to the ported parts.
 """
 from __future__ import annotations
 

@@ -5,6 +5,10 @@ Loading runs in the calling process; ``num_workers > 0`` simulates PyTorch's wor
 consumes the global (or the given) generator as PyTorch's loader does — one 64-bit draw for the
 iterator's base seed, then the sampler's draws — so seeded runs see PyTorch's batch order and
 the random numbers drawn after an epoch stay in step with PyTorch's.
+
+Credit: ``collate`` and its type map follows PyTorch's ``torch/utils/data/_utils/collate.py`` (https://github.com/pytorch/pytorch),
+Copyright (c) 2016- Facebook, Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause
+license; its terms apply to the ported parts.
 """
 from __future__ import annotations
 
