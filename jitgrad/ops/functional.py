@@ -718,25 +718,20 @@ def _float_only(name, kernel, *tensors):
         raise _not_implemented(kernel, ct)
 
 
-def hypot(input, other):
-    _need_tensor(input, "hypot", 1)
-    _need_tensor(other, "hypot", 2)
-    _float_only("hypot", "hypot_cpu", input, other)
-    return call(OPS["hypot"], input, other)
+def _float_binary(name):
+    """A binary registry op whose PyTorch CPU kernel (``<name>_cpu``) is floating only."""
+    def fn(input, other):
+        _need_tensor(input, name, 1)
+        _need_tensor(other, name, 2)
+        _float_only(name, f"{name}_cpu", input, other)
+        return call(OPS[name], input, other)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def logaddexp(input, other):
-    _need_tensor(input, "logaddexp", 1)
-    _need_tensor(other, "logaddexp", 2)
-    _float_only("logaddexp", "logaddexp_cpu", input, other)
-    return call(OPS["logaddexp"], input, other)
-
-
-def logaddexp2(input, other):
-    _need_tensor(input, "logaddexp2", 1)
-    _need_tensor(other, "logaddexp2", 2)
-    _float_only("logaddexp2", "logaddexp2_cpu", input, other)
-    return call(OPS["logaddexp2"], input, other)
+hypot = _float_binary("hypot")
+logaddexp = _float_binary("logaddexp")
+logaddexp2 = _float_binary("logaddexp2")
 
 
 def xlogy(input, other):
