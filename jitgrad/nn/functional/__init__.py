@@ -17,15 +17,15 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype as D
-from ..autograd import grad_mode
-from ..backends import blas, cpu
-from ..ops import functional as _F
-from ..ops import softmax as _softmax
-from ..ops.composite import record, record_composition
-from ..ops.linalg import addmm, matmul
-from ..tensor import Tensor
-from . import _device  # CUDA inputs: device compositions (the routes below are device-only)
+from ... import _dtype as D
+from ...autograd import grad_mode
+from ...backends import blas, cpu
+from ...ops import functional as _F
+from ...ops import softmax as _softmax
+from ...ops.composite import record, record_composition
+from ...ops.linalg import addmm, matmul
+from ...tensor import Tensor
+from .. import _device  # CUDA inputs: device compositions (the routes below are device-only)
 
 __all__ = [
     "linear", "bilinear", "relu", "relu_", "relu6", "gelu", "silu", "elu", "softmax",
@@ -214,7 +214,7 @@ def _named(node, input, build):
 
 def _inplace_named(input, node, build):
     """The in-place variant: ``input`` takes the value, its grad_fn is ``node``."""
-    from ..ops.inplace import apply_inplace
+    from ...ops.inplace import apply_inplace
     return apply_inplace(input, lambda t: _named(node, t, build))
 
 
@@ -360,7 +360,7 @@ def _pad_backward(node, g):
             np.add.at(out, idx[valid], gm)
             gd = np.moveaxis(out, 0, d)
         return (Tensor._make(np.ascontiguousarray(gd)),)
-    from ..ops.basic import zeros
+    from ...ops.basic import zeros
     for d, idx in reversed(maps):
         valid = idx >= 0
         gsel = g.index_select(d, _const(np.nonzero(valid)[0]))
@@ -448,7 +448,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not input.is_floating_point():  # the mask is float: PyTorch's in-place mul_ refuses
         raise RuntimeError("result type Float can't be cast to the desired output type "
                            f"{D.scalar_name(input.dtype)}")
-    from ..random import default_generator
+    from ...random import default_generator
     dt = input._data.dtype
     if p == 1.0:
         mask = Tensor._make(np.zeros((), dtype=dt))
@@ -481,7 +481,7 @@ def _embedding_backward(node, g):
         if pad >= 0:
             out[pad] = 0
         return (Tensor._make(out),)
-    from ..ops.basic import zeros
+    from ...ops.basic import zeros
     g2 = g.reshape(-1, dim)
     if scale is not None:
         g2 = g2 * _const(scale[:, None])
@@ -661,7 +661,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
             "Please ensure they have the same size.", UserWarning, stacklevel=2)
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
-        from ..ops.shape import broadcast_tensors
+        from ...ops.shape import broadcast_tensors
         input, target = broadcast_tensors(input, target)
     if weight is not None:  # PyTorch's Python-side weighted MSE
         if tuple(weight.shape) != tuple(input.shape):
@@ -712,7 +712,7 @@ def _pointwise_loss(name, fn, input, target, reduction, k, f_np, df_np, df_t):
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=3)
-        from ..ops.shape import broadcast_tensors
+        from ...ops.shape import broadcast_tensors
         input, target = broadcast_tensors(input, target)
     ct = D.result_type(input, target)
     x = input._data.astype(ct.np, copy=False)
@@ -1294,7 +1294,7 @@ def hardsigmoid(input, inplace=False):
     _check_tensor(input, "hardsigmoid")
     _float_only(input, "hardsigmoid_cpu")
     if inplace:
-        from ..ops.inplace import apply_inplace
+        from ...ops.inplace import apply_inplace
         return apply_inplace(input, _hardsigmoid)
     return _hardsigmoid(input)
 
@@ -1350,7 +1350,7 @@ def celu(input, alpha=1.0, inplace=False):
                       save_outputs=(("out", 0),), attrs=attrs)
 
     if inplace:
-        from ..ops.inplace import apply_inplace
+        from ...ops.inplace import apply_inplace
         return apply_inplace(input, fn_)
     return fn(input)
 
@@ -1560,7 +1560,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        from ..ops.basic import ones_like
+        from ...ops.basic import ones_like
         var = var * ones_like(input)
     elif not isinstance(var, Tensor):
         raise TypeError(f"any() received an invalid combination of arguments - got "
@@ -1604,7 +1604,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     _check_tensor(target, "hinge_embedding_loss", "target")
     reduction = _reduction(reduction, size_average, reduce)
     _broadcast_shapes(tuple(target.shape), tuple(input.shape))
-    from ..ops.basic import zeros_like
+    from ...ops.basic import zeros_like
     zeros = zeros_like(input)
     margin_clamp = _clamp_min(margin - input, 0)
     output_margin = _F.where(target != 1, margin_clamp, zeros)
@@ -1671,7 +1671,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     mag_square2 = (input2 * input2).sum(td) + eps
     cos = prod_sum / (mag_square1 * mag_square2).sqrt()
     _broadcast_shapes(tuple(target.shape), tuple(cos.shape))
-    from ..ops.basic import zeros_like
+    from ...ops.basic import zeros_like
     zeros = zeros_like(cos)
     pos = 1 - cos
     neg = _clamp_min(cos - margin, 0)
@@ -1719,7 +1719,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         shape = _broadcast_shapes(s1, s2)
         x1 = x1 if s1 == shape else x1.expand(*shape)
         x2 = x2 if s2 == shape else x2.expand(*shape)
-    from ..linalg import vector_norm
+    from ...linalg import vector_norm
     n1 = vector_norm(x1, 2, dim=dim, keepdim=True).clone()
     n2 = vector_norm(x2, 2, dim=dim, keepdim=True).clone()
     with grad_mode.no_grad():
