@@ -1748,3 +1748,10 @@ def celu_(input, alpha=1.0):
 
 def threshold_(input, threshold, value):  # noqa: F811 - PyTorch's name, like threshold's arg
     return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+# ----------------------------------------------------------------------------- topic modules
+from . import normalization as _normalization  # noqa: E402
+from .normalization import *  # noqa: E402,F401,F403
+
+__all__ += _normalization.__all__

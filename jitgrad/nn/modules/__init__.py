@@ -61,3 +61,13 @@ __all__ = [
     "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
     "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance",
 ]
+
+# normalization, channel dropout, attention
+from . import batchnorm as _batchnorm  # noqa: E402
+from . import dropout as _dropout  # noqa: E402
+from . import normalization as _normalization  # noqa: E402
+from .batchnorm import *  # noqa: E402,F401,F403
+from .dropout import *  # noqa: E402,F401,F403
+from .normalization import *  # noqa: E402,F401,F403
+
+__all__ += _batchnorm.__all__ + _dropout.__all__ + _normalization.__all__

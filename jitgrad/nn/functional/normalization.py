@@ -1,0 +1,526 @@
+"""Statistics-based normalizations: batch_norm, instance_norm, group_norm, rms_norm,
+local_response_norm, and the channel-wise dropouts (dropout1d/2d/3d).
+
+batch_norm and group_norm are one node each (NativeBatchNormBackward0 / NativeGroupNormBackward0,
+PyTorch's CPU names). Each is written once as a composition of differentiable ops
+(``_batch_norm_graph`` / ``_group_norm_graph``): that composition is the CUDA forward (shown as
+the one node by ``record_composition``) and the backward when a graph of the gradient is asked
+for (``create_graph=True``, so double backward works on both devices). On the CPU the forward and
+the plain backward instead run the row kernels of ``_norm_kernels`` (two passes over the tensor
+each way), which is what makes them as fast as ATen's.
+
+instance_norm is PyTorch's own composition: batch_norm over the input viewed as
+``(1, N*C, ...)`` with weights and running statistics repeated N times (ViewBackward0 over
+NativeBatchNormBackward0), and rms_norm is ATen's composition (MulBackward0 / RsqrtBackward0).
+"""
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ... import _dtype as D
+from ...autograd import grad_mode
+from ...ops.composite import record, record_composition
+from ...tensor import Tensor
+from .. import _device
+
+__all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm",
+           "dropout1d", "dropout2d", "dropout3d"]
+
+
+def _kernels():
+    from . import _norm_kernels  # imports Numba: loaded on first use only
+    return _norm_kernels
+
+
+def _creating_graph() -> bool:
+    return grad_mode.is_grad_enabled()
+
+
+def _check_tensor(x, fn, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def _check_float(input, op):
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{D.scalar_name(input.dtype)}'")
+
+
+def _check_param_dtypes(input, *params):
+    """ATen's CPU mixed-dtype check (parameters must share the input's dtype)."""
+    for p in params:
+        if p is not None and p.dtype != input.dtype:
+            if input.dtype == D.float32:
+                raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type "
+                                   "of Float")
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
+def _channel_shape(input):
+    return (1, input.shape[1]) + (1,) * (input.ndim - 2)
+
+
+def _vjp_of_graph(build, node, g):
+    """The backward of a CPU node when the engine builds a graph: differentiate ``build`` (the
+    node's composition) at the saved inputs, keeping the graph of the result."""
+    from ...autograd import engine
+    names = ("x", "w", "b")
+    saved = [node.saved(n) if n in node.ctx._saved else None for n in names]
+    out = build(*saved)
+    wanted = [t for t, need in zip(saved, node.ctx.needs_input_grad) if need and t is not None]
+    grads = iter(engine.grad([out], wanted, [g], retain_graph=True, create_graph=True,
+                             allow_unused=True))
+    return tuple(next(grads) if need and t is not None else None
+                 for t, need in zip(saved, node.ctx.needs_input_grad))
+
+
+def _save_inputs(input, weight, bias):
+    return tuple((n, t) for n, t in (("x", input), ("w", weight), ("b", bias)) if t is not None)
+
+
+# ----------------------------------------------------------------------------- batch_norm
+
+
+def _verify_batch_size(size):
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError("Expected more than 1 value per channel when training, got input size "
+                         f"{_size_repr(size)}")
+
+
+def _size_repr(size):
+    return f"torch.Size([{', '.join(str(s) for s in size)}])"
+
+
+def _batch_norm_graph(x, w, b, training, mean, var, eps):
+    """The composition: statistics of ``x`` (training) or the given ``mean``/``var`` Tensors."""
+    cs = _channel_shape(x)
+    if training:
+        dims = (0,) + tuple(range(2, x.ndim))
+        mean = x.mean(dims, keepdim=True)
+        xc = x - mean
+        y = xc * ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    else:
+        y = (x - mean.reshape(cs)) * (var.reshape(cs) + eps).rsqrt()
+    if w is not None:
+        y = y * w.reshape(cs)
+    if b is not None:
+        y = y + b.reshape(cs)
+    return y
+
+
+def _update_running(running, value, momentum):
+    """``running = momentum * value + (1 - momentum) * running``, computed in float64 as
+    ATen's CPU kernel does (its accumulate type), written in place (no autograd)."""
+    with grad_mode.no_grad():
+        new = value.double() * momentum + running.double() * (1.0 - momentum)
+        running.copy_(new)
+
+
+def _batch_stats(input):
+    """(mean, biased var, unbiased var) per channel as float64 Tensors on ``input``'s device."""
+    if _device.is_cuda(input):
+        with grad_mode.no_grad():
+            dims = (0,) + tuple(range(2, input.ndim))
+            x = input.detach().double()
+            mean = x.mean(dims)
+            var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
+        n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
+        return mean, var, var * (n / (n - 1))
+    x = np.ascontiguousarray(input._data)
+    n_, c = x.shape[0], x.shape[1]
+    m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
+    mr, m2r = _kernels().moments(x.reshape(n_ * c, m))
+    mr, m2r = mr.reshape(n_, c), m2r.reshape(n_, c)
+    mean = mr.mean(0)
+    total = m2r.sum(0) + m * ((mr - mean) ** 2).sum(0)
+    n = n_ * m
+    unbiased = total / (n - 1) if n > 1 else np.full(c, np.nan)
+    return tuple(Tensor._make(a) for a in (mean, total / n, unbiased))
+
+
+def _batch_norm_backward(node, g):
+    a = node.ctx.attrs
+    if _creating_graph():
+        mean_t = Tensor._make(a["mean"])
+        var_t = Tensor._make(a["var"])
+        return _vjp_of_graph(lambda x, w, b: _batch_norm_graph(
+            x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g)
+    need_x, need_w, need_b = node.ctx.needs_input_grad
+    K = _kernels()
+    x = np.ascontiguousarray(node.saved_array("x"))
+    n_, c = x.shape[0], x.shape[1]
+    x2 = x.reshape(n_ * c, -1) if x.size else x.reshape(n_ * c, 0)
+    g2 = np.ascontiguousarray(g._data).reshape(x2.shape)
+    mean, invstd = a["mean64"], a["invstd"]
+    w = node.saved_array("w").astype(np.float64) if "w" in node.ctx._saved else np.ones(c)
+    sg = sgx = None
+    if need_w or need_b or (need_x and a["training"]):
+        sg, sgx = K.grad_sums(g2, x2, np.tile(mean, n_))
+        sg, sgx = sg.reshape(n_, c).sum(0), sgx.reshape(n_, c).sum(0)
+    gx = gw = gb = None
+    if need_x:
+        ca = w * invstd
+        if a["training"]:
+            n = x2.size // max(c, 1)
+            cb = -w * invstd ** 3 * sgx / n
+            cc = -ca * sg / n - mean * cb
+        else:
+            cb = np.zeros(c)
+            cc = np.zeros(c)
+        gx = K.affine2(g2, x2, np.tile(ca, n_), np.tile(cb, n_), np.tile(cc, n_))
+        gx = Tensor._make(gx.reshape(x.shape))
+    dt = x.dtype
+    if need_w and "w" in node.ctx._saved:
+        gw = Tensor._make((sgx * invstd).astype(dt))
+    if need_b and a["has_bias"]:
+        gb = Tensor._make(sg.astype(dt))
+    return (gx, gw, gb)
+
+
+def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """ATen's ``batch_norm`` (no Python-level checks: instance_norm calls it directly)."""
+    _check_float(input, "batch_norm")
+    if input.ndim < 2:
+        raise RuntimeError(f"batch_norm(): Expected input to have at least 2 dims, got "
+                           f"{input.ndim}")  # ATen indexes size(1); never reached via F
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    if not training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+    _check_param_dtypes(input, weight, bias, running_mean, running_var)
+    if input.numel() == 0:
+        return input.clone()
+    if training:
+        mean, var, unbiased = _batch_stats(input)
+        if running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        if running_var is not None:
+            _update_running(running_var, unbiased, momentum)
+    else:
+        mean, var = running_mean.detach().double(), running_var.detach().double()
+    if _device.is_cuda(input):
+        return record_composition("NativeBatchNormBackward0", (input, weight, bias),
+                                  lambda x, w, b: _batch_norm_graph(
+                                      x, w, b, training, mean.to(x.dtype), var.to(x.dtype),
+                                      eps))
+    mean64, var64 = mean._data, var._data
+    invstd = 1.0 / np.sqrt(var64 + eps)
+    w = weight._data.astype(np.float64) if weight is not None else 1.0
+    b = bias._data.astype(np.float64) if bias is not None else 0.0
+    ca = invstd * w
+    cb = b - mean64 * ca
+    x = np.ascontiguousarray(input._data)
+    n_ = x.shape[0]
+    y = _kernels().affine(x.reshape(n_ * c, -1), np.tile(ca, n_), np.tile(cb, n_))
+    dt = x.dtype
+    return record("NativeBatchNormBackward0", (input, weight, bias), y.reshape(x.shape),
+                  _batch_norm_backward, save=_save_inputs(input, weight, bias),
+                  attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
+                         "mean": mean64.astype(dt), "var": var64.astype(dt),
+                         "has_bias": bias is not None})
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalizes each channel (dim 1) by batch statistics (training) or the running ones;
+    in training the running statistics are updated in place with ``momentum`` (the variance
+    unbiased, as PyTorch). One NativeBatchNormBackward0 node."""
+    _check_tensor(input, "batch_norm")
+    if training:
+        _verify_batch_size(tuple(input.shape))
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if momentum is None:
+        raise TypeError("batch_norm(): argument 'momentum' (position 7) must be float, not "
+                        "NoneType")
+    return _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+# ----------------------------------------------------------------------------- instance_norm
+
+
+def _verify_spatial_size(size):
+    prod = 1
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_size_repr(size)}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Per-sample, per-channel normalization: ATen's composition, batch_norm over the input
+    viewed as ``(1, N*C, ...)`` (ViewBackward0 over NativeBatchNormBackward0)."""
+    _check_tensor(input, "instance_norm")
+    if use_input_stats:
+        _verify_spatial_size(tuple(input.shape))
+    n, c = input.shape[0], input.shape[1]
+
+    def rep(t):
+        return None if t is None else t.repeat(n)
+
+    rm, rv = rep(running_mean), rep(running_var)
+    shape = (1, n * c) + tuple(input.shape[2:])
+    out = _batch_norm(input.contiguous().view(*shape), rep(weight), rep(bias), rm, rv,
+                      use_input_stats, momentum, eps)
+    with grad_mode.no_grad():
+        if running_mean is not None:
+            running_mean.copy_(rm.view(n, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(rv.view(n, c).mean(0))
+    return out.view(*tuple(input.shape))
+
+
+# ----------------------------------------------------------------------------- group_norm
+
+
+def _group_norm_graph(x, w, b, groups, eps):
+    xg = x.reshape(x.shape[0], groups, -1)
+    mean = xg.mean(2, keepdim=True)
+    xc = xg - mean
+    y = (xc * ((xc * xc).mean(2, keepdim=True) + eps).rsqrt()).reshape(*tuple(x.shape))
+    cs = _channel_shape(x)
+    if w is not None:
+        y = y * w.reshape(cs)
+    if b is not None:
+        y = y + b.reshape(cs)
+    return y
+
+
+def _group_norm_backward(node, g):
+    a = node.ctx.attrs
+    groups, eps = a["groups"], a["eps"]
+    if _creating_graph():
+        return _vjp_of_graph(lambda x, w, b: _group_norm_graph(x, w, b, groups, eps), node, g)
+    need_x, need_w, need_b = node.ctx.needs_input_grad
+    K = _kernels()
+    x = np.ascontiguousarray(node.saved_array("x"))
+    n, c = x.shape[0], x.shape[1]
+    cg = c // groups
+    x2 = x.reshape(n * c, -1)
+    g2 = np.ascontiguousarray(g._data).reshape(x2.shape)
+    mean, invstd = a["mean"], a["invstd"]  # (n, groups) float64
+    mean_c = np.repeat(mean, cg, axis=1)  # (n, c)
+    inv_c = np.repeat(invstd, cg, axis=1)
+    sg, sgx = K.grad_sums(g2, x2, mean_c.reshape(-1))
+    sg, sgx = sg.reshape(n, c), sgx.reshape(n, c)
+    has_w = "w" in node.ctx._saved
+    w = node.saved_array("w").astype(np.float64) if has_w else np.ones(c)
+    gx = gw = gb = None
+    if need_x:
+        k = x2.shape[1] * cg
+        s1 = (w * sg).reshape(n, groups, cg).sum(2)
+        s2 = invstd * (w * sgx).reshape(n, groups, cg).sum(2)
+        cb_g = -invstd ** 2 * s2 / k
+        cc_g = -invstd * s1 / k + mean * invstd ** 2 * s2 / k
+        ca = inv_c * w
+        cb = np.repeat(cb_g, cg, axis=1)
+        cc = np.repeat(cc_g, cg, axis=1)
+        gx = Tensor._make(K.affine2(g2, x2, ca.reshape(-1), cb.reshape(-1),
+                                    cc.reshape(-1)).reshape(x.shape))
+    dt = x.dtype
+    if need_w and has_w:
+        gw = Tensor._make((sgx * inv_c).sum(0).astype(dt))
+    if need_b and a["has_bias"]:
+        gb = Tensor._make(sg.sum(0).astype(dt))
+    return (gx, gw, gb)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalizes groups of channels per sample (NativeGroupNormBackward0)."""
+    _check_tensor(input, "group_norm")
+    if input.dim() < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    _verify_batch_size([input.shape[0] * input.shape[1] // num_groups, num_groups]
+                       + list(input.shape[2:]))
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups != 0:
+        raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and num_groups="
+                           f"{num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} "
+                               f"and input of shape {list(input.shape)}")
+    _check_float(input, "group_norm")
+    _check_param_dtypes(input, weight, bias)
+    if _device.is_cuda(input) or input.numel() == 0:
+        return record_composition("NativeGroupNormBackward0", (input, weight, bias),
+                                  lambda x, w, b: _group_norm_graph(x, w, b, num_groups, eps))
+    K = _kernels()
+    x = np.ascontiguousarray(input._data)
+    cg = c // num_groups
+    x2 = x.reshape(n * c, -1)
+    m = x2.shape[1]
+    mr, m2r = K.moments(x2)
+    mr, m2r = mr.reshape(n, num_groups, cg), m2r.reshape(n, num_groups, cg)
+    mean = mr.mean(2)
+    var = (m2r.sum(2) + m * ((mr - mean[..., None]) ** 2).sum(2)) / (m * cg)
+    invstd = 1.0 / np.sqrt(var + eps)
+    w = weight._data.astype(np.float64) if weight is not None else np.ones(c)
+    b = bias._data.astype(np.float64) if bias is not None else np.zeros(c)
+    ca = np.repeat(invstd, cg, axis=1) * w
+    cb = b - np.repeat(mean, cg, axis=1) * ca
+    y = K.affine(x2, ca.reshape(-1), cb.reshape(-1)).reshape(x.shape)
+    return record("NativeGroupNormBackward0", (input, weight, bias), y, _group_norm_backward,
+                  save=_save_inputs(input, weight, bias),
+                  attrs={"groups": num_groups, "eps": eps, "mean": mean, "invstd": invstd,
+                         "has_bias": bias is not None})
+
+
+# ----------------------------------------------------------------------------- rms_norm
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x * rsqrt(mean(x^2) + eps) * weight`` over the trailing ``normalized_shape`` dims
+    (ATen's composition; ``eps`` defaults to the dtype's machine epsilon)."""
+    _check_tensor(input, "rms_norm")
+    if isinstance(normalized_shape, numbers.Integral):
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
+    normalized_shape = tuple(int(s) for s in normalized_shape)
+    k = len(normalized_shape)
+    shape = tuple(input.shape)
+    if k == 0 or len(shape) < k or shape[len(shape) - k:] != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(shape)}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError("Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(normalized_shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._data.dtype).eps) if input.is_floating_point() else None
+    dims = tuple(range(input.ndim - k, input.ndim))
+    out = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+# ----------------------------------------------------------------------------- local_response_norm
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """``x / (k + alpha * mean of x^2 over size neighbouring channels) ** beta`` (PyTorch's
+    window: ``size // 2`` channels before, ``(size - 1) // 2`` after, zero padded)."""
+    _check_tensor(input, "local_response_norm")
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          "
+                         f"input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    from . import pad
+    c = input.shape[1]
+    sq = pad((input * input).transpose(1, -1), (size // 2, (size - 1) // 2)).transpose(1, -1)
+    window = sq.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + sq.narrow(1, i, c)
+    div = (window / size).mul(alpha).add(k).pow(beta)
+    return input / div
+
+
+# ----------------------------------------------------------------------------- channel dropout
+
+
+def _feature_dropout(input, p, training, inplace):
+    """ATen's ``feature_dropout``: one Bernoulli draw per (sample, channel), a noise tensor of
+    shape ``(N, C, 1, ...)`` drawn exactly like ``dropout``'s, then ``input * noise``."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    dt = input._data.dtype if input.is_floating_point() else D.get_default_dtype().np
+    if _device.is_cuda(input):
+        from ... import _cuda_random
+        noise = Tensor._make(_cuda_random.dropout_mask(shape, p, dt))
+    else:
+        if not input.is_floating_point():
+            raise RuntimeError("result type Float can't be cast to the desired output type "
+                               f"{D.scalar_name(input.dtype)}")
+        from ...random import default_generator
+        noise = Tensor._make(np.zeros((), dt) if p == 1.0
+                             else default_generator().dropout_mask(shape, p, dt))
+    return input.mul_(noise) if inplace else input * noise
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of ``(N, C, L)`` or ``(C, L)`` inputs."""
+    _check_p(p)
+    nd = input.dim()
+    if nd not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    if nd == 2:
+        x = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+        out = _feature_dropout(x, p, training, inplace)
+        return out.squeeze_(0) if inplace else out.squeeze(0)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of ``(N, C, H, W)`` inputs (a 3-D input is taken as (N, C, L),
+    with PyTorch's warning)."""
+    _check_p(p)
+    nd = input.dim()
+    if nd not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zeroes whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
+    _check_p(p)
+    nd = input.dim()
+    if nd not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {nd}-D input to dropout3d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    if nd != 5:
+        x = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+        out = _feature_dropout(x, p, training, inplace)
+        return out.squeeze_(0) if inplace else out.squeeze(0)
+    return _feature_dropout(input, p, training, inplace)
