@@ -1751,7 +1751,9 @@ def threshold_(input, threshold, value):  # noqa: F811 - PyTorch's name, like th
 
 
 # ----------------------------------------------------------------------------- topic modules
+from . import attention as _attention  # noqa: E402
 from . import normalization as _normalization  # noqa: E402
+from .attention import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 
-__all__ += _normalization.__all__
+__all__ += _normalization.__all__ + _attention.__all__

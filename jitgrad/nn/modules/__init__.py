@@ -66,8 +66,10 @@ __all__ = [
 from . import batchnorm as _batchnorm  # noqa: E402
 from . import dropout as _dropout  # noqa: E402
 from . import normalization as _normalization  # noqa: E402
+from . import transformer as _transformer  # noqa: E402
 from .batchnorm import *  # noqa: E402,F401,F403
 from .dropout import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
+from .transformer import *  # noqa: E402,F401,F403
 
-__all__ += _batchnorm.__all__ + _dropout.__all__ + _normalization.__all__
+__all__ += _batchnorm.__all__ + _dropout.__all__ + _normalization.__all__ + _transformer.__all__

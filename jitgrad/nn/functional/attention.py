@@ -1,0 +1,378 @@
+"""Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward``.
+
+``scaled_dot_product_attention`` is ATen's math backend written with differentiable ops (scaled
+q and k, matmul, mask added, a softmax that gives 0 for fully masked rows, dropout drawn as
+``F.dropout`` draws it, matmul), so it runs wherever those ops run (CPU and CUDA) and its
+gradients of any order are theirs. PyTorch's CPU dispatcher sends 4-D inputs without dropout and
+without a mask that requires grad to its flash kernel, whose node is
+``ScaledDotProductFlashAttentionForCpuBackward0``; those calls are shown as that one node here
+(``record_composition``), the others record the math backend's own nodes, as in PyTorch.
+
+``multi_head_attention_forward`` is a port of PyTorch's Python function (the slow path of
+``nn.MultiheadAttention``), with its checks and messages.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ... import _dtype as D
+from ...ops.composite import record_composition
+from ...tensor import Tensor
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+_ATEN_TYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
+
+
+def _aten_type(dt) -> str:
+    return _ATEN_TYPE.get(str(dt).replace("torch.", ""), str(dt))
+
+
+def _check_sdpa_inputs(query, key, value, attn_mask, dropout_p):
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be "
+                            f"Tensor, not {type(t).__name__}")
+    if not (query.dtype == key.dtype == value.dtype):
+        raise RuntimeError(
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{_aten_type(query.dtype)} key.dtype: {_aten_type(key.dtype)} and value.dtype: "
+            f"{_aten_type(value.dtype)} instead.")
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(
+            "Expected query, key, and value to all be  at least 2 dimensional, but got "
+            f"query.dim: {query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} "
+            "instead.")
+    if attn_mask is not None and attn_mask.dtype not in (D.bool_, D.float32, query.dtype):
+        raise RuntimeError(
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            f"attn_mask.dtype: {_aten_type(attn_mask.dtype)} and  query.dtype: "
+            f"{_aten_type(query.dtype)} instead.")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+
+
+def _causal_mask(query, key):
+    """``ones(L, S, bool).tril()``, built from index comparisons on the query's device."""
+    from ...ops.basic import arange
+    L, S = query.shape[-2], key.shape[-2]
+    rows = arange(L, device=query.device).unsqueeze(1)
+    return rows >= arange(S, device=query.device).unsqueeze(0)
+
+
+def _as_float_mask(mask, dtype):
+    """ATen's ``convert_boolean_attn_mask``: True attends (0), False is -inf."""
+    if mask.dtype != D.bool_:
+        return mask
+    from ...ops.functional import where
+    return where(mask, 0.0, float("-inf")).to(dtype)
+
+
+def _safe_softmax(scores):
+    """softmax over the last dim, 0 (not NaN) where a whole row is -inf (ATen's
+    ``_safe_softmax``)."""
+    from ...ops.functional import where
+    dead = (scores == float("-inf")).all(-1, keepdim=True)
+    # the softmax of a dead row is taken of zeros, so neither it nor its gradient is NaN
+    return where(dead, 0.0, where(dead, 0.0, scores).softmax(-1))
+
+
+def _expand_heads(t, heads):
+    """GQA: repeat each of ``t``'s heads (dim -3) ``heads // t.shape[-3]`` times in a row."""
+    n = t.shape[-3]
+    if n == heads:
+        return t
+    rep = heads // n
+    lead = tuple(t.shape[:-3])
+    s, e = t.shape[-2], t.shape[-1]
+    return t.unsqueeze(-3).expand(*lead, n, rep, s, e).reshape(*lead, heads, s, e)
+
+
+def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    from . import dropout
+    e = query.shape[-1]
+    factor = 1.0 / math.sqrt(e) if scale is None else scale
+    root = math.sqrt(abs(factor))
+    q = query * (-root if factor < 0 else root)
+    if is_causal:
+        causal = _as_float_mask(_causal_mask(query, key), query.dtype)
+        attn_mask = causal if attn_mask is None else _as_float_mask(attn_mask, query.dtype) \
+            + causal
+    if enable_gqa and query.dim() >= 3:
+        key = _expand_heads(key, query.shape[-3])
+        value = _expand_heads(value, query.shape[-3])
+    scores = q.matmul(key.transpose(-2, -1) * root)
+    if attn_mask is not None:
+        scores = scores + _as_float_mask(attn_mask, query.dtype)
+    attn = _safe_softmax(scores)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return attn.matmul(value)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """``softmax(q k^T * scale + mask) v`` over the last two dims, batch dims broadcast.
+
+    ``attn_mask``: bool (True takes part) or float (added), broadcastable to ``(..., L, S)``;
+    ``is_causal``: the lower-triangular mask; ``scale``: default ``1/sqrt(E)``;
+    ``enable_gqa``: key/value may have fewer heads (dim -3) than query.
+    """
+    _check_sdpa_inputs(query, key, value, attn_mask, dropout_p)
+    if enable_gqa and query.dim() >= 3:
+        hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+        if hq % hk or hq % hv:
+            raise RuntimeError("Number of heads in key and value must divide the number of "
+                               "heads in ")
+    flash = (query.dim() == key.dim() == value.dim() == 4 and dropout_p == 0.0
+             and (attn_mask is None or not attn_mask.requires_grad)
+             and query.shape[-1] == key.shape[-1] == value.shape[-1]
+             and tuple(query.shape[:2]) == tuple(key.shape[:2]) == tuple(value.shape[:2]))
+    if is_causal and attn_mask is not None and not flash:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if not flash:
+        return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                          enable_gqa)
+    return record_composition(
+        "ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
+        lambda q, k, v: _sdpa_math(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa))
+
+
+# ----------------------------------------------------------------------------- multi-head
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    if mask is None:
+        return None
+    if mask.dtype != D.bool_ and not mask.is_floating_point():
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=3)
+    if not mask.is_floating_point():
+        from ...ops.basic import zeros
+        mask = zeros(tuple(mask.shape), dtype=target_type, device=mask.device) \
+            .masked_fill_(mask, float("-inf"))
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                f"found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                    f"but found {attn_mask.dim()}-D tensor instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    from . import linear
+    e = q.shape[-1]
+    if k is v:
+        if q is k:
+            proj = linear(q, w, b).unflatten(-1, (3, e)).unsqueeze(0).transpose(0, -2) \
+                .squeeze(-2).contiguous()
+            return proj[0], proj[1], proj[2]
+        w_q, w_kv = w.split([e, e * 2])
+        b_q, b_kv = (None, None) if b is None else b.split([e, e * 2])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, e)).unsqueeze(0).transpose(0, -2) \
+            .squeeze(-2).contiguous()
+        return linear(q, w_q, b_q), kv[0], kv[1]
+    w_q, w_k, w_v = w.chunk(3)
+    b_q, b_k, b_v = (None, None, None) if b is None else b.chunk(3)
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    from . import linear
+    eq, ek, ev = q.shape[-1], k.shape[-1], v.shape[-1]
+    for what, w, shape in (("query", w_q, (eq, eq)), ("key", w_k, (eq, ek)),
+                           ("value", w_v, (eq, ev))):
+        if tuple(w.shape) != shape:
+            raise AssertionError(f"expecting {what} weights shape of {shape}, but got {w.shape}")
+    for what, b in (("query", b_q), ("key", b_k), ("value", b_v)):
+        if b is not None and tuple(b.shape) != (eq,):
+            raise AssertionError(f"expecting {what} bias shape of {(eq,)}, but got {b.shape}")
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """PyTorch's ``F.multi_head_attention_forward`` (sequence-first ``(L, N, E)`` inputs)."""
+    from ...ops.basic import zeros
+    from ...ops.shape import cat
+    from . import dropout, linear, pad, softmax
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       None if attn_mask is None else attn_mask.dtype,
+                                       "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None  # sdpa builds the causal mask itself
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+        b_q, b_k, b_v = (None, None, None) if in_proj_bias is None else in_proj_bias.chunk(3)
+        q, k, v = _in_projection(query, key, value, q_proj_weight, k_proj_weight,
+                                 v_proj_weight, b_q, b_k, b_v)
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
+        q, k, v = _in_projection_packed(query, key, value, in_proj_weight, in_proj_bias)
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key." if static_k is not None
+                                 else "bias cannot be added to static value.")
+        k = cat([k, bias_k.repeat(1, bsz, 1)])
+        v = cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k is set but bias_v is None" if bias_k is not None
+                             else "bias_v is set but bias_k is None")
+    q = q.view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    for name, static in (("k", static_k), ("v", static_v)):
+        if static is not None:
+            if static.shape[0] != bsz * num_heads:
+                raise AssertionError(f"expecting static_{name}.size(0) of {bsz * num_heads}, "
+                                     f"but got {static.shape[0]}")
+            if static.shape[2] != head_dim:
+                raise AssertionError(f"expecting static_{name}.size(2) of {head_dim}, but got "
+                                     f"{static.shape[2]}")
+    k = k.view(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_k is None \
+        else static_k
+    v = v.view(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1) if static_v is None \
+        else static_v
+    if add_zero_attn:
+        zero = zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k = cat([k, zero], dim=1)
+        v = cat([v, zero], dim=1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = key_padding_mask.view(bsz, 1, 1, src_len) \
+            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len)
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        e = q.shape[-1]
+        q_scaled = q * math.sqrt(1.0 / float(e))
+        if is_causal and attn_mask is None:
+            raise AssertionError("FIXME: is_causal not implemented for need_weights")
+        if attn_mask is not None:
+            weights = attn_mask.baddbmm(q_scaled, k.transpose(-2, -1))
+        else:
+            weights = q_scaled.bmm(k.transpose(-2, -1))
+        weights = softmax(weights, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = weights.bmm(v)
+        out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.view(tgt_len, bsz, out.shape[1])
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not is_batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.view(tgt_len, bsz, out.shape[1])
+    if not is_batched:
+        out = out.squeeze(1)
+    return out, None
