@@ -92,11 +92,7 @@ def _verify_batch_size(size):
         prod *= s
     if prod == 1:
         raise ValueError("Expected more than 1 value per channel when training, got input size "
-                         f"{_size_repr(size)}")
-
-
-def _size_repr(size):
-    return f"torch.Size([{', '.join(str(s) for s in size)}])"
+                         f"{size}")
 
 
 def _batch_norm_graph(x, w, b, training, mean, var, eps):
@@ -200,9 +196,9 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
-    _check_param_dtypes(input, weight, bias, running_mean, running_var)
-    if input.numel() == 0:
+    if input.numel() == 0:  # ATen returns before its dtype checks
         return input.clone()
+    _check_param_dtypes(input, weight, bias, running_mean, running_var)
     if training:
         mean, var, unbiased = _batch_stats(input)
         if running_mean is not None:
@@ -240,7 +236,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     unbiased, as PyTorch). One NativeBatchNormBackward0 node."""
     _check_tensor(input, "batch_norm")
     if training:
-        _verify_batch_size(tuple(input.shape))
+        _verify_batch_size(input.shape)
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
@@ -260,7 +256,7 @@ def _verify_spatial_size(size):
         prod *= s
     if prod == 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
-                         f"{_size_repr(size)}")
+                         f"{size}")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -269,7 +265,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     viewed as ``(1, N*C, ...)`` (ViewBackward0 over NativeBatchNormBackward0)."""
     _check_tensor(input, "instance_norm")
     if use_input_stats:
-        _verify_spatial_size(tuple(input.shape))
+        _verify_spatial_size(input.shape)
     n, c = input.shape[0], input.shape[1]
 
     def rep(t):
