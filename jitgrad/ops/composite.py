@@ -230,9 +230,20 @@ def _composition_backward(node, g):
     comp = node.ctx._saved["composition"]
     if comp.out is None:
         raise RuntimeError(FREED_MESSAGE)
-    grads = iter(engine.grad([comp.out], comp.inputs, [g], retain_graph=True,
-                             create_graph=grad_mode.is_grad_enabled(), allow_unused=True))
-    return tuple(next(grads) if need else None for need in node.ctx.needs_input_grad)
+    grads = engine.grad([comp.out], comp.inputs, [g], retain_graph=True,
+                        create_graph=grad_mode.is_grad_enabled(), allow_unused=True)
+    # a tensor passed in several slots (sdpa(q, q, q)) gets its whole gradient from each
+    # grad() result: give it to its first slot only, so the engine's sum over edges counts once
+    seen, pairs = set(), iter(zip(comp.inputs, grads))
+    out = []
+    for need in node.ctx.needs_input_grad:
+        if not need:
+            out.append(None)
+            continue
+        t, gr = next(pairs)
+        out.append(None if id(t) in seen else gr)
+        seen.add(id(t))
+    return tuple(out)
 
 
 def record_composition(node_name: str, inputs, build):

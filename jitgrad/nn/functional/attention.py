@@ -114,6 +114,30 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
     return attn.matmul(value)
 
 
+def _uses_cpu_flash(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch's CPU dispatcher picks its flash kernel (``use_flash_attention_cpp``):
+    4-D inputs, no dropout, equal head sizes and batch sizes, heads equal (or grouped with
+    ``enable_gqa``), and a mask that needs no gradient and is 2-D or 4-D broadcasting over
+    batch and heads."""
+    if not query.dim() == key.dim() == value.dim() == 4 or dropout_p != 0.0:
+        return False
+    if not query.shape[-1] == key.shape[-1] == value.shape[-1]:
+        return False
+    if not query.shape[0] == key.shape[0] == value.shape[0]:
+        return False
+    hq, hk, hv = query.shape[1], key.shape[1], value.shape[1]
+    if not (hq == hk == hv or (enable_gqa and hk == hv and hq % hk == 0)):
+        return False
+    if attn_mask is None:
+        return True
+    m = attn_mask.shape
+    if attn_mask.requires_grad or m[-2] not in (query.shape[2], 1) \
+            or m[-1] not in (key.shape[2], 1):
+        return False
+    return attn_mask.dim() == 2 or (attn_mask.dim() == 4 and m[0] in (1, query.shape[0])
+                                    and m[1] in (1, hq))
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """``softmax(q k^T * scale + mask) v`` over the last two dims, batch dims broadcast.
@@ -128,10 +152,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if hq % hk or hq % hv:
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in ")
-    flash = (query.dim() == key.dim() == value.dim() == 4 and dropout_p == 0.0
-             and (attn_mask is None or not attn_mask.requires_grad)
-             and query.shape[-1] == key.shape[-1] == value.shape[-1]
-             and tuple(query.shape[:2]) == tuple(key.shape[:2]) == tuple(value.shape[:2]))
+    flash = _uses_cpu_flash(query, key, value, attn_mask, dropout_p, enable_gqa)
     if is_causal and attn_mask is not None and not flash:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
