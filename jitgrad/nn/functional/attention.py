@@ -57,19 +57,25 @@ def _check_sdpa_inputs(query, key, value, attn_mask, dropout_p):
 
 
 def _causal_mask(query, key):
-    """``ones(L, S, bool).tril()``, built from index comparisons on the query's device."""
-    from ...ops.basic import arange
-    L, S = query.shape[-2], key.shape[-2]
-    rows = arange(L, device=query.device).unsqueeze(1)
-    return rows >= arange(S, device=query.device).unsqueeze(0)
+    """``ones(L, S, bool).tril()``: True where the key index <= the query index."""
+    return _lower_triangle(query.shape[-2], key.shape[-2], query.device)
+
+
+def _lower_triangle(rows, cols, device):
+    """Bool ``(rows, cols)``, True on and below the diagonal. The indices are running sums of
+    ones made on ``device`` (``arange`` would upload them from the host)."""
+    from ...ops.basic import ones
+    grid = ones(rows, cols, dtype=D.int64, device=device)
+    return grid.cumsum(1) <= grid.cumsum(0)
 
 
 def _as_float_mask(mask, dtype):
     """ATen's ``convert_boolean_attn_mask``: True attends (0), False is -inf."""
     if mask.dtype != D.bool_:
         return mask
-    from ...ops.functional import where
-    return where(mask, 0.0, float("-inf")).to(dtype)
+    from ...ops.basic import zeros
+    return zeros(tuple(mask.shape), dtype=dtype, device=mask.device).masked_fill(
+        mask.logical_not(), float("-inf"))
 
 
 def _safe_softmax(scores):

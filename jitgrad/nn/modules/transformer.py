@@ -14,9 +14,9 @@ import warnings
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.basic import arange, empty
+from ...ops.basic import empty
 from .. import functional as F
-from ..functional.attention import _canonical_mask
+from ..functional.attention import _canonical_mask, _lower_triangle
 from ..parameter import Parameter
 from .activation import GELU, ReLU
 from .container import ModuleList
@@ -142,10 +142,10 @@ def _get_activation_fn(activation):
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """Float mask with -inf above the diagonal and 0 elsewhere."""
-    from ...ops.functional import where
-    i = arange(sz, device=device)
+    from ...ops.basic import zeros
     dt = _dtype(dtype) or D.get_default_dtype()
-    return where(i.unsqueeze(0) > i.unsqueeze(1), float("-inf"), 0.0).to(dt)
+    return zeros(sz, sz, dtype=dt, device=device).masked_fill(
+        _lower_triangle(sz, sz, device).logical_not(), float("-inf"))
 
 
 class TransformerEncoderLayer(Module):
