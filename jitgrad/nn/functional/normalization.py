@@ -61,6 +61,13 @@ def _check_param_dtypes(input, *params):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
+def _kernel_array(a):
+    """Contiguous, in a dtype the row kernels take: float16 computes in float32 (as ATen's CPU
+    kernels do) and is rounded back by the caller."""
+    a = np.ascontiguousarray(a)
+    return a.astype(np.float32) if a.dtype == np.float16 else a
+
+
 def _channel_shape(input):
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
@@ -130,7 +137,7 @@ def _batch_stats(input):
             var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
         n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
         return mean, var, var * (n / (n - 1))
-    x = np.ascontiguousarray(input._data)
+    x = _kernel_array(input._data)
     n_, c = x.shape[0], x.shape[1]
     m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
     mr, m2r = _kernels().moments(x.reshape(n_ * c, m))
@@ -151,10 +158,11 @@ def _batch_norm_backward(node, g):
             x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g)
     need_x, need_w, need_b = node.ctx.needs_input_grad
     K = _kernels()
-    x = np.ascontiguousarray(node.saved_array("x"))
+    x = _kernel_array(node.saved_array("x"))
     n_, c = x.shape[0], x.shape[1]
-    x2 = x.reshape(n_ * c, -1) if x.size else x.reshape(n_ * c, 0)
-    g2 = np.ascontiguousarray(g._data).reshape(x2.shape)
+    x2 = x.reshape(n_ * c, -1)
+    g2 = _kernel_array(g._data).reshape(x2.shape)
+    dt = g._data.dtype
     mean, invstd = a["mean64"], a["invstd"]
     w = node.saved_array("w").astype(np.float64) if "w" in node.ctx._saved else np.ones(c)
     sg = sgx = None
@@ -172,8 +180,7 @@ def _batch_norm_backward(node, g):
             cb = np.zeros(c)
             cc = np.zeros(c)
         gx = K.affine2(g2, x2, np.tile(ca, n_), np.tile(cb, n_), np.tile(cc, n_))
-        gx = Tensor._make(gx.reshape(x.shape))
-    dt = x.dtype
+        gx = Tensor._make(gx.reshape(x.shape).astype(dt, copy=False))
     if need_w and "w" in node.ctx._saved:
         gw = Tensor._make((sgx * invstd).astype(dt))
     if need_b and a["has_bias"]:
@@ -218,11 +225,12 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
     b = bias._data.astype(np.float64) if bias is not None else 0.0
     ca = invstd * w
     cb = b - mean64 * ca
-    x = np.ascontiguousarray(input._data)
+    x = _kernel_array(input._data)
     n_ = x.shape[0]
     y = _kernels().affine(x.reshape(n_ * c, -1), np.tile(ca, n_), np.tile(cb, n_))
-    dt = x.dtype
-    return record("NativeBatchNormBackward0", (input, weight, bias), y.reshape(x.shape),
+    dt = input._data.dtype
+    y = y.reshape(x.shape).astype(dt, copy=False)
+    return record("NativeBatchNormBackward0", (input, weight, bias), y,
                   _batch_norm_backward, save=_save_inputs(input, weight, bias),
                   attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
                          "mean": mean64.astype(dt), "var": var64.astype(dt),
@@ -306,11 +314,12 @@ def _group_norm_backward(node, g):
         return _vjp_of_graph(lambda x, w, b: _group_norm_graph(x, w, b, groups, eps), node, g)
     need_x, need_w, need_b = node.ctx.needs_input_grad
     K = _kernels()
-    x = np.ascontiguousarray(node.saved_array("x"))
+    x = _kernel_array(node.saved_array("x"))
     n, c = x.shape[0], x.shape[1]
     cg = c // groups
     x2 = x.reshape(n * c, -1)
-    g2 = np.ascontiguousarray(g._data).reshape(x2.shape)
+    g2 = _kernel_array(g._data).reshape(x2.shape)
+    dt = g._data.dtype
     mean, invstd = a["mean"], a["invstd"]  # (n, groups) float64
     mean_c = np.repeat(mean, cg, axis=1)  # (n, c)
     inv_c = np.repeat(invstd, cg, axis=1)
@@ -328,9 +337,8 @@ def _group_norm_backward(node, g):
         ca = inv_c * w
         cb = np.repeat(cb_g, cg, axis=1)
         cc = np.repeat(cc_g, cg, axis=1)
-        gx = Tensor._make(K.affine2(g2, x2, ca.reshape(-1), cb.reshape(-1),
-                                    cc.reshape(-1)).reshape(x.shape))
-    dt = x.dtype
+        gx = K.affine2(g2, x2, ca.reshape(-1), cb.reshape(-1), cc.reshape(-1))
+        gx = Tensor._make(gx.reshape(x.shape).astype(dt, copy=False))
     if need_w and has_w:
         gw = Tensor._make((sgx * inv_c).sum(0).astype(dt))
     if need_b and a["has_bias"]:
@@ -362,7 +370,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         return record_composition("NativeGroupNormBackward0", (input, weight, bias),
                                   lambda x, w, b: _group_norm_graph(x, w, b, num_groups, eps))
     K = _kernels()
-    x = np.ascontiguousarray(input._data)
+    x = _kernel_array(input._data)
     cg = c // num_groups
     x2 = x.reshape(n * c, -1)
     m = x2.shape[1]
@@ -376,6 +384,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     ca = np.repeat(invstd, cg, axis=1) * w
     cb = b - np.repeat(mean, cg, axis=1) * ca
     y = K.affine(x2, ca.reshape(-1), cb.reshape(-1)).reshape(x.shape)
+    y = y.astype(input._data.dtype, copy=False)
     return record("NativeGroupNormBackward0", (input, weight, bias), y, _group_norm_backward,
                   save=_save_inputs(input, weight, bias),
                   attrs={"groups": num_groups, "eps": eps, "mean": mean, "invstd": invstd,
