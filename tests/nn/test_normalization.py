@@ -390,3 +390,26 @@ def test_channel_dropout_modules_and_errors():
     F.dropout2d(a, 0.5, inplace=True)
     torch.nn.functional.dropout2d(b, 0.5, inplace=True)
     np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("fn", ["alpha_dropout", "feature_alpha_dropout"])
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_alpha_dropout_draws_like_torch(fn, dt):
+    x0 = randn(3, 4, 5, dt=dt)
+    outs = []
+    for lib in (jg, torch):
+        lib.manual_seed(3)
+        x = lib.tensor(x0, requires_grad=True)
+        y = getattr(FF(lib), fn)(x, 0.3, True)
+        (y * y).sum().backward()
+        outs.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__))
+    for a, b in zip(outs[0], outs[1]):
+        if isinstance(a, str):
+            assert a == b
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-6 if dt == np.float32 else 1e-14)
+    for cls in ("AlphaDropout", "FeatureAlphaDropout"):
+        m = getattr(nn, cls)(0.2)
+        assert repr(m) == repr(getattr(torch.nn, cls)(0.2))
+        x = jg.randn(2, 3)
+        assert m.eval()(x) is x

@@ -15,6 +15,7 @@ NativeBatchNormBackward0), and rms_norm is ATen's composition (MulBackward0 / Rs
 """
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -27,7 +28,7 @@ from ...tensor import Tensor
 from .. import _device
 
 __all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm",
-           "dropout1d", "dropout2d", "dropout3d"]
+           "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 
 def _kernels():
@@ -466,6 +467,41 @@ def _feature_dropout(input, p, training, inplace):
         noise = Tensor._make(np.zeros((), dt) if p == 1.0
                              else default_generator().dropout_mask(shape, p, dt))
     return input.mul_(noise) if inplace else input * noise
+
+
+_SELU_ALPHA = 1.7580993408473766  # ATen's alpha' (-scale * alpha of SELU)
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    """ATen's ``_dropout_impl`` with ``alpha_dropout``: ``x * (a noise) + b`` where dropped
+    elements become SELU's negative saturation, rescaled to keep mean and variance."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        zero = Tensor._make(np.zeros((), input._data.dtype))
+        return input.mul_(zero) if inplace else input * zero
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    if _device.is_cuda(input):
+        from ... import _cuda_random
+        keep = Tensor._make(_cuda_random.bernoulli(1.0 - p, shape, input._data.dtype))
+    else:
+        from ...random import default_generator
+        keep = Tensor._make(default_generator().bernoulli(1.0 - p, shape, input._data.dtype))
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = (keep - 1.0) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
+    noise = keep * a
+    return input.mul_(noise).add_(b) if inplace else input * noise + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks (keeps zero mean and unit variance)."""
+    return _alpha_dropout(input, p, training, inplace, feature=False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels (one draw per (sample, channel))."""
+    return _alpha_dropout(input, p, training, inplace, feature=True)
 
 
 def _check_p(p):

@@ -1,10 +1,11 @@
-"""Channel-wise dropout modules ``Dropout1d/2d/3d`` (``Dropout`` lives in misc.py)."""
+"""Channel-wise dropout modules ``Dropout1d/2d/3d`` and ``AlphaDropout`` /
+``FeatureAlphaDropout`` (``Dropout`` lives in misc.py)."""
 from __future__ import annotations
 
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout1d", "Dropout2d", "Dropout3d"]
+__all__ = ["Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -34,3 +35,13 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
