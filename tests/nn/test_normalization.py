@@ -209,7 +209,7 @@ def test_batchnorm_module_options_and_state_dict():
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("shape,groups", [((2, 6), 3), ((3, 4, 5), 2), ((2, 6, 3, 4), 3),
-                                          ((2, 4, 3, 4), 4), ((1, 4, 7), 1)])
+                                          ((2, 4, 3, 4), 4), ((1, 4, 7), 1), ((0, 4, 3), 2)])
 @pytest.mark.parametrize("affine", [True, False])
 def test_group_norm_matches_torch(dt, shape, groups, affine):
     c = shape[1]
@@ -413,3 +413,11 @@ def test_alpha_dropout_draws_like_torch(fn, dt):
         assert repr(m) == repr(getattr(torch.nn, cls)(0.2))
         x = jg.randn(2, 3)
         assert m.eval()(x) is x
+
+
+def test_norms_of_non_contiguous_inputs():
+    x0 = randn(4, 5, 6, scale=2.0)
+    both(lambda lib, x: FF(lib).batch_norm(x.permute(0, 2, 1), None, None, training=True),
+         [x0], grad=(0,))
+    both(lambda lib, x: FF(lib).group_norm(x.transpose(1, 2), 3), [x0], grad=(0,))
+    both(lambda lib, x: FF(lib).instance_norm(x[:, ::2]), [x0], grad=(0,))

@@ -296,7 +296,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def _group_norm_graph(x, w, b, groups, eps):
-    xg = x.reshape(x.shape[0], groups, -1)
+    per_group = (x.shape[1] // groups) * int(np.prod(tuple(x.shape[2:]), dtype=np.int64))
+    xg = x.reshape(x.shape[0], groups, per_group)
     mean = xg.mean(2, keepdim=True)
     xc = xg - mean
     y = (xc * ((xc * xc).mean(2, keepdim=True) + eps).rsqrt()).reshape(*tuple(x.shape))
