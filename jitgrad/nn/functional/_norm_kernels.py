@@ -18,9 +18,12 @@ from numba import njit, prange
 __all__ = ["row_moments", "row_affine", "row_grad_sums", "row_affine2"]
 
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy", parallel=True)
+# The sums may be reassociated (LLVM then vectorizes them with several accumulators, as ATen's
+# kernels sum); no nnan/ninf: NaN and inf inputs propagate as in PyTorch.
+_SUM_FLAGS = dict(_FLAGS, fastmath={"reassoc", "contract"})
 
 
-@njit(**_FLAGS)
+@njit(**_SUM_FLAGS)
 def row_moments(x, mean, m2):
     """Per row: ``mean[r]`` and the centred sum of squares ``m2[r]`` (two passes over the row,
     float64)."""
@@ -49,7 +52,7 @@ def row_affine(x, a, b, out):
             out[r, j] = x[r, j] * ar + br
 
 
-@njit(**_FLAGS)
+@njit(**_SUM_FLAGS)
 def row_grad_sums(g, x, mean, sg, sgx):
     """Per row: ``sg[r] = sum g`` and ``sgx[r] = sum g * (x - mean[r])`` (float64)."""
     rows, m = x.shape
@@ -91,8 +94,13 @@ def moments(x2):
     return mean, m2
 
 
+def _out_like(x2):
+    from ...backends import cpu
+    return cpu.empty(x2.shape, x2.dtype)  # pooled: no page faults per call
+
+
 def affine(x2, a, b):
-    out = np.empty_like(x2)
+    out = _out_like(x2)
     if x2.size:
         row_affine(x2, a.astype(x2.dtype), b.astype(x2.dtype), out)
     return out
@@ -108,7 +116,7 @@ def grad_sums(g2, x2, mean_rows):
 
 
 def affine2(g2, x2, a, b, c):
-    out = np.empty_like(x2)
+    out = _out_like(x2)
     if x2.size:
         dt = x2.dtype
         row_affine2(g2, x2, a.astype(dt), b.astype(dt), c.astype(dt), out)
