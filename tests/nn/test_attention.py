@@ -338,3 +338,13 @@ def test_transformer_layer_repr_and_errors():
         jg.nn.TransformerEncoderLayer(8, 2, activation="tanh")
     with pytest.warns(UserWarning, match="enable_nested_tensor is True, but self.use_nested"):
         jg.nn.TransformerEncoder(a, 2)
+
+
+def test_multihead_attention_gradcheck_float64():
+    jg.manual_seed(0)
+    m = jg.nn.MultiheadAttention(4, 2, kdim=3, vdim=5, dtype=jg.float64)
+    q = jg.tensor(randn(3, 2, 4), requires_grad=True)
+    k = jg.tensor(randn(4, 2, 3), requires_grad=True)
+    v = jg.tensor(randn(4, 2, 5), requires_grad=True)
+    assert gradcheck(lambda q, k, v: m(q, k, v)[0], (q, k, v))
+    assert gradcheck(lambda q, k, v: m(q, k, v, need_weights=False)[0], (q, k, v))

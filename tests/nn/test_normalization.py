@@ -421,3 +421,11 @@ def test_norms_of_non_contiguous_inputs():
          [x0], grad=(0,))
     both(lambda lib, x: FF(lib).group_norm(x.transpose(1, 2), 3), [x0], grad=(0,))
     both(lambda lib, x: FF(lib).instance_norm(x[:, ::2]), [x0], grad=(0,))
+
+
+def test_instance_norm_and_lrn_gradcheck():
+    x = jg.tensor(randn(2, 3, 4, scale=2.0), requires_grad=True)
+    w = jg.tensor(randn(3), requires_grad=True)
+    assert gradcheck(lambda x, w: F.instance_norm(x, weight=w), (x, w))
+    assert gradcheck(lambda x: F.local_response_norm(x, 3, alpha=0.5), (x,))
+    assert gradgradcheck(lambda x, w: F.instance_norm(x, weight=w), (x, w))
