@@ -137,6 +137,9 @@ def test_batch_norm_errors():
         lambda lib: lib.nn.BatchNorm2d(3)(lib.randn(4, 3, 5)),
         lambda lib: lib.nn.BatchNorm3d(3)(lib.randn(4, 3, 5, 2)),
         lambda lib: lib.nn.BatchNorm1d(3)(lib.randn(1, 3)),
+        lambda lib: FF(lib).batch_norm(lib.randn(3), lib.zeros(3), lib.ones(3)),
+        lambda lib: FF(lib).batch_norm(lib.randn(3), None, None, training=True),
+        lambda lib: FF(lib).batch_norm(lib.randn(3), None, None),
     ]
     del x
     for case in cases:

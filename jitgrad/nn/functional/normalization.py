@@ -133,11 +133,11 @@ def _batch_stats(input):
     if _device.is_cuda(input):
         with grad_mode.no_grad():
             dims = (0,) + tuple(range(2, input.ndim))
-            x = input.detach().double()
+            x = input.detach()  # in its own dtype, as ATen's CUDA kernel accumulates float
             mean = x.mean(dims)
             var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
         n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
-        return mean, var, var * (n / (n - 1))
+        return mean.double(), var.double(), var.double() * (n / (n - 1))
     x = _kernel_array(input._data)
     n_, c = x.shape[0], x.shape[1]
     m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
@@ -192,10 +192,7 @@ def _batch_norm_backward(node, g):
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """ATen's ``batch_norm`` (no Python-level checks: instance_norm calls it directly)."""
     _check_float(input, "batch_norm")
-    if input.ndim < 2:
-        raise RuntimeError(f"batch_norm(): Expected input to have at least 2 dims, got "
-                           f"{input.ndim}")  # ATen indexes size(1); never reached via F
-    c = input.shape[1]
+    c = input.shape[1] if input.ndim >= 2 else 0  # ATen's num_features of a 1-D input is 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         if t is not None and t.numel() != c:
@@ -204,6 +201,10 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         for name, t in (("running_mean", running_mean), ("running_var", running_var)):
             if t is None:
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
+    if input.ndim < 2:
+        d = max(input.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-d}, {d - 1}], "
+                         "but got 1)")
     if input.numel() == 0:  # ATen returns before its dtype checks
         return input.clone()
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
