@@ -144,3 +144,13 @@ def test_mha_module_on_device(device):
     b, wb = c(xc, xc, xc, key_padding_mask=jg.tensor(kpm, device="cuda"))
     np.testing.assert_allclose(_host(b), _host(a), **TOL[np.float32])
     np.testing.assert_allclose(_host(wb), _host(wa), **TOL[np.float32])
+
+
+def test_alpha_dropout_on_device(device):
+    p, alpha = 0.3, 1.7580993408473766
+    a = 1.0 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+    x0 = randn(4, 6)
+    y = _host(F.alpha_dropout(jg.tensor(x0, device="cuda"), p, training=True))
+    kept = np.isclose(y, x0 * a + alpha * a * p)
+    dropped = np.isclose(y, alpha * a * (p - 1))
+    assert (kept | dropped).all() and kept.any() and dropped.any()
