@@ -432,3 +432,18 @@ def test_instance_norm_and_lrn_gradcheck():
     assert gradcheck(lambda x, w: F.instance_norm(x, weight=w), (x, w))
     assert gradcheck(lambda x: F.local_response_norm(x, 3, alpha=0.5), (x,))
     assert gradgradcheck(lambda x, w: F.instance_norm(x, weight=w), (x, w))
+
+
+@pytest.mark.parametrize("view", ["transpose01", "permute", "slice", "transpose12"])
+@pytest.mark.parametrize("fn", ["dropout", "alpha_dropout"])
+def test_dropout_of_strided_inputs_draws_in_memory_order(view, fn):
+    """PyTorch's noise is ``empty_like(x)`` (a permuted input's layout kept), filled in memory
+    order: a transposed input drops other elements than its contiguous copy would."""
+    x0 = randn(3, 4, 5)
+    views = {"transpose01": lambda t: t.transpose(0, 1), "permute": lambda t: t.permute(2, 0, 1),
+             "slice": lambda t: t[:, ::2], "transpose12": lambda t: t.transpose(1, 2)}
+    res = []
+    for lib in (jg, torch):
+        lib.manual_seed(1)
+        res.append(getattr(FF(lib), fn)(views[view](lib.tensor(x0)), 0.4, True).numpy())
+    np.testing.assert_array_equal(res[0], res[1])

@@ -453,7 +453,9 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1.0:
         mask = Tensor._make(np.zeros((), dtype=dt))
     else:
-        mask = Tensor._make(default_generator().dropout_mask(input._data.shape, p, dt))
+        from .normalization import memory_order_draw
+        mask = Tensor._make(memory_order_draw(
+            input._data, lambda shape: default_generator().dropout_mask(shape, p, dt)))
     if inplace:
         return input.mul_(mask)
     return input * mask

@@ -471,6 +471,19 @@ def _feature_dropout(input, p, training, inplace):
     return input.mul_(noise) if inplace else input * noise
 
 
+def memory_order_draw(arr, draw):
+    """``draw(shape)`` (random numbers in C order) laid out as PyTorch fills
+    ``empty_like(arr)``: that keeps a permuted dense input's strides (``x.transpose(0, 1)``
+    after batch-first attention) and the CPU samplers fill it in memory order, so the numbers are
+    drawn for ``arr``'s dims sorted outermost first, then permuted back."""
+    if arr.flags.c_contiguous or arr.ndim < 2:
+        return draw(arr.shape)
+    perm = sorted(range(arr.ndim), key=lambda d: -arr.strides[d] if arr.shape[d] > 1 else 0)
+    if not np.transpose(arr, perm).flags.c_contiguous or min(arr.strides) < 0:
+        return draw(arr.shape)  # not dense: empty_like is contiguous
+    return np.transpose(draw(tuple(arr.shape[d] for d in perm)), np.argsort(perm))
+
+
 _SELU_ALPHA = 1.7580993408473766  # ATen's alpha' (-scale * alpha of SELU)
 
 
@@ -489,7 +502,9 @@ def _alpha_dropout(input, p, training, inplace, feature):
         keep = Tensor._make(_cuda_random.bernoulli(1.0 - p, shape, input._data.dtype))
     else:
         from ...random import default_generator
-        keep = Tensor._make(default_generator().bernoulli(1.0 - p, shape, input._data.dtype))
+        keep = Tensor._make(memory_order_draw(
+            input._data if not feature else np.empty(shape, np.int8),
+            lambda s: default_generator().bernoulli(1.0 - p, s, input._data.dtype)))
     a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
     b = (keep - 1.0) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
     noise = keep * a
