@@ -177,10 +177,9 @@ def _batch_norm_backward(node, g):
             n = x2.size // max(c, 1)
             cb = -w * invstd ** 3 * sgx / n
             cc = -ca * sg / n - mean * cb
-        else:
-            cb = np.zeros(c)
-            cc = np.zeros(c)
-        gx = K.affine2(g2, x2, np.tile(ca, n_), np.tile(cb, n_), np.tile(cc, n_))
+            gx = K.affine2(g2, x2, np.tile(ca, n_), np.tile(cb, n_), np.tile(cc, n_))
+        else:  # the statistics are constants: g scaled per channel
+            gx = K.affine(g2, np.tile(ca, n_), np.zeros(n_ * c))
         gx = Tensor._make(gx.reshape(x.shape).astype(dt, copy=False))
     if need_w and "w" in node.ctx._saved:
         gw = Tensor._make((sgx * invstd).astype(dt))
