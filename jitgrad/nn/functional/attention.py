@@ -10,6 +10,10 @@ without a mask that requires grad to its flash kernel, whose node is
 
 ``multi_head_attention_forward`` is a port of PyTorch's Python function (the slow path of
 ``nn.MultiheadAttention``), with its checks and messages.
+
+Credit: the code follows PyTorch's ``torch/nn/functional.py``
+(https://github.com/pytorch/pytorch), Copyright (c) 2016- Facebook, Inc (Adam Paszke) and the
+PyTorch contributors, BSD 3-Clause license; its terms apply to the ported parts.
 """
 from __future__ import annotations
 

@@ -1,6 +1,11 @@
 """``BatchNorm1d/2d/3d`` and ``InstanceNorm1d/2d/3d``: PyTorch's ``_NormBase`` (parameters,
 running-statistics buffers, ``num_batches_tracked``, state-dict version 2) over
-``F.batch_norm`` / ``F.instance_norm``."""
+``F.batch_norm`` / ``F.instance_norm``.
+
+Credit: the code follows PyTorch's ``torch/nn/modules/batchnorm.py`` and ``instancenorm.py``
+(https://github.com/pytorch/pytorch), Copyright (c) 2016- Facebook, Inc (Adam Paszke) and the
+PyTorch contributors, BSD 3-Clause license; its terms apply to the ported parts.
+"""
 from __future__ import annotations
 
 import warnings

@@ -6,6 +6,11 @@ PyTorch's inference fast paths (``_native_multi_head_attention``,
 ``_transformer_encoder_layer_fwd``) compute the same function as the slow path, so only the slow
 path exists here; the one visible effect of the nested-tensor path of ``TransformerEncoder``
 (padded positions of the output are 0) is reproduced.
+
+Credit: the code follows PyTorch's ``torch/nn/modules/activation.py`` and
+``torch/nn/modules/transformer.py`` (https://github.com/pytorch/pytorch), Copyright (c) 2016-
+Facebook, Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause license; its terms apply
+to the ported parts.
 """
 from __future__ import annotations
 
