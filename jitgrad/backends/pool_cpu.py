@@ -1,0 +1,120 @@
+"""The pooling/resampling CPU kernels (Numba, cached on disk), over planes of up to 3 dims.
+
+Every op is one of three shapes, whatever its spatial rank (1-D/2-D inputs arrive as
+``(P, 1, 1, W)`` / ``(P, 1, H, W)``, with unit dims that cost nothing):
+
+* ``window_max``: per output position, the max over a strided window (``range(lo, hi, step)``
+  per dim, already clipped to the input) and its flat index in the plane: max pools (plain,
+  dilated, adaptive). PyTorch's rule: a value replaces the running max when it is greater or
+  NaN, starting from ``init`` (-inf, or the dtype's lowest integer) with the window's first
+  position, so ties keep the first index and NaN the last NaN's.
+* ``resample``: a separable linear map, ``sum_t0 w0 * (sum_t1 w1 * (sum_t2 w2 * x))`` over each
+  dim's taps, divided by the product of the per-dim divisors: average pools (weights 1, divisor
+  the window count) and interpolation (weights, divisor 1). Taps are ``(O, T)`` index tables
+  padded with -1 (only in-bounds taps are listed, so ``0 * inf`` never enters a window that does
+  not touch the inf). The same kernel with the transposed tables is the backward.
+* ``scatter_add_planes``: a max pool's backward (gradients added at the saved indices).
+
+Parallel over planes (prange); one compiled specialization per dtype.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["window_max", "resample", "scatter_add_planes"]
+
+_FLAGS = dict(parallel=True, cache=True, nogil=True, error_model="numpy")
+
+
+@njit(**_FLAGS)
+def _window_max(x, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    n_planes, _, h, w = x.shape
+    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    for p in prange(n_planes):
+        for a in range(od):
+            for b in range(oh):
+                for c in range(ow):
+                    best = init
+                    at = (lo0[a] * h + lo1[b]) * w + lo2[c]
+                    for i in range(lo0[a], hi0[a], s0):
+                        for j in range(lo1[b], hi1[b], s1):
+                            for k in range(lo2[c], hi2[c], s2):
+                                v = x[p, i, j, k]
+                                if v > best or v != v:
+                                    best = v
+                                    at = (i * h + j) * w + k
+                    out[p, a, b, c] = best
+                    idx[p, a, b, c] = at
+
+
+@njit(**_FLAGS)
+def _resample(x, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out):
+    n_planes = x.shape[0]
+    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    t0n, t1n, t2n = i0.shape[1], i1.shape[1], i2.shape[1]
+    for p in prange(n_planes):
+        for a in range(od):
+            for b in range(oh):
+                for c in range(ow):
+                    acc0 = zero
+                    for t0 in range(t0n):
+                        i = i0[a, t0]
+                        if i < 0:
+                            break
+                        acc1 = zero
+                        for t1 in range(t1n):
+                            j = i1[b, t1]
+                            if j < 0:
+                                break
+                            acc2 = zero
+                            for t2 in range(t2n):
+                                k = i2[c, t2]
+                                if k < 0:
+                                    break
+                                acc2 += w2[c, t2] * x[p, i, j, k]
+                            acc1 += w1[b, t1] * acc2
+                        acc0 += w0[a, t0] * acc1
+                    out[p, a, b, c] = acc0 / (d0[a] * d1[b] * d2[c])
+
+
+@njit(**_FLAGS)
+def _scatter_add_planes(g, idx, out):
+    n_planes, q = g.shape
+    for p in prange(n_planes):
+        for r in range(out.shape[1]):
+            out[p, r] = 0
+        for j in range(q):
+            out[p, idx[p, j]] += g[p, j]
+
+
+def window_max(x, windows, out_spatial):
+    """``x``: (P, D, H, W) C-contiguous; ``windows``: three ``(lo, hi, step)`` (int64 arrays
+    of the output dim's length, and an int). Returns ``(values, flat indices)``."""
+    shape = (x.shape[0],) + tuple(out_spatial)
+    out = np.empty(shape, x.dtype)
+    idx = np.empty(shape, np.int64)
+    init = x.dtype.type(-np.inf) if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    args = []
+    for lo, hi, step in windows:
+        args += [lo, hi, np.int64(step)]
+    _window_max(x, x.dtype.type(init), *args, out, idx)
+    return out, idx
+
+
+def resample(x, taps, out_spatial):
+    """``x``: (P, D, H, W) C-contiguous float; ``taps``: three ``(index, weight, divisor)``
+    tables in ``x``'s dtype (index int64). Returns the (P, OD, OH, OW) result."""
+    out = np.empty((x.shape[0],) + tuple(out_spatial), x.dtype)
+    args = []
+    for index, weight, divisor in taps:
+        args += [index, weight, divisor]
+    _resample(x, x.dtype.type(0), *args, out)
+    return out
+
+
+def scatter_add_planes(g, idx, plane_size):
+    """``g``, ``idx``: (P, Q); returns (P, plane_size) with ``g`` added at ``idx`` per plane."""
+    out = np.empty((g.shape[0], plane_size), g.dtype)
+    _scatter_add_planes(g, idx, out)
+    return out
