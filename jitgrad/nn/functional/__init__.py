@@ -1748,3 +1748,12 @@ def celu_(input, alpha=1.0):
 
 def threshold_(input, threshold, value):  # noqa: F811 - PyTorch's name, like threshold's arg
     return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+# ----------------------------------------------------------------------------- pooling, resampling
+from . import pooling as _pooling  # noqa: E402
+from . import upsampling as _upsampling  # noqa: E402
+from .pooling import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+
+__all__ += _pooling.__all__ + _upsampling.__all__

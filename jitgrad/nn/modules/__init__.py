@@ -61,3 +61,11 @@ __all__ = [
     "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
     "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance",
 ]
+
+# pooling and resampling layers
+from . import pooling as _pooling  # noqa: E402
+from . import upsampling as _upsampling  # noqa: E402
+from .pooling import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+
+__all__ += _pooling.__all__ + _upsampling.__all__
