@@ -207,6 +207,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             input, output_size[0] if dim == 1 else tuple(output_size))
     want = _RANK.get(mode)
     if want is not None and want != input.dim():
+        if mode == "bicubic":  # PyTorch has no dedicated message for it
+            raise NotImplementedError(
+                f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) "
+                f"for the modes: {_MODES} (got {mode})")
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {want}D "
                                   "input")
     return _resample_mode(input, mode, tuple(output_size), scale_factors, align_corners)
