@@ -251,6 +251,49 @@ def test_adaptive_pool1d_3d():
     compare("adaptive_avg_pool3d", y, (2, 3, 4))
     compare("adaptive_avg_pool3d", y[0], (None, 4, 9))
     compare("adaptive_avg_pool3d", y, 1)
+    compare("adaptive_max_pool3d", y, (2, 3, 4), True, indices=True)
+    compare("adaptive_max_pool3d", y[0], (None, 2, 9), True, indices=True)
+
+
+def test_max_unpool3d():
+    x = R.standard_normal((1, 2, 4, 6, 5))
+    for lib, fns in ((jt, F), (torch, TF)):
+        out, idx = fns.max_pool3d(lib.tensor(x), 2, return_indices=True)
+        leaf = lib.tensor(out.numpy(), requires_grad=True)
+        u = fns.max_unpool3d(leaf, idx, 2, output_size=(4, 6, 5))
+        (u * u).sum().backward()
+        if lib is jt:
+            ju, jg, jn = u.detach().numpy(), leaf.grad.numpy(), u.grad_fn.name()
+    np.testing.assert_array_equal(ju, u.detach().numpy())
+    np.testing.assert_array_equal(jg, leaf.grad.numpy())
+    assert jn == u.grad_fn.name()
+
+
+def test_non_contiguous_input_and_float16():
+    x = R.standard_normal((2, 7, 6, 3)).transpose(0, 3, 1, 2)  # a channels-last layout
+    compare("max_pool2d", x, 3, 2, 1, 1, False, True, indices=True)
+    compare("avg_pool2d", x, 2)
+    h = R.standard_normal((2, 3, 6, 7)).astype(np.float16)
+    for name, args in (("avg_pool2d", (3, 2, 1)), ("adaptive_avg_pool2d", ((4, 3),))):
+        jo = getattr(F, name)(jt.tensor(h), *args)
+        to = getattr(TF, name)(torch.tensor(h), *args)
+        assert jo.dtype == jt.float16
+        np.testing.assert_allclose(jo.numpy().astype(np.float64),
+                                   to.numpy().astype(np.float64), rtol=1e-3, atol=1e-3)
+
+
+def test_top_level_names():
+    x = R.standard_normal((2, 3, 8))
+    for name, args in (("max_pool1d", (2,)), ("avg_pool1d", (3,)), ("adaptive_avg_pool1d", (3,)),
+                       ("max_pool2d", (2,)), ("pixel_shuffle", (1,))):
+        jo, to = getattr(jt, name)(jt.tensor(x), *args), getattr(torch, name)(torch.tensor(x),
+                                                                               *args)
+        np.testing.assert_allclose(jo.numpy(), to.numpy(), rtol=1e-12)
+    for name in ("adaptive_max_pool1d", "max_pool1d_with_indices"):
+        (jo, ji), (to, ti) = getattr(jt, name)(jt.tensor(x), 3), getattr(torch, name)(
+            torch.tensor(x), 3)
+        np.testing.assert_array_equal(jo.numpy(), to.numpy())
+        np.testing.assert_array_equal(ji.numpy(), ti.numpy())
 
 
 # ----------------------------------------------------------------------------- unpool, lp
@@ -338,6 +381,9 @@ ERRORS = [
     ("adaptive_avg_pool1d", (2, 3, 8), ((2, 2),), {}),
     ("adaptive_max_pool2d", (2, 3, 0, 8), (2,), {}),
     ("adaptive_max_pool2d", (2, 3, 6, 6, 6), (2,), {}),
+    ("adaptive_max_pool3d", (2, 3, 6), (2,), {}),
+    ("adaptive_max_pool3d", (1, 2, 6, 6, 6), ((2, 2),), {}),
+    ("adaptive_max_pool3d", (1, 2, 0, 3, 3), (2,), {}),
 ]
 
 
@@ -392,7 +438,8 @@ MODULES = [
     ("AvgPool3d", (2,), dict(divisor_override=3)), ("AdaptiveAvgPool1d", (3,), {}),
     ("AdaptiveAvgPool2d", ((None, 3),), {}), ("AdaptiveAvgPool3d", (2,), {}),
     ("AdaptiveMaxPool1d", (2,), {}), ("AdaptiveMaxPool2d", (3,), dict(return_indices=True)),
-    ("MaxUnpool1d", (2, 1), {}), ("MaxUnpool2d", (2,), {}), ("LPPool1d", (2, 3), {}),
+    ("MaxUnpool1d", (2, 1), {}), ("MaxUnpool2d", (2,), {}), ("MaxUnpool3d", (2,), {}),
+    ("AdaptiveMaxPool3d", (2,), {}), ("LPPool1d", (2, 3), {}),
     ("LPPool2d", (2, 3), {}),
 ]
 

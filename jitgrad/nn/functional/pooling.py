@@ -22,9 +22,10 @@ __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
     "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
     "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
-    "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d",
-    "lp_pool2d",
+    "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+    "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+    "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+    "lp_pool1d", "lp_pool2d",
 ]
 
 _DIMS = {1: "", 2: "H", 3: "T"}
@@ -355,9 +356,8 @@ def _adaptive_size(output_size, input, nsp, fn):
     else:
         sizes = tuple(output_size)
         if len(sizes) != nsp:
-            raise RuntimeError(f"{fn}: output_size must be {nsp}" if fn != "adaptive_max_pool2d"
-                               else "adaptive_max_pool2d(): internal error: output_size.size() "
-                               "must be 2")
+            raise RuntimeError(f"{fn}: output_size must be {nsp}" if "avg" in fn else
+                               f"{fn}(): internal error: output_size.size() must be {nsp}")
     in_sp = tuple(input.shape[-nsp:]) if input.ndim >= nsp else ()
     return tuple(int(in_sp[i]) if s is None else int(s) for i, s in enumerate(sizes))
 
@@ -367,7 +367,7 @@ def _adaptive_checks(input, nsp, out_sp, fn):
     if nd not in (nsp + 1, nsp + 2):
         got = list(input.shape)
         raise RuntimeError(f"{fn}(): Expected {nsp + 1}D or {nsp + 2}D tensor, but got"
-                           f"{':' if fn == 'adaptive_max_pool2d' else ''} {got}")
+                           f"{':' if 'max' in fn else ''} {got}")
     if "avg" in fn and min(out_sp) < 0:
         inner = ", ".join(map(str, out_sp)) if nsp == 2 else ", ".join(map(str, out_sp[:2])) \
             + "," + str(out_sp[2])
@@ -427,6 +427,15 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     out, idx = _adaptive_max(2, input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    return _adaptive_max(3, input, output_size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    out, idx = _adaptive_max(3, input, output_size)
     return (out, idx) if return_indices else out
 
 
@@ -512,6 +521,10 @@ def _unpool_backward(node, g):
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
