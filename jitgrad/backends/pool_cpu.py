@@ -15,7 +15,8 @@ Every op is one of three shapes, whatever its spatial rank (1-D/2-D inputs arriv
   not touch the inf). The same kernel with the transposed tables is the backward.
 * ``scatter_add_planes``: a max pool's backward (gradients added at the saved indices).
 
-Parallel over planes (prange); one compiled specialization per dtype.
+Parallel over planes (prange) for large inputs, serial below ``cpu.PARALLEL_THRESHOLD``; one
+compiled specialization per dtype.
 """
 from __future__ import annotations
 
@@ -24,68 +25,109 @@ from numba import njit, prange
 
 __all__ = ["window_max", "resample", "scatter_add_planes"]
 
-_FLAGS = dict(parallel=True, cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+
+
+def _by_size(serial, parallel, n):
+    """prange pays off only for large inputs (NUMBA_NOTES.md): below ``PARALLEL_THRESHOLD``
+    elements the serial twin runs (a parallel launch costs ~100+ us with tbb here)."""
+    from .cpu import PARALLEL_THRESHOLD
+    return parallel if n >= PARALLEL_THRESHOLD else serial
+
+
+# Each kernel is a per-plane body (written once) under a serial and a prange loop over planes.
 
 
 @njit(**_FLAGS)
-def _window_max(x, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
-    n_planes, _, h, w = x.shape
+def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    h, w = x.shape[2], x.shape[3]
     od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    for p in prange(n_planes):
-        for a in range(od):
-            for b in range(oh):
-                for c in range(ow):
-                    best = init
-                    at = (lo0[a] * h + lo1[b]) * w + lo2[c]
-                    for i in range(lo0[a], hi0[a], s0):
-                        for j in range(lo1[b], hi1[b], s1):
-                            for k in range(lo2[c], hi2[c], s2):
-                                v = x[p, i, j, k]
-                                if v > best or v != v:
-                                    best = v
-                                    at = (i * h + j) * w + k
-                    out[p, a, b, c] = best
-                    idx[p, a, b, c] = at
+    for a in range(od):
+        for b in range(oh):
+            for c in range(ow):
+                best = init
+                at = (lo0[a] * h + lo1[b]) * w + lo2[c]
+                for i in range(lo0[a], hi0[a], s0):
+                    for j in range(lo1[b], hi1[b], s1):
+                        for k in range(lo2[c], hi2[c], s2):
+                            v = x[p, i, j, k]
+                            if v > best or v != v:
+                                best = v
+                                at = (i * h + j) * w + k
+                out[p, a, b, c] = best
+                idx[p, a, b, c] = at
 
 
 @njit(**_FLAGS)
-def _resample(x, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out):
-    n_planes = x.shape[0]
+def _window_max_serial(x, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    for p in range(x.shape[0]):
+        _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx)
+
+
+@njit(parallel=True, **_FLAGS)
+def _window_max_parallel(x, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    for p in prange(x.shape[0]):
+        _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx)
+
+
+@njit(**_FLAGS)
+def _resample_plane(x, p, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out):
     od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
     t0n, t1n, t2n = i0.shape[1], i1.shape[1], i2.shape[1]
-    for p in prange(n_planes):
-        for a in range(od):
-            for b in range(oh):
-                for c in range(ow):
-                    acc0 = zero
-                    for t0 in range(t0n):
-                        i = i0[a, t0]
-                        if i < 0:
+    for a in range(od):
+        for b in range(oh):
+            for c in range(ow):
+                acc0 = zero
+                for t0 in range(t0n):
+                    i = i0[a, t0]
+                    if i < 0:
+                        break
+                    acc1 = zero
+                    for t1 in range(t1n):
+                        j = i1[b, t1]
+                        if j < 0:
                             break
-                        acc1 = zero
-                        for t1 in range(t1n):
-                            j = i1[b, t1]
-                            if j < 0:
+                        acc2 = zero
+                        for t2 in range(t2n):
+                            k = i2[c, t2]
+                            if k < 0:
                                 break
-                            acc2 = zero
-                            for t2 in range(t2n):
-                                k = i2[c, t2]
-                                if k < 0:
-                                    break
-                                acc2 += w2[c, t2] * x[p, i, j, k]
-                            acc1 += w1[b, t1] * acc2
-                        acc0 += w0[a, t0] * acc1
-                    out[p, a, b, c] = acc0 / (d0[a] * d1[b] * d2[c])
+                            acc2 += w2[c, t2] * x[p, i, j, k]
+                        acc1 += w1[b, t1] * acc2
+                    acc0 += w0[a, t0] * acc1
+                out[p, a, b, c] = acc0 / (d0[a] * d1[b] * d2[c])
 
 
 @njit(**_FLAGS)
-def _scatter_add_planes(g, idx, out):
-    n_planes, q = g.shape
-    for p in prange(n_planes):
-        for r in range(out.shape[1]):
-            out[p, r] = 0
-        for j in range(q):
-            out[p, idx[p, j]] += g[p, j]
+def _resample_serial(x, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out):
+    for p in range(x.shape[0]):
+        _resample_plane(x, p, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out)
+
+
+@njit(parallel=True, **_FLAGS)
+def _resample_parallel(x, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out):
+    for p in prange(x.shape[0]):
+        _resample_plane(x, p, zero, i0, w0, d0, i1, w1, d1, i2, w2, d2, out)
+
+
+@njit(**_FLAGS)
+def _scatter_plane(g, idx, p, out):
+    for r in range(out.shape[1]):
+        out[p, r] = 0
+    for j in range(g.shape[1]):
+        out[p, idx[p, j]] += g[p, j]
+
+
+@njit(**_FLAGS)
+def _scatter_add_serial(g, idx, out):
+    for p in range(g.shape[0]):
+        _scatter_plane(g, idx, p, out)
+
+
+@njit(parallel=True, **_FLAGS)
+def _scatter_add_parallel(g, idx, out):
+    for p in prange(g.shape[0]):
+        _scatter_plane(g, idx, p, out)
 
 
 def window_max(x, windows, out_spatial):
@@ -98,7 +140,8 @@ def window_max(x, windows, out_spatial):
     args = []
     for lo, hi, step in windows:
         args += [lo, hi, np.int64(step)]
-    _window_max(x, x.dtype.type(init), *args, out, idx)
+    _by_size(_window_max_serial, _window_max_parallel, x.size)(x, x.dtype.type(init), *args,
+                                                             out, idx)
     return out, idx
 
 
@@ -109,12 +152,13 @@ def resample(x, taps, out_spatial):
     args = []
     for index, weight, divisor in taps:
         args += [index, weight, divisor]
-    _resample(x, x.dtype.type(0), *args, out)
+    _by_size(_resample_serial, _resample_parallel, max(x.size, out.size))(
+        x, x.dtype.type(0), *args, out)
     return out
 
 
 def scatter_add_planes(g, idx, plane_size):
     """``g``, ``idx``: (P, Q); returns (P, plane_size) with ``g`` added at ``idx`` per plane."""
     out = np.empty((g.shape[0], plane_size), g.dtype)
-    _scatter_add_planes(g, idx, out)
+    _by_size(_scatter_add_serial, _scatter_add_parallel, out.size)(g, idx, out)
     return out
