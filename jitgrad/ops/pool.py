@@ -180,19 +180,28 @@ def _resample_data(data, taps, lead, in_sp, dtype):
     return CudaArray(out, lead + out_sp)
 
 
-def resample(x: Tensor, taps, node: str, back: str) -> Tensor:
+def resample(x: Tensor, taps, node: str, back: str, save_input=False) -> Tensor:
     """``x`` resampled over its last ``len(taps)`` dims, recorded as ``node``; the backward
-    node (the transposed map) is called ``back``."""
+    node (the transposed map) is called ``back``. ``save_input``: keep ``x`` as PyTorch's
+    pooling nodes do (``_saved_self``): writing into it in place, or a second backward, then
+    raises PyTorch's error (the gradient itself does not need it)."""
     lead, in_sp = _split(x, len(taps))
     for t, n in zip(taps, in_sp):
         if t.n_in != n:
             raise ValueError(f"resample: taps for length {t.n_in}, input has {n}")
     data = _resample_data(x._data, taps, lead, in_sp, x._data.dtype)
     return record(node, (x,), data, _resample_backward,
+                  save=(("self", x),) if save_input else (),
                   attrs={"taps": tuple(taps), "node": node, "back": back})
 
 
+def _check_saved(node):
+    if node.ctx._saved:
+        node.saved("self")  # PyTorch's version check on the saved input
+
+
 def _resample_backward(node, g):
+    _check_saved(node)
     a = node.ctx.attrs
     return (resample(g, tuple(t.T for t in a["taps"]), a["back"], a["node"]),)
 
@@ -202,7 +211,8 @@ def _resample_backward(node, g):
 
 def window_max(x: Tensor, windows, node: str, back: str):
     """Max over windows of the last ``len(windows)`` dims: ``(values, indices)``; values are
-    recorded as ``node`` (backward node: ``back``), indices are flat per plane (int64)."""
+    recorded as ``node`` (backward node: ``back``, saving ``x`` as PyTorch's ``_saved_self``),
+    indices are flat per plane (int64)."""
     lead, in_sp = _split(x, len(windows))
     w3 = _pad3(windows, UNIT_WINDOWS)
     in3 = _pad3(in_sp, 1)
@@ -227,13 +237,14 @@ def window_max(x: Tensor, windows, node: str, back: str):
         if cdt != dtype:
             vals = vals.astype(dtype)
         idx = CudaArray(i, lead + out_sp)
-    out = record(node, (x,), vals, _window_max_backward,
+    out = record(node, (x,), vals, _window_max_backward, save=(("self", x),),
                  attrs={"idx": idx, "in_shape": lead + in_sp, "nsp": len(windows),
                         "back": back})
     return out, Tensor._make(idx)
 
 
 def _window_max_backward(node, g):
+    _check_saved(node)
     a = node.ctx.attrs
     return (scatter_planes(g, a["idx"], a["in_shape"], a["nsp"], a["back"]),)
 

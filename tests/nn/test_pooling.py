@@ -464,3 +464,22 @@ def test_modules_forward():
     pool, unpool = jnn.MaxPool2d(2, return_indices=True), jnn.MaxUnpool2d(2)
     out, idx = pool(jt.tensor(x))
     assert tuple(unpool(out, idx).shape) == (2, 3, 8, 8)
+
+
+@pytest.mark.parametrize("name,args", [("max_pool2d", (2,)), ("avg_pool2d", (2,)),
+                                       ("adaptive_avg_pool2d", (3,)),
+                                       ("adaptive_max_pool2d", (3,))])
+def test_saved_input_version_check_and_second_backward(name, args):
+    x = R.standard_normal((1, 2, 6, 6))
+    errors = []
+    for lib, fns in ((jt, F), (torch, TF)):
+        t = lib.tensor(x, requires_grad=True)
+        y = t * 1
+        out = getattr(fns, name)(y, *args)
+        y.mul_(2)
+        e1 = _error(out.sum().backward)
+        out = getattr(fns, name)(t * 1, *args)
+        out.sum().backward()
+        e2 = _error(out.sum().backward)
+        errors.append((e1 and e1[0], e2 and e2[0]))
+    assert errors[0] == errors[1] == (RuntimeError, RuntimeError)

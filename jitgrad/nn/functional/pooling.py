@@ -267,7 +267,7 @@ def _linear_pool(input, taps, node, back, name):
     if input.dtype == D.bool_:
         raise _not_implemented(name, input)
     if input.dtype.is_floating_point:
-        return P.resample(input, taps, node, back)
+        return P.resample(input, taps, node, back, save_input=True)
     out = P.resample(input.detach().to(D.float64), taps, node, back)
     return out.trunc().to(input.dtype)
 
@@ -393,7 +393,8 @@ def _adaptive_avg(nsp, input, output_size):
         return input.mean(tuple(range(-nsp, 0)), keepdim=True)
     taps = [_adaptive_taps(n, o) for n, o in zip(input.shape[-nsp:], out_sp)]
     node = f"AdaptiveAvgPool{nsp}D"
-    return P.resample(input, taps, f"{node}Backward0", f"{node}BackwardBackward0")
+    return P.resample(input, taps, f"{node}Backward0", f"{node}BackwardBackward0",
+                      save_input=True)
 
 
 def adaptive_avg_pool2d(input, output_size):
