@@ -173,7 +173,14 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (out, idx) if return_indices else out
 
 
-def _one(v, what, fn="max_pool1d", allow_none=False):
+_ONE_MSG = {"kernel_size": "an int, list of ints or tuple of ints",
+            "stride": "None, an int, list of ints, or tuple of ints",
+            "padding": "an int, list of ints, or tuple of ints",
+            "dilation": "an int, list of ints or tuple of ints"}
+
+
+def _one(v, what, allow_none=False):
+    """One int from ``v`` with ``max_pool1d``'s own messages (its non-indices path)."""
     if v is None and allow_none:
         return None
     if isinstance(v, numbers.Integral) and not isinstance(v, bool):
@@ -182,8 +189,8 @@ def _one(v, what, fn="max_pool1d", allow_none=False):
     if allow_none and not v:
         return None
     if len(v) != 1:
-        raise RuntimeError(f"{fn}() {what} must be an int, list of ints or tuple of ints of size "
-                           f"1 but got size {len(v)}")
+        raise RuntimeError(f"max_pool1d() {what} must be {_ONE_MSG[what]} of size 1 but got "
+                           f"size {len(v)}")
     return int(v[0])
 
 
@@ -215,23 +222,15 @@ def _max_pool1d_checks(input, kernel_size, stride, padding, dilation, ceil_mode)
     return k, s, p, d
 
 
-def _pair1(v, fill):
-    if v is None:
-        return None
-    if isinstance(v, numbers.Integral):
-        return (fill, int(v))
-    v = tuple(v)
-    return (fill,) + tuple(int(e) for e in v) if len(v) <= 1 else v
-
-
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
-    if input.ndim not in (2, 3):
-        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
-                           f"dim batch size for input, but got:{list(input.shape)}")
-    out, idx = _max_pool(2, input.unsqueeze(-2), _pair1(kernel_size, 1),
-                         _pair1(stride, 1) if stride is not None and stride != [] else None,
-                         _pair1(padding, 0), _pair1(dilation, 1), ceil_mode)
+    _check_1d(input, "max_pool1d")
+    k = _one_arg(kernel_size, "max_pool1d", "kernel_size")
+    no_stride = stride is None or (not isinstance(stride, numbers.Integral) and not len(stride))
+    s = k if no_stride else _one_arg(stride, "max_pool1d", "stride")
+    p = _one_arg(padding, "max_pool1d", "padding")
+    d = _one_arg(dilation, "max_pool1d", "dilation")
+    out, idx = _max_pool(2, input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode)
     return out.squeeze(-2), idx.squeeze(-2)
 
 
