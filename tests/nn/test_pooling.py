@@ -336,6 +336,9 @@ def test_lp_pool():
     compare("lp_pool2d", x, 2.0, 2)
     compare("lp_pool2d", x, 3.0, (3, 2), 2, True)
     compare("lp_pool1d", x[0], 2.0, 3)
+    compare("lp_pool3d", x.reshape(1, 2, 3, 8, 7), 1.5, (1, 2, 3), (1, 2, 2), True)
+    compare("lp_pool2d", x, float("inf"), 3, 2)
+    compare("lp_pool1d", x[0], -float("inf"), 2)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -447,7 +450,7 @@ MODULES = [
     ("AdaptiveMaxPool1d", (2,), {}), ("AdaptiveMaxPool2d", (3,), dict(return_indices=True)),
     ("MaxUnpool1d", (2, 1), {}), ("MaxUnpool2d", (2,), {}), ("MaxUnpool3d", (2,), {}),
     ("AdaptiveMaxPool3d", (2,), {}), ("LPPool1d", (2, 3), {}),
-    ("LPPool2d", (2, 3), {}),
+    ("LPPool2d", (2, 3), {}), ("LPPool3d", (2, 3), {}),
 ]
 
 

@@ -25,7 +25,7 @@ __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
     "adaptive_max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d",
-    "lp_pool1d", "lp_pool2d",
+    "lp_pool1d", "lp_pool2d", "lp_pool3d",
 ]
 
 _DIMS = {1: "", 2: "H", 3: "T"}
@@ -541,22 +541,32 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 # ----------------------------------------------------------------------------- lp pools
 
 
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """PyTorch's composition: ``(sign(a) * relu(|a|) * k) ** (1/p)``, ``a`` the average of
-    ``x ** p`` over each window."""
+def _lp_pool(nsp, input, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's composition: ``(sign(a) * relu(|a|) * prod(k)) ** (1/p)``, ``a`` the average
+    of ``x ** p`` over each window; p = +-inf is a max pool of ``|x|`` (negated for -inf)."""
     from . import relu
+    max_pool = (max_pool1d, max_pool2d, max_pool3d)[nsp - 1]
+    avg_pool = (avg_pool1d, avg_pool2d, avg_pool3d)[nsp - 1]
+    if isinstance(norm_type, (int, float)):
+        if norm_type == float("inf"):
+            return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        if norm_type == -float("inf"):
+            return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
     if stride is not None:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        out = avg_pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     else:
-        out = avg_pool1d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return (out.sign() * relu(out.abs())).mul(kernel_size).pow(1.0 / norm_type)
+        out = avg_pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    size = kernel_size if nsp == 1 else int(np.prod(_tuple(kernel_size, nsp, "kernel_size")))
+    return (out.sign() * relu(out.abs())).mul(size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    from . import relu
-    kw, kh = _tuple(kernel_size, 2, "kernel_size")
-    if stride is not None:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-    else:
-        out = avg_pool2d(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
-    return (out.sign() * relu(out.abs())).mul(kw * kh).pow(1.0 / norm_type)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)

@@ -8,7 +8,7 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-           "LPPool1d", "LPPool2d"]
+           "LPPool1d", "LPPool2d", "LPPool3d"]
 
 
 def _single(v):
@@ -224,4 +224,10 @@ class LPPool1d(_LPPoolNd):
 class LPPool2d(_LPPoolNd):
     def forward(self, input):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
