@@ -14,7 +14,8 @@ import jitgrad.nn.functional as F
 
 RNG = np.random.default_rng(5)
 TOL = {np.float64: dict(rtol=1e-12, atol=1e-13), np.float32: dict(rtol=1e-5, atol=1e-6),
-       np.float16: dict(rtol=1e-3, atol=1e-3)}
+       np.float16: dict(rtol=1e-3, atol=1e-3), np.int64: dict(rtol=0, atol=0),
+       np.uint8: dict(rtol=0, atol=0)}
 
 
 def _host(t):
@@ -129,3 +130,11 @@ def test_max_unpool_and_pixel_shuffle(device):
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
     assert outs[0][2] == outs[1][2]
     run(device, lambda t: F.pixel_shuffle(t, 2), RNG.standard_normal((1, 8, 2, 2)))
+
+
+def test_integer_pools_and_uint8_nearest(device):
+    x = RNG.integers(-20, 20, (1, 2, 5, 4))
+    run(device, lambda t: F.max_pool2d(t, 2, 1, 1, return_indices=True), x, grad=False)
+    run(device, lambda t: F.avg_pool2d(t, 3, 2, 1), x, grad=False)  # truncated as ATen
+    u = RNG.integers(0, 255, (1, 2, 3, 3)).astype(np.uint8)
+    run(device, lambda t: F.interpolate(t, scale_factor=1.5), u, grad=False)
