@@ -1,7 +1,10 @@
 """Resampling: ``interpolate`` (every mode PyTorch has but lanczos/antialias), the legacy
 ``upsample*`` names, ``pixel_shuffle`` / ``pixel_unshuffle``.
 
-``interpolate``'s argument handling is PyTorch's Python, ported (BSD-3, see README); the modes
+``interpolate``'s argument handling is PyTorch's Python, ported. Credit: it follows
+``torch/nn/functional.py`` (https://github.com/pytorch/pytorch), Copyright (c) 2016- Facebook,
+Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause license; its terms apply to the
+ported parts. The modes
 are ``ops/pool.resample`` over per-dim :class:`Taps` built the way ATen's CPU kernels build
 their index/weight tables (``UpSample.h``: ``area_pixel_compute_scale``,
 ``area_pixel_compute_source_index``, ``guard_index_and_lambda`` with its ``floorf``, the cubic
