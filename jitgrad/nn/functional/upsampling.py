@@ -4,9 +4,10 @@
 ``interpolate``'s argument handling is PyTorch's Python, ported. Credit: it follows
 ``torch/nn/functional.py`` (https://github.com/pytorch/pytorch), Copyright (c) 2016- Facebook,
 Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause license; its terms apply to the
-ported parts. The modes
-are ``ops/pool.resample`` over per-dim :class:`Taps` built the way ATen's CPU kernels build
-their index/weight tables (``UpSample.h``: ``area_pixel_compute_scale``,
+ported parts.
+
+The modes are ``ops/pool.resample`` over per-dim :class:`Taps` built the way ATen's CPU
+kernels build their index/weight tables (``UpSample.h``: ``area_pixel_compute_scale``,
 ``area_pixel_compute_source_index``, ``guard_index_and_lambda`` with its ``floorf``, the cubic
 coefficients with A = -0.75), in the input's opmath type, so indices and weights agree with
 PyTorch's. ``area`` is ``adaptive_avg_pool``, as in PyTorch.
