@@ -7,7 +7,7 @@ Every op is one of three shapes, whatever its spatial rank (1-D/2-D inputs arriv
   per dim, already clipped to the input) and its flat index in the plane: max pools (plain,
   dilated, adaptive). PyTorch's rule: a value replaces the running max when it is greater or
   NaN, starting from ``init`` (-inf, or the dtype's lowest integer) with the window's first
-  position, so ties keep the first index and NaN the last NaN's.
+  position, so ties keep the first index and NaN the last NaN's (computed branch-free, below).
 * ``resample``: a separable linear map, ``sum_t0 w0 * (sum_t1 w1 * (sum_t2 w2 * x))`` over each
   dim's taps, divided by the product of the per-dim divisors: average pools (weights 1, divisor
   the window count) and interpolation (weights, divisor 1). Taps are ``(O, T)`` index tables
@@ -38,8 +38,16 @@ def _by_size(serial, parallel, n):
 # Each kernel is a per-plane body (written once) under a serial and a prange loop over planes.
 
 
+# The max update is written branch-free: ``not (v <= best)`` (greater, or either is NaN) picks
+# the running max, which LLVM turns into selects; PyTorch's rule (a NaN is kept, and the last
+# NaN wins) is restored after the window from the last NaN seen. With random data the branchy
+# ``if v > best or v != v`` mispredicts on every other element: 3-5x slower here. Unit-step
+# windows (no dilation, adaptive pools) get their own loop: a runtime ``range`` step costs
+# another 2-3x (measured on (2048, 32, 32) float32 planes, 2x2 windows).
+
+
 @njit(**_FLAGS)
-def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+def _max_plane_unit(x, p, init, lo0, hi0, lo1, hi1, lo2, hi2, out, idx):
     h, w = x.shape[2], x.shape[3]
     od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
     for a in range(od):
@@ -47,13 +55,52 @@ def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
             for c in range(ow):
                 best = init
                 at = (lo0[a] * h + lo1[b]) * w + lo2[c]
+                nan_at = -1
+                nan_v = init
+                for i in range(lo0[a], hi0[a]):
+                    for j in range(lo1[b], hi1[b]):
+                        for k in range(lo2[c], hi2[c]):
+                            v = x[p, i, j, k]
+                            off = (i * h + j) * w + k
+                            take = not (v <= best)
+                            best = v if take else best
+                            at = off if take else at
+                            nan = v != v
+                            nan_at = off if nan else nan_at
+                            nan_v = v if nan else nan_v
+                if nan_at >= 0:
+                    best, at = nan_v, nan_at
+                out[p, a, b, c] = best
+                idx[p, a, b, c] = at
+
+
+@njit(**_FLAGS)
+def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    if s0 == 1 and s1 == 1 and s2 == 1:
+        _max_plane_unit(x, p, init, lo0, hi0, lo1, hi1, lo2, hi2, out, idx)
+        return
+    h, w = x.shape[2], x.shape[3]
+    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
+    for a in range(od):
+        for b in range(oh):
+            for c in range(ow):
+                best = init
+                at = (lo0[a] * h + lo1[b]) * w + lo2[c]
+                nan_at = -1
+                nan_v = init
                 for i in range(lo0[a], hi0[a], s0):
                     for j in range(lo1[b], hi1[b], s1):
                         for k in range(lo2[c], hi2[c], s2):
                             v = x[p, i, j, k]
-                            if v > best or v != v:
-                                best = v
-                                at = (i * h + j) * w + k
+                            off = (i * h + j) * w + k
+                            take = not (v <= best)
+                            best = v if take else best
+                            at = off if take else at
+                            nan = v != v
+                            nan_at = off if nan else nan_at
+                            nan_v = v if nan else nan_v
+                if nan_at >= 0:
+                    best, at = nan_v, nan_at
                 out[p, a, b, c] = best
                 idx[p, a, b, c] = at
 
