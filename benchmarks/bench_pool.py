@@ -34,3 +34,40 @@ class Pool:
     def time_forward_backward(self, impl, op):
         self.x.grad = None
         self.fn(self.F, self.x).backward(self.g)
+
+
+def _side_by_side(rounds=3, reps=15):
+    """``python -m benchmarks.bench_pool [threads]``: the cases above, jitgrad and PyTorch
+    interleaved in one process; per case the best round's median, in ms."""
+    import sys
+    import time
+
+    import numpy as np
+    threads = int(sys.argv[1]) if len(sys.argv) > 1 else None
+    if threads:
+        import numba
+        import torch
+        numba.set_num_threads(threads)
+        torch.set_num_threads(threads)
+    for op in CASES:
+        runs = {}
+        for impl in ("jitgrad", "torch"):
+            runs[impl] = Pool()
+            runs[impl].setup(impl, op)
+        best = {(impl, kind): [] for impl in runs for kind in ("forward", "forward_backward")}
+        for _ in range(rounds):
+            for impl, bench in runs.items():
+                for kind in ("forward", "forward_backward"):
+                    fn = getattr(bench, f"time_{kind}")
+                    times = []
+                    for _ in range(reps):
+                        t0 = time.perf_counter()
+                        fn(impl, op)
+                        times.append(time.perf_counter() - t0)
+                    best[impl, kind].append(np.median(times) * 1e3)
+        print(op, "  ".join(f"{impl} {kind.replace('_', '+')} {min(v):.2f} ms"
+                            for (impl, kind), v in best.items()))
+
+
+if __name__ == "__main__":
+    _side_by_side()

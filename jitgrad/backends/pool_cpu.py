@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .cpu import PARALLEL_THRESHOLD, empty  # empty: pooled, large outputs reuse mapped memory
+
 __all__ = ["window_max", "resample", "scatter_add_planes"]
 
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
@@ -31,7 +33,6 @@ _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 def _by_size(serial, parallel, n):
     """prange pays off only for large inputs (NUMBA_NOTES.md): below ``PARALLEL_THRESHOLD``
     elements the serial twin runs (a parallel launch costs ~100+ us with tbb here)."""
-    from .cpu import PARALLEL_THRESHOLD
     return parallel if n >= PARALLEL_THRESHOLD else serial
 
 
@@ -181,8 +182,8 @@ def window_max(x, windows, out_spatial):
     """``x``: (P, D, H, W) C-contiguous; ``windows``: three ``(lo, hi, step)`` (int64 arrays
     of the output dim's length, and an int). Returns ``(values, flat indices)``."""
     shape = (x.shape[0],) + tuple(out_spatial)
-    out = np.empty(shape, x.dtype)
-    idx = np.empty(shape, np.int64)
+    out = empty(shape, x.dtype)
+    idx = empty(shape, np.int64)
     init = x.dtype.type(-np.inf) if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     args = []
     for lo, hi, step in windows:
@@ -195,7 +196,7 @@ def window_max(x, windows, out_spatial):
 def resample(x, taps, out_spatial):
     """``x``: (P, D, H, W) C-contiguous float; ``taps``: three ``(index, weight, divisor)``
     tables in ``x``'s dtype (index int64). Returns the (P, OD, OH, OW) result."""
-    out = np.empty((x.shape[0],) + tuple(out_spatial), x.dtype)
+    out = empty((x.shape[0],) + tuple(out_spatial), x.dtype)
     args = []
     for index, weight, divisor in taps:
         args += [index, weight, divisor]
@@ -206,6 +207,6 @@ def resample(x, taps, out_spatial):
 
 def scatter_add_planes(g, idx, plane_size):
     """``g``, ``idx``: (P, Q); returns (P, plane_size) with ``g`` added at ``idx`` per plane."""
-    out = np.empty((g.shape[0], plane_size), g.dtype)
+    out = empty((g.shape[0], plane_size), g.dtype)
     _by_size(_scatter_add_serial, _scatter_add_parallel, out.size)(g, idx, out)
     return out
