@@ -37,13 +37,15 @@ class Pool:
 
 
 def _side_by_side(rounds=3, reps=15):
-    """``python -m benchmarks.bench_pool [threads]``: the cases above, jitgrad and PyTorch
-    interleaved in one process; per case the best round's median, in ms."""
+    """``python -m benchmarks.bench_pool [threads] [jitgrad|torch]``: the cases above, both
+    libraries interleaved in one process (or one library, for separate-process runs: in one
+    process their thread pools contend, see README); per case the best round's median, in ms."""
     import sys
     import time
 
     import numpy as np
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else None
+    impls = sys.argv[2:] or ["jitgrad", "torch"]
     if threads:
         import numba
         import torch
@@ -51,7 +53,7 @@ def _side_by_side(rounds=3, reps=15):
         torch.set_num_threads(threads)
     for op in CASES:
         runs = {}
-        for impl in ("jitgrad", "torch"):
+        for impl in impls:
             runs[impl] = Pool()
             runs[impl].setup(impl, op)
         best = {(impl, kind): [] for impl in runs for kind in ("forward", "forward_backward")}
