@@ -42,9 +42,10 @@ def _by_size(serial, parallel, n):
 # The max update is written branch-free: ``not (v <= best)`` (greater, or either is NaN) picks
 # the running max, which LLVM turns into selects; PyTorch's rule (a NaN is kept, and the last
 # NaN wins) is restored after the window from the last NaN seen. With random data the branchy
-# ``if v > best or v != v`` mispredicts on every other element: 3-5x slower here. Unit-step
-# windows (no dilation, adaptive pools) get their own loop: a runtime ``range`` step costs
-# another 2-3x (measured on (2048, 32, 32) float32 planes, 2x2 windows).
+# ``if v > best or v != v`` mispredicts on every other element. Unit-step windows (no
+# dilation, adaptive pools) get their own loop: a runtime ``range`` step costs ~2x. Measured
+# on 2048 float32 planes of 32x32, 2x2 windows, one thread (2-D loops): branchy 5-17 ms,
+# branch-free 3.3-3.7 ms; runtime step 10 ms vs 5 ms.
 
 
 @njit(**_FLAGS)
