@@ -372,6 +372,9 @@ ERRORS = [
     ("max_pool3d", (2, 3, 6, 6, 6), (7,), {}),
     ("max_pool3d", (3, 6, 6), (2,), {}),
     ("max_pool3d", (2, 3, 6, 6, 6), (2,), dict(dilation=0)),
+    ("max_pool2d", (1, 1, 4, 4), ((2, 3), 1, (2, 1), (3, 1)), {}),  # pad > k/2, dilated
+    ("max_pool3d", (1, 1, 4, 4, 4), (2, 1, (0, 2, 0), 3), {}),
+    ("max_pool1d", (1, 1, 4), (2, 1, 2, 3), dict(return_indices=True)),
     ("avg_pool2d", (2, 3, 8, 8), (2,), dict(padding=2)),
     ("avg_pool2d", (2, 3, 8, 8), (9,), {}),
     ("avg_pool2d", (2, 3, 8, 8), (2,), dict(divisor_override=0)),

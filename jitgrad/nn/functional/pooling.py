@@ -114,6 +114,13 @@ def _geometry(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
         if avg and any(n < kk for n, kk in zip(in_sp, k)):
             raise RuntimeError(f"input image (T: {in_sp[0]} H: {in_sp[1]} W: {in_sp[2]}) smaller "
                                f"than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    if any(kk // 2 < pp for kk, pp in zip(k, p)):  # PyTorch checks this without dilation too
+        if nsp == 2:
+            raise RuntimeError("pad should be smaller than or equal to half of kernel size, but "
+                               f"got padW = {p[1]}, padH = {p[0]}, kW = {k[1]}, kH = {k[0]}")
+        raise RuntimeError("pad should be smaller than or equal to half of kernel size, but got "
+                           f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
+                           f"padH: {p[1]}")
     planes = shape[-nsp - 1]
     if min(out_sp) < 1:
         raise RuntimeError(f"Given input size: ({planes}x{'x'.join(map(str, in_sp))}). "
