@@ -496,3 +496,26 @@ def test_saved_input_version_check_and_second_backward(name, args):
         e2 = _error(out.sum().backward)
         errors.append((e1 and e1[0], e2 and e2[0]))
     assert errors[0] == errors[1] == (RuntimeError, RuntimeError)
+
+
+def test_chain_second_derivatives_match_pytorch():
+    """Pools and interpolation inside one graph: the gradient and the gradient of its norm
+    (create_graph) equal PyTorch's."""
+    x = R.standard_normal((2, 3, 9, 9))
+
+    def f(fns, t):
+        y = (t * 2).tanh()
+        y = fns.max_pool2d(y, 3, 2, 1) + 0.5 * fns.avg_pool2d(y, 3, 2, 1)
+        y = fns.interpolate(y.relu(), scale_factor=2, mode="bilinear").sigmoid()
+        y = fns.adaptive_avg_pool2d(y, (2, 3)) * fns.adaptive_max_pool2d(y, 3)[..., :2, :3]
+        return (y * y).sum()
+    res = []
+    for lib, fns in ((jt, F), (torch, TF)):
+        t = lib.tensor(x, requires_grad=True)
+        out = f(fns, t)
+        (g,) = lib.autograd.grad(out, t, create_graph=True)
+        (g * g).sum().backward()
+        res.append((out.item(), g.detach().numpy(), t.grad.numpy()))
+    assert res[0][0] == pytest.approx(res[1][0], rel=1e-12)
+    np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-10, atol=1e-14)
