@@ -171,9 +171,18 @@ def can_cast(from_, to):
     return _dtype.to_dtype(from_)._category <= _dtype.to_dtype(to)._category
 
 
+# torch.max_pool2d & co.: nn.functional's (loaded on first use, like nn itself)
+_NN_FUNCTIONS = {n: n for n in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+                                "adaptive_avg_pool1d", "max_pool1d_with_indices",
+                                "pixel_shuffle", "pixel_unshuffle")}
+_NN_FUNCTIONS["adaptive_max_pool1d"] = "adaptive_max_pool1d_with_indices"  # returns a pair
+
+
 def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing"):
         return importlib.import_module(f"jitgrad.{name}")
+    if name in _NN_FUNCTIONS:
+        return getattr(importlib.import_module("jitgrad.nn.functional"), _NN_FUNCTIONS[name])
     raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")

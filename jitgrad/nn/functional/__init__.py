@@ -1759,3 +1759,11 @@ from .attention import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 
 __all__ += _normalization.__all__ + _attention.__all__
+
+# ----------------------------------------------------------------------------- pooling, resampling
+from . import pooling as _pooling  # noqa: E402
+from . import upsampling as _upsampling  # noqa: E402
+from .pooling import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+
+__all__ += _pooling.__all__ + _upsampling.__all__

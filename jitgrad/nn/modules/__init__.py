@@ -73,3 +73,11 @@ from .normalization import *  # noqa: E402,F401,F403
 from .transformer import *  # noqa: E402,F401,F403
 
 __all__ += _batchnorm.__all__ + _dropout.__all__ + _normalization.__all__ + _transformer.__all__
+
+# pooling and resampling layers
+from . import pooling as _pooling  # noqa: E402
+from . import upsampling as _upsampling  # noqa: E402
+from .pooling import *  # noqa: E402,F401,F403
+from .upsampling import *  # noqa: E402,F401,F403
+
+__all__ += _pooling.__all__ + _upsampling.__all__
