@@ -28,6 +28,16 @@ from .activation import (
                          Threshold,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import (
+                         Conv1d,
+                         Conv2d,
+                         Conv3d,
+                         ConvTranspose1d,
+                         ConvTranspose2d,
+                         ConvTranspose3d,
+                         Fold,
+                         Unfold,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -61,3 +71,5 @@ __all__ = [
     "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss",
     "TripletMarginLoss", "CosineSimilarity", "PairwiseDistance",
 ]
+__all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+            "ConvTranspose3d", "Fold", "Unfold"]
