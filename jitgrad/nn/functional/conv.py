@@ -96,6 +96,13 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, transp
                   output_padding=None):
     """PyTorch's ``check_shape_forward`` (less what the caller checks), in its order."""
     nd = input.ndim - 2
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({D.c_name(input.dtype)}) and bias type "
+                           f"({D.c_name(bias.dtype)}) should be the same")
+    if weight.ndim != nd + 2 and weight.ndim > 2:  # PyTorch sizes its arguments by the weight
+        raise RuntimeError(f"expected stride to be a single integer value or a list of "
+                           f"{weight.ndim - 2} values to match the convolution dimensions, but "
+                           f"got stride={list(stride)}")
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if output_padding is not None and any(p < 0 for p in output_padding):
@@ -149,9 +156,6 @@ def _check_types(input, weight, bias, slow_name):
             f"Input type ({tn}{D.scalar_name(input.dtype)}Tensor) and weight type "
             f"({tn}{D.scalar_name(weight.dtype)}Tensor) should be the same or input should be "
             "a MKLDNN tensor and weight is a dense tensor")
-    if bias is not None and bias.dtype is not input.dtype:
-        raise RuntimeError(f"Input type ({D.c_name(input.dtype)}) and bias type "
-                           f"({D.c_name(bias.dtype)}) should be the same")
     if input.dtype.name == "bool" or (input.is_cuda and not input.is_floating_point()):
         raise NotImplementedError(f"\"{slow_name}\" not implemented for "
                                   f"'{D.scalar_name(input.dtype)}'")
@@ -317,8 +321,6 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     else:
         sym = _int_tuple(padding, nd, "padding", fname, bad)
     _check_common(x, weight, bias, stride, sym, dilation, groups, False)
-    _check_types(x, weight, bias, f"slow_conv{'3d' if nd == 3 else '2d'}_cpu"
-                 if not x.is_cuda else "conv_depthwise2d")
     k = tuple(weight.shape[2:])
     z = tuple(x.shape[2:])
     if padding == "same":
@@ -336,6 +338,8 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({_fmt(padded)}). "
                            f"Kernel size: ({_fmt(reach)}). Kernel size can't be greater than "
                            "actual input size")
+    _check_types(x, weight, bias, f"slow_conv{'3d' if nd == 3 else '2d'}_cpu"
+                 if not x.is_cuda else "conv_depthwise2d")
     y = tuple((p - r) // s + 1 for p, r, s in zip(padded, reach, stride))
     geo = A.Geometry(_pad3(z, 1), _pad3(y, 1), _pad3(k, 1), _pad3(stride, 1),
                      _pad3(dilation, 1), _pad3(lo, 0), groups)
