@@ -342,3 +342,41 @@ def test_fold_unfold_modules():
     jm, tm = nn.Fold((4, 5), 2), torch.nn.Fold((4, 5), 2)
     assert repr(jm) == repr(tm)
     np.testing.assert_allclose(jm(jg.tensor(c)).numpy(), tm(torch.tensor(c)).numpy())
+
+
+# ----------------------------------------------------------------------------- internal paths
+
+
+@pytest.mark.parametrize("path", ["per-tap copies", "col2im for stride 1"])
+def test_other_cpu_paths_match_torch(monkeypatch, path):
+    """Small problems gather through one cached index and stride-1 input gradients are
+    convolutions with the flipped weight; large ones copy per kernel tap and strided ones use
+    col2im. Force the other branch and check a grid of cases against PyTorch."""
+    from jitgrad.nn.functional import _conv_arrays as A
+    if path == "per-tap copies":
+        monkeypatch.setattr(A, "_GATHER_MAX", 0)
+    else:
+        monkeypatch.setattr(A, "_FLIP_UNIT_STRIDE", False)
+    for i in (0, 1, 4, 6, 7, 8, 10, 11, 13, 14):
+        xs, ws, kw = CONV[i]
+        _compare(f"conv{len(ws) - 2}d", [_randn(*xs), _randn(*ws), _randn(ws[0])], **kw)
+    for xs, ws, kw in CONV_T[:5]:
+        _compare(f"conv_transpose{len(ws) - 2}d",
+                 [_randn(*xs), _randn(*ws), _randn(ws[1] * kw.get("groups", 1))], **kw)
+    x = _randn(2, 3, 5, 6)
+    _compare("unfold", [x], kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+
+
+def test_non_contiguous_inputs():
+    x = _randn(2, 6, 5, 3).transpose(0, 3, 1, 2)[:, :, ::2]   # permuted and strided
+    w = _randn(4, 3, 3, 3).transpose(0, 1, 3, 2)
+    _compare("conv2d", [x, w, _randn(4)], padding=1)
+    jx = jg.tensor(_randn(2, 5, 6, 3), requires_grad=True)
+    tx = torch.tensor(jx.detach().numpy(), requires_grad=True)
+    jw, tw = jg.tensor(w), torch.tensor(w)
+    jo = F.conv2d(jx.permute(0, 3, 1, 2), jw, stride=2)
+    to = TF.conv2d(tx.permute(0, 3, 1, 2), tw, stride=2)
+    np.testing.assert_allclose(jo.detach().numpy(), to.detach().numpy(), rtol=1e-9)
+    jo.sum().backward()
+    to.sum().backward()
+    np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=1e-9)

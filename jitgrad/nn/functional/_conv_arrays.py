@@ -96,6 +96,10 @@ def _host_im2col(zc, geo):
     """(B, C, *z) -> columns (C * K, B * L): row ``c * K + tap``, column ``b * L + position``."""
     b, c = zc.shape[:2]
     zp = _padded(zc, geo)
+    n = c * geo.taps * b * geo.positions
+    if n <= _GATHER_MAX:  # small: one gather instead of a copy per tap (Python-bound there)
+        idx = _gather_index(geo, b, c)
+        return np.take(np.ascontiguousarray(zp).reshape(-1), idx)
     cols = cpu.empty((c, geo.taps, b) + geo.y, zc.dtype)
     for t, sl in enumerate(_tap_slices(geo)):
         np.copyto(cols[:, t], zp[(slice(None), slice(None)) + sl].swapaxes(0, 1))
@@ -105,10 +109,16 @@ def _host_im2col(zc, geo):
 def _host_col2im(cols, geo, b, c):
     """The adjoint of ``_host_im2col``: columns (C * K, B * L) summed into (B, C, *z)."""
     span = geo.span
-    acc = np.zeros((b, c) + span, cols.dtype)
-    view = cols.reshape((c, geo.taps, b) + geo.y)
-    for t, sl in enumerate(_tap_slices(geo)):
-        acc[(slice(None), slice(None)) + sl] += view[:, t].swapaxes(0, 1)
+    if cols.size <= _GATHER_MAX and cols.dtype.kind == "f":
+        idx = _gather_index(geo, b, c)
+        acc = np.bincount(idx.reshape(-1), weights=cols.reshape(-1),
+                          minlength=b * c * span[0] * span[1] * span[2])
+        acc = acc.astype(cols.dtype).reshape((b, c) + span)
+    else:
+        acc = np.zeros((b, c) + span, cols.dtype)
+        view = cols.reshape((c, geo.taps, b) + geo.y)
+        for t, sl in enumerate(_tap_slices(geo)):
+            acc[(slice(None), slice(None)) + sl] += view[:, t].swapaxes(0, 1)
     if geo.lo == (0, 0, 0) and span == geo.z:
         return acc
     out = np.zeros((b, c) + geo.z, cols.dtype)
@@ -116,6 +126,33 @@ def _host_col2im(cols, geo, b, c):
     out[(Ellipsis,) + tuple(slice(0, n) for n in keep)] = \
         acc[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for lo, n in zip(geo.lo, keep))]
     return out
+
+
+_GATHER_MAX = 1 << 19  # column elements up to which im2col/col2im use one precomputed index
+_gather_cache: dict = {}
+
+
+def _gather_index(geo, b, c):
+    """For each column element, the flat index of the padded-input element it reads (cached:
+    a training loop meets the same few geometries every step)."""
+    key = (geo, b, c)
+    idx = _gather_cache.get(key)
+    if idx is None:
+        span = geo.span
+        size = span[0] * span[1] * span[2]
+        grids = np.meshgrid(*(np.arange(k) for k in geo.k), *(np.arange(y) for y in geo.y),
+                            indexing="ij")
+        t0, t1, t2, o0, o1, o2 = grids
+        pos = ((t0 * geo.d[0] + o0 * geo.s[0]) * span[1] + t1 * geo.d[1] + o1 * geo.s[1]) * \
+            span[2] + t2 * geo.d[2] + o2 * geo.s[2]
+        pos = pos.reshape(geo.taps, 1, geo.positions)
+        chan = (np.arange(c) * size).reshape(c, 1, 1, 1)
+        batch = (np.arange(b) * (c * size)).reshape(1, 1, b, 1)
+        idx = (pos[None] + chan + batch).reshape(c * geo.taps, b * geo.positions)
+        if len(_gather_cache) > 64:
+            _gather_cache.clear()
+        _gather_cache[key] = idx
+    return idx
 
 
 def _host_gemm(a, b, ta=False, tb=False, out=None, accumulate=False):
