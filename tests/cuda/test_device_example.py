@@ -100,7 +100,7 @@ def test_example_trains_on_cuda(device, train_mlp, tmp_path, capsys):
 
 
 def test_cnn_example_trains_on_cuda(device, tmp_path, capsys):
-    """``train_cnn.py --device cuda``: 8 samples, one batch per epoch, 2 channels — the loss
+    """``train_cnn.py --device cuda``: 4 samples, one batch per epoch, 1 channel — the loss
     falls and the checkpoint loads into a CPU model. Skips until nn.BatchNorm2d and
     nn.MaxPool2d exist (issue 13's normalization and pooling parts, other branches)."""
     for mod in ("sklearn", "tqdm", "matplotlib"):
@@ -113,8 +113,8 @@ def test_cnn_example_trains_on_cuda(device, tmp_path, capsys):
         import train_cnn
     finally:
         sys.path.pop(0)
-    train_cnn.main(["--device", "cuda", "--epochs", "2", "--limit", "8", "--batch-size", "8",
-                    "--channels", "2", "--lr", "0.03", "--no-progress", "--out",
+    train_cnn.main(["--device", "cuda", "--epochs", "2", "--limit", "4", "--batch-size", "4",
+                    "--channels", "1", "--lr", "0.03", "--no-progress", "--out",
                     str(tmp_path)])
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].endswith("device: cuda")
@@ -122,5 +122,5 @@ def test_cnn_example_trains_on_cuda(device, tmp_path, capsys):
     losses = [float(ln.split("loss ")[1].split()[0]) for ln in rows]
     assert len(losses) == 2 and losses[1] < losses[0]
     ck = jg.load(tmp_path / "checkpoint.pt")
-    assert repr(train_cnn.make_model(2).load_state_dict(ck["model"])) == \
+    assert repr(train_cnn.make_model(1).load_state_dict(ck["model"])) == \
         "<All keys matched successfully>"
