@@ -116,3 +116,11 @@ def test_module_on_device(device):
     m.to("cuda")
     out = m(jg.tensor(x, device="cuda"))
     np.testing.assert_allclose(_host(out), _host(ref), **TOL[np.float32])
+
+
+def test_device_mismatch_error(device):
+    x = jg.tensor(_randn(1, 2, 4, 4, dt=np.float32), device="cuda")
+    w = jg.tensor(_randn(3, 2, 3, 3, dt=np.float32))
+    with pytest.raises(RuntimeError, match=r"Input type \(torch.cuda.FloatTensor\) and weight "
+                                           r"type \(torch.FloatTensor\) should be the same"):
+        F.conv2d(x, w)

@@ -147,15 +147,17 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, transp
 
 
 def _check_types(input, weight, bias, slow_name):
-    if input.device != weight.device:
-        raise RuntimeError(f"Input type ({input.device.type}) and weight type "
-                           f"({weight.device.type}) should be on the same device")
-    if input.dtype is not weight.dtype:
-        tn = "torch.cuda." if input.is_cuda else "torch."
-        raise RuntimeError(
-            f"Input type ({tn}{D.scalar_name(input.dtype)}Tensor) and weight type "
-            f"({tn}{D.scalar_name(weight.dtype)}Tensor) should be the same or input should be "
-            "a MKLDNN tensor and weight is a dense tensor")
+    def legacy(t):  # PyTorch's Tensor.toString(): torch.FloatTensor, torch.cuda.FloatTensor
+        return f"torch.{'cuda.' if t.is_cuda else ''}{D.scalar_name(t.dtype)}Tensor"
+
+    if input.device != weight.device or input.dtype is not weight.dtype:
+        tail = "" if input.is_cuda else (" or input should be a MKLDNN tensor and weight is a "
+                                         "dense tensor")
+        raise RuntimeError(f"Input type ({legacy(input)}) and weight type ({legacy(weight)}) "
+                           f"should be the same{tail}")
+    if bias is not None and bias.device != input.device:
+        raise RuntimeError(f"Input type ({legacy(input)}) and bias type ({legacy(bias)}) should "
+                           "be the same")
     if input.dtype.name == "bool" or (input.is_cuda and not input.is_floating_point()):
         raise NotImplementedError(f"\"{slow_name}\" not implemented for "
                                   f"'{D.scalar_name(input.dtype)}'")
