@@ -171,9 +171,15 @@ def can_cast(from_, to):
     return _dtype.to_dtype(from_)._category <= _dtype.to_dtype(to)._category
 
 
+_FUNCTIONAL_ALIASES = ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                       "conv_transpose3d")
+
+
 def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing"):
         return importlib.import_module(f"jitgrad.{name}")
+    if name in _FUNCTIONAL_ALIASES:  # torch.conv2d & co. are nn.functional's functions
+        return getattr(importlib.import_module("jitgrad.nn.functional"), name)
     raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")

@@ -389,3 +389,10 @@ def test_non_contiguous_inputs():
     jo.sum().backward()
     to.sum().backward()
     np.testing.assert_allclose(jx.grad.numpy(), tx.grad.numpy(), rtol=1e-9)
+
+
+def test_top_level_aliases():
+    for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                 "conv_transpose3d"):
+        assert getattr(jg, name) is getattr(F, name)
+        assert hasattr(torch, name)
