@@ -227,6 +227,10 @@ ERRORS = [
     ("conv2d", (X, W.astype(np.float64)), {}),                   # dtype
     ("conv2d", (X, W, _randn(4)), {}),                           # bias dtype
     ("conv2d", (X, W), dict(stride=(1, 1, 1))),
+    ("conv2d", (X, W), dict(stride=2.0)),                        # TypeErrors, PyTorch's text
+    ("conv2d", (X, W), dict(groups=1.5)),
+    ("conv2d", (X, W), dict(padding=[1.0, 1])),
+    ("conv_transpose2d", (X, _randn(3, 4, 3, 3).astype(np.float32)), dict(stride=2.0)),
     ("conv2d", (X, _randn(0, 3, 3, 3)), {}),
     ("conv2d", (X, _randn(4, 3, 3)), {}),
     ("conv1d", (X, _randn(4, 3, 3)), {}),
