@@ -154,12 +154,12 @@ def test_double_backward_matches_torch_and_node_names():
     for lib, mod, f in (("jg", jg, F), ("torch", torch, TF)):
         x, w, b = (mod.tensor(a, requires_grad=True) for a in (x0, w0, b0))
         y = f.conv2d(x, w, b, stride=2, padding=1)
-        gx, gw = mod.autograd.grad((y * y).sum(), [x, w], create_graph=True)
-        names = (type(gx.grad_fn).__name__, type(gw.grad_fn).__name__)
-        ((gx * gx).sum() + (gw ** 3).sum()).backward()
+        gx, gw, gb = mod.autograd.grad((y * y).sum(), [x, w, b], create_graph=True)
+        names = tuple(type(t.grad_fn).__name__ for t in (gx, gw, gb))
+        ((gx * gx).sum() + (gw ** 3).sum() + (gb ** 3).sum()).backward()
         out[lib] = [gx.detach().numpy(), gw.detach().numpy(), x.grad.numpy(), w.grad.numpy(),
                     b.grad.numpy(), names]
-    assert out["jg"][5] == out["torch"][5] == ("ConvolutionBackwardBackward0",) * 2
+    assert out["jg"][5] == out["torch"][5] == ("ConvolutionBackwardBackward0",) * 3
     for a, b in zip(out["jg"][:5], out["torch"][:5]):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.composite import ieee_quiet, record
+from ...ops.composite import ieee_quiet, record, record_composition
 from ...tensor import Tensor
 from . import _conv_arrays as A
 
@@ -233,7 +233,9 @@ def _bias_grad(g):
         acc = gd.dtype if gd.dtype != np.float16 else np.float32
         return Tensor._make(gd.reshape(gd.shape[0], gd.shape[1], int(np.prod(gd.shape[2:]))).sum(
             axis=(0, 2), dtype=acc).astype(gd.dtype))
-    return g.sum([d for d in range(g.ndim) if d != 1])
+    dims = [d for d in range(g.ndim) if d != 1]
+    # with create_graph PyTorch's bias gradient is an output of ConvolutionBackwardBackward0
+    return record_composition(_BACKWARD_NAME, (g,), lambda t: t.sum(dims))
 
 
 def _convolution_backward(node, g):
