@@ -32,16 +32,12 @@ _SIG_STR = ("(Tensor input, Tensor weight, Tensor bias = None, tuple of ints str
 # ----------------------------------------------------------------------------- argument parsing
 
 
-def _bad_combination(fname, input, weight, kwargs, transposed):
+def _bad_combination(fname, input, weight, kwargs):
+    """PyTorch's argument-parser TypeError for conv{1,2,3}d (its two overloads)."""
     got = ", ".join([type(input).__name__, type(weight).__name__] +
                     [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
-    sigs = [_SIG] if transposed else [_SIG, _SIG_STR]
-    if transposed:
-        sigs = ["(Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, "
-                "tuple of ints padding = 0, tuple of ints output_padding = 0, int groups = 1, "
-                "tuple of ints dilation = 1)"]
     return TypeError(f"{fname}() received an invalid combination of arguments - got ({got}), "
-                     "but expected one of:\n" + "".join(f" * {s}\n" for s in sigs))
+                     "but expected one of:\n" + "".join(f" * {s}\n" for s in (_SIG, _SIG_STR)))
 
 
 def _is_int(v) -> bool:
@@ -308,7 +304,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         given = {k: v for k, v in kwargs.items() if not (
             _is_int(v) or isinstance(v, (tuple, list)) and all(_is_int(e) for e in v) or
             k == "padding" and isinstance(v, str))}
-        return _bad_combination(fname, input, weight, given or kwargs, False)
+        return _bad_combination(fname, input, weight, given or kwargs)
 
     if not _is_int(groups):
         raise bad()
