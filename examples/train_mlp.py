@@ -86,7 +86,7 @@ def evaluate(model, X, y):
     return loss, acc
 
 
-def save_plot(history, path):
+def save_plot(history, path, title="jitgrad MLP on 8x8 digits"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -105,7 +105,7 @@ def save_plot(history, path):
     ax2.set_title("accuracy")
     ax2.set_ylim(0.0, 1.02)
     ax2.legend()
-    fig.suptitle("jitgrad MLP on 8x8 digits")
+    fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

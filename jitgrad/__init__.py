@@ -171,11 +171,13 @@ def can_cast(from_, to):
     return _dtype.to_dtype(from_)._category <= _dtype.to_dtype(to)._category
 
 
-# torch.max_pool2d & co.: nn.functional's (loaded on first use, like nn itself)
+# torch.max_pool2d, torch.conv2d & co.: nn.functional's (loaded on first use, like nn itself)
 _NN_FUNCTIONS = {n: n for n in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
                                 "adaptive_avg_pool1d", "max_pool1d_with_indices",
                                 "pixel_shuffle", "pixel_unshuffle")}
 _NN_FUNCTIONS["adaptive_max_pool1d"] = "adaptive_max_pool1d_with_indices"  # returns a pair
+_NN_FUNCTIONS.update({n: n for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                                      "conv_transpose2d", "conv_transpose3d")})
 
 
 def __getattr__(name):

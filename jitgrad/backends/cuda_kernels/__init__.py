@@ -7,10 +7,11 @@
 * ``softmax``: softmax/log_softmax and their backward along any dim
 * ``index``: gather, scatter_add (atomics), scatter, index_select, index_add
 * ``advanced``: advanced indexing (index/mask keys) read/write/accumulate, nonzero
+* ``conv``: im2col / col2im of the convolutions (their GEMMs use ``matmul``)
 * ``scan``: cumsum/cumprod along any dims, inclusive/exclusive, forward/reversed (block per row)
 * ``pool``: max pools (window max + indices) and separable resampling (avg pools, interpolate)
 
 Importing this package imports numba.cuda (through ``backends.cuda_env``).
 """
-from . import advanced, index, layout, matmul, pool, reduce, scan, softmax  # noqa: F401
+from . import advanced, conv, index, layout, matmul, pool, reduce, scan, softmax  # noqa: F401
 from .common import View, as_view  # noqa: F401

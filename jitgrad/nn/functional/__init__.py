@@ -40,6 +40,19 @@ __all__ = [
     "cosine_similarity", "pairwise_distance", "selu_", "celu_", "threshold_",
 ]
 
+from .conv import (  # noqa: E402 - topic modules after the core functions they may use
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+from .fold import fold, unfold  # noqa: E402
+
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d", "fold", "unfold"]
+
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -28,6 +28,16 @@ from .activation import (
                          Threshold,
 )
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import (
+                         Conv1d,
+                         Conv2d,
+                         Conv3d,
+                         ConvTranspose1d,
+                         ConvTranspose2d,
+                         ConvTranspose3d,
+                         Fold,
+                         Unfold,
+)
 from .distance import CosineSimilarity, PairwiseDistance
 from .linear import Bilinear, Identity, Linear
 from .loss import (
@@ -81,3 +91,6 @@ from .pooling import *  # noqa: E402,F401,F403
 from .upsampling import *  # noqa: E402,F401,F403
 
 __all__ += _pooling.__all__ + _upsampling.__all__
+
+__all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+            "ConvTranspose3d", "Fold", "Unfold"]
