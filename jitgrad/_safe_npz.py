@@ -40,7 +40,7 @@ def read_members(raw: bytes, structure_member: str):
     (validated as described in the module docstring)."""
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw))
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError) as e:
         raise BadCheckpoint(f"not a jitgrad checkpoint (not a readable zip archive: {e})") \
             from None
     with zf:
@@ -68,6 +68,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, file_size: int, *, 
     where = f"member {info.filename!r}"
     if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
         raise BadCheckpoint(f"{where} is compressed (jitgrad.save stores members as they are)")
+    if info.flag_bits & 0x1:
+        raise BadCheckpoint(f"{where} is encrypted")
     if info.header_offset + info.file_size > file_size:
         raise BadCheckpoint(f"{where} claims {info.file_size} bytes, more than the file holds "
                             "(truncated file?)")
@@ -96,7 +98,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, file_size: int, *, 
             fh.read(1)  # reach the end of the member: zipfile checks its CRC there
     except BadCheckpoint:
         raise
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, SyntaxError, TypeError) as e:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, SyntaxError, TypeError,
+            RuntimeError) as e:  # zipfile: RuntimeError (encrypted), NotImplementedError
         raise BadCheckpoint(f"{where} is not a valid .npy array ({type(e).__name__}: {e})") \
             from None
     order = "F" if fortran else "C"

@@ -180,7 +180,9 @@ def njit_cached(fn=None, **flags):
 
     def wrap(f):
         try:
-            return numba.njit(cache=True, **flags)(f)
+            disp = numba.njit(cache=True, **flags)(f)
+            _harden(disp)
+            return disp
         except RuntimeError as e:
             if "no locator available" not in str(e):
                 raise
@@ -234,8 +236,8 @@ def _import(key: str, source: str) -> types.ModuleType:
             if "no locator available" not in str(e):
                 raise
             _warn_once(f"nolocator:{folder}",
-                       f"jitgrad: Numba cannot cache kernels next to {path!r} ({e}); compiling "
-                       "them in memory for this process")
+                       f"jitgrad: Numba cannot cache kernels next to {path!r} ({e}); kernels "
+                       "are compiled in memory for this process")
             with _lock:
                 _locations[cache_dir()] = None
             _remove_entry(path)
