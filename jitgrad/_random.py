@@ -596,15 +596,15 @@ def _kernels():
     with _K_LOCK:
         if _K is not None:
             return _K
-        import numba
+        from .codegen.kcache import njit_cached
 
         g = globals()
         g["_fma"] = _make_fma()
         for name in _HELPERS:
-            g[name] = numba.njit(cache=True)(g[name])
+            g[name] = njit_cached(g[name])
         k = _Kernels()
         for name in _KERNELS:
-            jitted = numba.njit(cache=True)(g[name])
+            jitted = njit_cached(g[name])
             g[name] = jitted
             setattr(k, name.lstrip("_"), jitted)
         _K = k

@@ -13,7 +13,6 @@ save ``model.state_dict()`` instead of the model.
 """
 from __future__ import annotations
 
-import io
 import json
 import math
 import os
@@ -21,6 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ._safe_npz import ALLOWED_DTYPES, BadCheckpoint, parse_document, read_members
 from .tensor import Tensor
 
 __all__ = ["save", "load"]
@@ -119,6 +119,10 @@ class _Encoder:
         if isinstance(obj, np.bool_):
             return bool(obj)
         if isinstance(obj, np.ndarray):
+            if obj.dtype.str not in ALLOWED_DTYPES:
+                raise TypeError(f"jitgrad.save: cannot save a NumPy array of dtype {obj.dtype} "
+                                f"at {path}; the safe format holds bool, uint8, int8/16/32/64 "
+                                "and float16/32/64 arrays")
             name = f"t{len(self.arrays)}"
             self.arrays[name] = _c(obj)
             return {"__ndarray__": name}
@@ -186,24 +190,54 @@ def _target_device(saved: str, map_location):
 
 
 def _view(storage: np.ndarray, entry):
-    """The array a tensor entry describes inside its storage (checked: plain numeric dtype,
-    every element inside the storage)."""
+    """The array a tensor entry describes inside its storage (checked: allowed dtype, every
+    element inside the storage)."""
     try:
-        dt = np.dtype(str(entry["dtype"]))
-        shape = tuple(int(v) for v in entry["shape"])
-        strides = tuple(int(v) for v in entry["strides"])
-        offset = int(entry["offset"])
+        dt_str = entry["dtype"]
+        shape = tuple(_int(v) for v in entry["shape"])
+        strides = tuple(_int(v) for v in entry["strides"])
+        offset = _int(entry["offset"])
     except (KeyError, TypeError, ValueError):
-        raise RuntimeError("jitgrad.load: malformed tensor entry") from None
-    if dt.kind not in "biufc" or dt.hasobject or len(shape) != len(strides) \
-            or any(n < 0 for n in shape) or storage.dtype != np.uint8 or storage.ndim != 1:
-        raise RuntimeError("jitgrad.load: malformed tensor entry")
-    probe = np.lib.stride_tricks.as_strided(np.empty(0, dt), shape, strides, writeable=False) \
-        if shape else None
-    lo, hi = _extent(probe) if probe is not None else (0, dt.itemsize)
+        raise BadCheckpoint("malformed tensor entry") from None
+    if not isinstance(dt_str, str) or dt_str not in ALLOWED_DTYPES:
+        raise BadCheckpoint(f"malformed tensor entry (dtype {dt_str!r} not accepted)")
+    dt = np.dtype(dt_str)
+    if len(shape) != len(strides) or any(n < 0 for n in shape) \
+            or storage.dtype != np.uint8 or storage.ndim != 1:
+        raise BadCheckpoint("malformed tensor entry")
+    lo = hi = 0
+    if 0 not in shape:
+        for n, st in zip(shape, strides):
+            if st < 0:
+                lo += (n - 1) * st
+            else:
+                hi += (n - 1) * st
+    hi += dt.itemsize
     if offset + lo < 0 or offset + hi > storage.size:
-        raise RuntimeError("jitgrad.load: malformed tensor entry (outside its storage)")
-    return np.ndarray(shape, dt, buffer=storage, offset=offset, strides=strides)
+        raise BadCheckpoint("malformed tensor entry (outside its storage)")
+    try:
+        return np.ndarray(shape, dt, buffer=storage, offset=offset, strides=strides)
+    except (ValueError, TypeError) as e:  # e.g. more elements than an index can count
+        raise BadCheckpoint(f"malformed tensor entry ({e})") from None
+
+
+def _int(v) -> int:
+    """A JSON integer (bools and floats are not sizes)."""
+    if type(v) is not int:
+        raise TypeError(f"expected an integer, got {v!r}")
+    return v
+
+
+def _member(arrays, name):
+    if not isinstance(name, str) or name not in arrays:
+        raise BadCheckpoint(f"the structure refers to a missing member {name!r}")
+    return arrays[name]
+
+
+def _list(v, what):
+    if not isinstance(v, list):
+        raise BadCheckpoint(f"malformed {what} entry")
+    return v
 
 
 def _decode(obj, arrays, map_location=None):
@@ -213,7 +247,7 @@ def _decode(obj, arrays, map_location=None):
         return obj
     if "__tensor__" in obj:
         from .nn.parameter import Parameter
-        data = arrays[obj["__tensor__"]]
+        data = _member(arrays, obj["__tensor__"])
         if "offset" in obj:
             data = _view(data, obj)
         dev = _target_device(obj.get("device", "cpu"), map_location)
@@ -227,38 +261,55 @@ def _decode(obj, arrays, map_location=None):
             t.requires_grad_(True)
         return t
     if "__ndarray__" in obj:
-        return arrays[obj["__ndarray__"]]
+        return _member(arrays, obj["__ndarray__"])
     if "__float__" in obj:
+        if not isinstance(obj["__float__"], str):
+            raise BadCheckpoint("malformed float entry")
         return float(obj["__float__"])
     if "__complex__" in obj:
-        re, im = (_decode(v, arrays) for v in obj["__complex__"])
+        parts = _list(obj["__complex__"], "complex")
+        if len(parts) != 2:
+            raise BadCheckpoint("malformed complex entry")
+        re, im = (_decode(v, arrays) for v in parts)
         return complex(re, im)
     if "__bytes__" in obj:
         import base64
-        b = base64.b64decode(obj["__bytes__"])
+        if not isinstance(obj["__bytes__"], str):
+            raise BadCheckpoint("malformed bytes entry")
+        b = base64.b64decode(obj["__bytes__"], validate=True)
         return bytearray(b) if obj.get("bytearray") else b
     if "__set__" in obj:
-        items = [_decode(v, arrays, map_location) for v in obj["__set__"]]
+        items = [_decode(v, arrays, map_location) for v in _list(obj["__set__"], "set")]
         return frozenset(items) if obj.get("frozen") else set(items)
     if "__size__" in obj:
         from ._size import Size
-        return Size(obj["__size__"])
+        try:
+            return Size([_int(v) for v in _list(obj["__size__"], "size")])
+        except TypeError as e:
+            raise BadCheckpoint(f"malformed size entry ({e})") from None
     if "__device__" in obj:
         from ._size import device
+        if not isinstance(obj["__device__"], str):
+            raise BadCheckpoint("malformed device entry")
         return device(obj["__device__"])
     if "__tuple__" in obj:
-        return tuple(_decode(v, arrays, map_location) for v in obj["__tuple__"])
+        return tuple(_decode(v, arrays, map_location) for v in _list(obj["__tuple__"], "tuple"))
     if "__dtype__" in obj:
         from ._dtype import to_dtype
+        if not isinstance(obj["__dtype__"], str):
+            raise BadCheckpoint("malformed dtype entry")
         return to_dtype(obj["__dtype__"])
     if "__dict__" in obj:
         cls = OrderedDict if obj.get("ordered") else dict
-        out = cls((_decode(k, arrays, map_location), _decode(v, arrays, map_location))
-                  for k, v in obj["__dict__"])
+        out = cls()
+        for pair in _list(obj["__dict__"], "dict"):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise BadCheckpoint("malformed dict entry (items must be [key, value] pairs)")
+            out[_decode(pair[0], arrays, map_location)] = _decode(pair[1], arrays, map_location)
         if "metadata" in obj:
             out._metadata = _decode(obj["metadata"], arrays, map_location)
         return out
-    raise ValueError(f"jitgrad.load: malformed structure entry {sorted(obj)}")
+    raise BadCheckpoint(f"malformed structure entry {sorted(obj)}")
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None,
@@ -280,35 +331,48 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
-    """Load what ``save`` wrote. Never executes code from the file (no pickle)."""
+    """Load what ``save`` wrote. Never executes code from the file (no pickle); anything
+    malformed (truncated, foreign, crafted) raises one RuntimeError naming the file, before
+    anything the file claims is allocated (``_safe_npz``)."""
     if isinstance(f, (str, os.PathLike)):
+        where = os.fspath(f)
         with open(f, "rb") as fh:
             raw = fh.read()
     else:
+        where = getattr(f, "name", None)
+        where = where if isinstance(where, str) else f"<{type(f).__name__}>"
         raw = f.read()
+    try:
+        return _load(raw, map_location)
+    except BadCheckpoint as e:
+        raise RuntimeError(f"jitgrad.load: {where}: {e}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as e:
+        # anything the checks above did not name: still one clear error, never a bare one
+        raise RuntimeError(f"jitgrad.load: {where}: malformed checkpoint "
+                           f"({type(e).__name__}: {e})") from None
+
+
+def _load(raw: bytes, map_location):
     if raw[:2] == b"PK" and b"data.pkl" in raw[:4096] and b"__jitgrad__" not in raw[:4096]:
-        raise RuntimeError(
-            "jitgrad.load: not a jitgrad checkpoint: this is a file written by torch.save (a "
+        raise BadCheckpoint(
+            "not a jitgrad checkpoint: this is a file written by torch.save (a "
             "pickle inside a zip), and jitgrad.load never unpickles (that can run arbitrary "
             "code). Convert it where PyTorch is installed: load it with torch.load(path, "
             "weights_only=True), turn the tensors into NumPy arrays (t.numpy()) and save "
             "those with jitgrad.save")
     if raw[:1] == b"\x80":
-        raise RuntimeError("jitgrad.load: not a jitgrad checkpoint: this is a pickle; "
-                           "jitgrad.load never unpickles (that can run arbitrary code). Only "
-                           "files written by jitgrad.save load")
-    try:
-        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
-            if _STRUCT not in z.files:
-                raise RuntimeError("jitgrad.load: not a jitgrad checkpoint (no structure "
-                                   "member); only files written by jitgrad.save can be loaded")
-            doc = json.loads(str(z[_STRUCT][()]))
-            arrays = {name: z[name] for name in z.files if name != _STRUCT}
-    except (ValueError, OSError) as e:
-        raise RuntimeError(f"jitgrad.load: not a jitgrad checkpoint ({e})") from None
+        raise BadCheckpoint("not a jitgrad checkpoint: this is a pickle; "
+                            "jitgrad.load never unpickles (that can run arbitrary code). Only "
+                            "files written by jitgrad.save load")
+    text, arrays = read_members(raw, _STRUCT)
+    doc = parse_document(text)
     if doc.get("format") != FORMAT:
-        raise RuntimeError(f"jitgrad.load: unknown format {doc.get('format')!r}")
-    if doc.get("version", 0) > VERSION:
-        raise RuntimeError(f"jitgrad.load: file version {doc['version']} is newer than this "
-                           f"jitgrad ({VERSION})")
+        raise BadCheckpoint(f"unknown format {doc.get('format')!r}")
+    version = doc.get("version", 0)
+    if type(version) is not int:
+        raise BadCheckpoint(f"malformed version {version!r}")
+    if version > VERSION:
+        raise BadCheckpoint(f"file version {version} is newer than this jitgrad ({VERSION})")
+    if "root" not in doc:
+        raise BadCheckpoint("the structure document has no root")
     return _decode(doc["root"], arrays, map_location)

@@ -7,6 +7,8 @@ output.``. The state is process-global, as in PyTorch.
 """
 from __future__ import annotations
 
+import functools
+import os
 import traceback
 import warnings
 
@@ -38,9 +40,19 @@ def is_anomaly_check_nan_enabled() -> bool:
     return _check_nan_flag
 
 
+# the installed package's folder: frames under it are jitgrad's own. Decided by location, not
+# by a name in the path, since users' code may well live in a folder called "jitgrad" (a clone).
+_PACKAGE_DIR = os.path.join(os.path.realpath(os.path.dirname(os.path.dirname(__file__))), "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library_file(filename: str) -> bool:
+    return os.path.realpath(filename).startswith(_PACKAGE_DIR)
+
+
 def forward_metadata() -> dict:
     # drop the frames inside jitgrad: the user's forward call is what PyTorch shows
-    stack = [f for f in traceback.extract_stack()[:-1] if "/jitgrad/" not in f.filename]
+    stack = [f for f in traceback.extract_stack()[:-1] if not _is_library_file(f.filename)]
     return {"traceback_": traceback.format_list(stack)}
 
 

@@ -1,19 +1,29 @@
 """Content-addressed cache of generated kernel modules: in memory, then on disk.
 
 A kernel module's key is a hash of its source, its target and ``ABI``. The source is written once
-to ``<cache dir>/jg_<key>.py`` (write to a temporary file, then atomic rename) and imported under
-a module name registered in ``sys.modules`` before it runs, which is what lets Numba's
-``cache=True`` find the machine code again in the next process (see shared/NUMBA_NOTES.md).
-Files are never rewritten in place: Numba keys its own cache on the file's path, size and mtime.
+to ``<cache dir>/jg_<key>.py`` (write to a temporary file, then atomic rename), read back and
+compared with the source it should hold, and then that verified text is compiled and run as a
+module registered in ``sys.modules`` (Numba's ``cache=True`` needs a real file behind the code
+and a module name; see shared/NUMBA_NOTES.md). No bytecode (``.pyc``) is written or read: it
+would be a second copy that nothing checks, and a damaged one breaks every later import.
+Files are never rewritten in place.
+
+Every file the cache owns heals: a wrong or unreadable ``.py`` is rewritten, a Numba index
+(``.nbi``) or data file (``.nbc``) that fails to load is deleted and the kernel recompiled (one
+``RuntimeWarning`` per damaged entry). A folder that cannot be used (a file, under a file,
+read-only, not writable) is replaced, with one warning, by a private per-user temporary folder,
+and when that fails too kernels are compiled in memory for the rest of the process.
 
 ``JITGRAD_CACHE_DIR`` sets the folder; ``JITGRAD_DISABLE_DISK_CACHE=1`` keeps everything in
 memory (the source is then rendered without ``cache=True``).
 """
 from __future__ import annotations
 
+import errno
 import hashlib
-import importlib.util
 import os
+import re
+import stat
 import sys
 import tempfile
 import threading
@@ -24,8 +34,11 @@ import warnings
 # cpu_env, the math module): Numba cannot see changes in files a cached kernel calls into.
 ABI = 1
 
-_lock = threading.Lock()
+_lock = threading.RLock()
 _modules: dict[str, types.ModuleType] = {}
+# configured folder -> the folder kernels actually go to (None: compiled in memory)
+_locations: dict[str, str | None] = {}
+_warned: set[str] = set()
 
 
 class Stats:
@@ -41,16 +54,144 @@ class Stats:
 stats = Stats()
 
 
+def _warn_once(key: str, message: str) -> None:
+    if key in _warned:
+        return
+    _warned.add(key)
+    warnings.warn(message, RuntimeWarning, stacklevel=4)
+
+
+def _switched_off() -> bool:
+    return os.environ.get("JITGRAD_DISABLE_DISK_CACHE", "") in ("1", "true", "yes")
+
+
 def disk_cache_enabled() -> bool:
-    return os.environ.get("JITGRAD_DISABLE_DISK_CACHE", "") not in ("1", "true", "yes")
+    """Whether new kernels go to a disk cache (not switched off, and some folder is usable)."""
+    return not _switched_off() and active_dir() is not None
 
 
 def cache_dir() -> str:
+    """The configured folder (``JITGRAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/jitgrad``, else
+    ``~/.cache/jitgrad``); ``active_dir`` is the one in use."""
     d = os.environ.get("JITGRAD_CACHE_DIR")
     if not d:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         d = os.path.join(base, "jitgrad")
     return d
+
+
+def user_temp_dir() -> str:
+    """The fallback folder: private to this user under the system's temporary folder."""
+    try:
+        who = str(os.getuid())
+    except AttributeError:  # Windows
+        import getpass
+        who = re.sub(r"[^A-Za-z0-9_.-]", "_", getpass.getuser())
+    return os.path.join(tempfile.gettempdir(), f"jitgrad-{who}")
+
+
+def active_dir() -> str | None:
+    """The folder kernels go to in this process: the configured one when it is usable, else
+    ``user_temp_dir()``, else None (in memory). Decided once per configured folder."""
+    configured = cache_dir()
+    try:
+        return _locations[configured]
+    except KeyError:
+        pass
+    with _lock:
+        if configured not in _locations:
+            _locations[configured] = _choose(configured, None)
+        return _locations[configured]
+
+
+def _choose(configured: str, problem: OSError | None) -> str | None:
+    """Try ``configured`` (unless it already failed with ``problem``), then the private
+    temporary folder; warn once when falling back."""
+    if problem is None:
+        try:
+            _check_writable(configured)
+            return configured
+        except OSError as e:
+            problem = e
+    fallback = user_temp_dir()
+    if os.path.abspath(fallback) != os.path.abspath(configured):
+        try:
+            _check_private(fallback)
+            _check_writable(fallback)
+            _warn_once(f"fallback:{configured}",
+                       f"jitgrad: kernel cache folder {configured!r} is unusable ({_why(problem)});"
+                       f" using {fallback!r} instead (set JITGRAD_CACHE_DIR to choose another)")
+            return fallback
+        except OSError as e:
+            problem2 = e
+    else:
+        problem2 = problem
+    _warn_once(f"memory:{configured}",
+               f"jitgrad: kernel cache folder {configured!r} is unusable ({_why(problem)}) and so "
+               f"is {fallback!r} ({_why(problem2)}); kernels are compiled in memory for this "
+               "process (nothing is cached on disk)")
+    return None
+
+
+def _why(e: OSError) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def _check_writable(folder: str) -> None:
+    """Create ``folder`` if needed and prove a file can be written there (what Numba checks for
+    its own cache folders)."""
+    os.makedirs(folder, exist_ok=True)
+    tempfile.TemporaryFile(dir=folder).close()
+
+
+def _check_private(folder: str) -> None:
+    """``folder`` must be a real folder owned by this user that nobody else can write to: Numba
+    unpickles the files found next to the kernels."""
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode):
+        raise OSError(errno.ENOTDIR, "not a folder (or a symbolic link)", folder)
+    if hasattr(os, "getuid") and (st.st_uid != os.getuid() or st.st_mode & 0o022):
+        raise OSError(errno.EPERM, "not a private folder owned by this user", folder)
+
+
+def _give_up_on(folder: str, problem: OSError) -> None:
+    """``folder`` failed while writing a kernel: move this process on to the next location."""
+    with _lock:
+        configured = cache_dir()
+        if _locations.get(configured) != folder:
+            return
+        _locations[configured] = _choose(configured, problem) if folder == configured else None
+        if folder != configured:
+            _warn_once(f"memory:{configured}",
+                       f"jitgrad: kernel cache folder {folder!r} became unusable ({_why(problem)});"
+                       " kernels are compiled in memory for this process")
+
+
+def njit_cached(fn=None, **flags):
+    """``numba.njit(cache=True, **flags)`` for jitgrad's own kernels, compiled without a disk
+    cache (one warning) where Numba finds no folder for it: Numba raises at decoration when
+    neither ``__pycache__`` beside the package nor its user-wide folder is writable, which
+    would make ``import jitgrad`` fail on a read-only install with an unwritable home."""
+    import numba
+
+    def wrap(f):
+        try:
+            disp = numba.njit(cache=True, **flags)(f)
+            _harden(disp)
+            return disp
+        except RuntimeError as e:
+            if "no locator available" not in str(e):
+                raise
+            _warn_once("package-nolocator",
+                       f"jitgrad: Numba cannot cache jitgrad's own kernels ({e}); they are "
+                       "compiled in memory in this process (set NUMBA_CACHE_DIR to a writable "
+                       "folder to cache them)")
+            return numba.njit(cache=False, **flags)(f)
+    return wrap if fn is None else wrap(fn)
 
 
 def key_of(source: str, target: str) -> str:
@@ -77,24 +218,54 @@ def load(source: str, target: str = "cpu") -> types.ModuleType:
 
 def _import(key: str, source: str) -> types.ModuleType:
     name = f"_jitgrad_kernel_{key}"
-    if not disk_cache_enabled():
-        mod = types.ModuleType(name)
-        mod.__file__ = f"<jitgrad kernel {key}>"
-        sys.modules[name] = mod
-        exec(compile(source, mod.__file__, "exec"), mod.__dict__)
+    while True:
+        folder = None if _switched_off() else active_dir()
+        if folder is None:
+            return _exec_module(name, f"<jitgrad kernel {key}>", _without_disk_cache(source))
+        path = os.path.join(folder, f"jg_{key}.py")
+        try:
+            _ensure_file(path, source)
+        except OSError as e:
+            _give_up_on(folder, e)
+            continue
+        try:
+            mod = _exec_module(name, path, source)
+        except RuntimeError as e:
+            # Numba found no folder for its own cache files (``__pycache__`` next to the kernel
+            # unusable and no user-wide folder): this kernel compiles without a disk cache.
+            if "no locator available" not in str(e):
+                raise
+            _warn_once(f"nolocator:{folder}",
+                       f"jitgrad: Numba cannot cache kernels next to {path!r} ({e}); kernels "
+                       "are compiled in memory for this process")
+            with _lock:
+                _locations[cache_dir()] = None
+            _remove_entry(path)
+            return _exec_module(name, f"<jitgrad kernel {key}>", _without_disk_cache(source))
+        for attr in ("serial", "parallel", "kernel"):
+            disp = getattr(mod, attr, None)
+            if disp is not None:
+                _harden(disp)
         return mod
-    folder = cache_dir()
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"jg_{key}.py")
-    _ensure_file(path, source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
+
+
+_CACHE_FLAG = re.compile(r"\bcache=True\b")
+
+
+def _without_disk_cache(source: str) -> str:
+    """The renderers write Numba's flag as ``cache=True``; code without a file cannot use it."""
+    return _CACHE_FLAG.sub("cache=False", source)
+
+
+def _exec_module(name: str, filename: str, source: str) -> types.ModuleType:
+    mod = types.ModuleType(name)
+    mod.__file__ = filename
     sys.modules[name] = mod  # before exec: Numba's cache resolves the module by name
-    spec.loader.exec_module(mod)
-    for attr in ("serial", "parallel"):
-        disp = getattr(mod, attr, None)
-        if disp is not None:
-            _harden(disp)
+    try:
+        exec(compile(source, filename, "exec"), mod.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return mod
 
 
@@ -116,9 +287,9 @@ def _harden(disp) -> None:
             return load(sig, target_context)
         except Exception as e:  # noqa: BLE001 - any damage means: rebuild
             stats.corrupt_entries += 1
-            warnings.warn(f"jitgrad: kernel cache entry {cache_file._index_path} could not be "
-                          f"loaded ({type(e).__name__}: {e}); deleting it and recompiling",
-                          RuntimeWarning, stacklevel=2)
+            _warn_once(f"load:{cache_file._index_path}",
+                       f"jitgrad: kernel cache entry {cache_file._index_path} could not be "
+                       f"loaded ({type(e).__name__}: {e}); deleting it and recompiling")
             _remove_numba_entry(cache_file)
             return None
 
@@ -126,9 +297,9 @@ def _harden(disp) -> None:
         try:
             save(sig, data)
         except Exception as e:  # noqa: BLE001 - the kernel works; only caching failed
-            warnings.warn(f"jitgrad: could not save kernel cache entry "
-                          f"{cache_file._index_path} ({type(e).__name__}: {e})",
-                          RuntimeWarning, stacklevel=2)
+            _warn_once(f"save:{cache_file._index_path}",
+                       f"jitgrad: could not save kernel cache entry "
+                       f"{cache_file._index_path} ({type(e).__name__}: {e})")
 
     cache.load_overload = load_overload
     cache.save_overload = save_overload
@@ -151,6 +322,7 @@ def _remove_numba_entry(cache_file) -> None:
 
 
 def _ensure_file(path: str, source: str) -> None:
+    """``path`` holds exactly ``source`` afterwards (raises OSError when it cannot)."""
     try:
         with open(path, encoding="utf-8") as fh:
             existing = fh.read()
@@ -158,22 +330,21 @@ def _ensure_file(path: str, source: str) -> None:
             return
         # A truncated or foreign file: never trust it; rebuild (and drop Numba's index for it).
         stats.corrupt_entries += 1
-        warnings.warn(f"jitgrad: kernel cache entry {path} was corrupted; rebuilding it",
-                      RuntimeWarning, stacklevel=4)
+        _warn_once(f"py:{path}", f"jitgrad: kernel cache entry {path} was corrupted; "
+                   "rebuilding it")
         _remove_entry(path)
     except FileNotFoundError:
         pass
     except (OSError, UnicodeDecodeError):
         stats.corrupt_entries += 1
-        warnings.warn(f"jitgrad: kernel cache entry {path} is unreadable; rebuilding it",
-                      RuntimeWarning, stacklevel=4)
+        _warn_once(f"py:{path}", f"jitgrad: kernel cache entry {path} is unreadable; "
+                   "rebuilding it")
         _remove_entry(path)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=".py")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(source)
-        # Back-date the file: Numba compares the source's mtime with its index, and a racing
-        # writer of identical content must produce an identical stamp.
+        # Back-date the file: a racing writer of identical content produces an identical stamp.
         os.utime(tmp, (0, 0))
         os.replace(tmp, path)
         stats.files_written += 1
@@ -186,10 +357,16 @@ def _ensure_file(path: str, source: str) -> None:
 
 
 def _remove_entry(path: str) -> None:
+    """Delete a kernel's source and everything cached beside it (bytecode from older versions,
+    Numba's index and data files)."""
     stem = os.path.splitext(os.path.basename(path))[0]
     pycache = os.path.join(os.path.dirname(path), "__pycache__")
-    for p in [path] + ([os.path.join(pycache, f) for f in os.listdir(pycache)
-                        if f.startswith(stem + ".")] if os.path.isdir(pycache) else []):
+    try:
+        beside = [os.path.join(pycache, f) for f in os.listdir(pycache)
+                  if f.startswith(stem + ".")]
+    except OSError:
+        beside = []
+    for p in [path] + beside:
         try:
             os.unlink(p)
         except OSError:

@@ -14,8 +14,10 @@ away NaN/inf (a NaN gradient must reach the parameter, as in PyTorch).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
+
+from ..codegen.kcache import njit_cached
 
 __all__ = ["sgd_step", "adam_step"]
 
@@ -30,10 +32,10 @@ def _fma(typingctx, a, b, c):
     return None
 
 
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(nogil=True, error_model="numpy")
 
 
-@njit(**_FLAGS)
+@njit_cached(**_FLAGS)
 def sgd_step(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has_wd,
              has_momentum, first_step, nesterov, maximize):
     """One SGD step for one parameter, in place on ``p`` (and ``buf``).
@@ -62,7 +64,7 @@ def sgd_step(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has
         p[i] = _fma(gi, lr_neg, pi)
 
 
-@njit(**_FLAGS)
+@njit_cached(**_FLAGS)
 def adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_decay,
               one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
               step_size_neg, decoupled, has_wd, amsgrad, maximize):
