@@ -174,6 +174,7 @@ def can_cast(from_, to):
 def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
-    if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing"):
+    if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
+                "distributed"):
         return importlib.import_module(f"jitgrad.{name}")
     raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")

@@ -1,0 +1,293 @@
+"""The MPI process group: the communicator, the order of operations, work handles, timeouts.
+
+Every operation is an MPI nonblocking call (``Iallreduce``, ``Ibcast``, ...) issued in program
+order, so all ranks issue the same sequence. Two ways to complete it:
+
+* synchronous, with nothing queued: the calling thread issues it and polls ``Test`` until it
+  completes or the group's timeout passes (MPI's own ``Wait`` spins the same way, but cannot
+  time out);
+* ``async_op=True`` (or a synchronous call while asynchronous work is queued): a worker thread
+  issues it and blocks in ``Wait``, which releases the GIL, so the transfer overlaps whatever the
+  caller computes meanwhile (DDP's backward). ``Work.wait`` waits on an event, with the timeout.
+
+A timed-out operation leaves MPI inside a collective that can never finish: the group is then
+broken (later calls raise at once) and the process calls ``MPI_Abort`` when it exits, as
+``MPI_Finalize`` would wait forever. An exception nobody catches on any rank aborts the job the
+same way (what ``python -m mpi4py`` does): otherwise that rank sits in ``MPI_Finalize`` and the
+others in their next collective, forever (measured with MPICH 5).
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import sys
+import threading
+import time
+from datetime import timedelta
+
+__all__ = ["ProcessGroup", "Work", "Future", "DistError", "DistBackendError",
+           "default_group", "DEFAULT_TIMEOUT"]
+
+# PyTorch's default_pg_timeout
+DEFAULT_TIMEOUT = timedelta(minutes=30)
+
+NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
+                   "init_process_group.")
+
+
+class DistError(RuntimeError):
+    """``torch.distributed.DistError``."""
+
+
+class DistBackendError(DistError):
+    """``torch.distributed.DistBackendError``: the transport failed or timed out."""
+
+
+class Future:
+    """The subset of ``torch.futures.Future`` that DDP communication hooks use: ``wait()`` /
+    ``value()``, ``done()``, ``then(callback)``."""
+
+    def __init__(self, wait_fn, done_fn=lambda: True):
+        self._wait_fn, self._done_fn = wait_fn, done_fn
+        self._has_value, self._value = False, None
+
+    def done(self) -> bool:
+        return self._has_value or self._done_fn()
+
+    def wait(self):
+        if not self._has_value:
+            self._value, self._has_value = self._wait_fn(), True
+        return self._value
+
+    value = wait
+
+    def then(self, callback):
+        """A future whose value is ``callback(self)`` (computed when it is waited on)."""
+        def chained():
+            self.wait()
+            return callback(self)
+        return Future(chained, self.done)
+
+
+class Work:
+    """What ``async_op=True`` returns: ``wait()`` blocks until the operation finished (and its
+    result is in the tensors), ``is_completed()``, ``get_future()``."""
+
+    def __init__(self, group, name, seq, start, finish, result, status=None):
+        self._group, self._name, self._seq = group, name, seq
+        self._status = status  # an MPI.Status filled on completion (recv's source)
+        self._start, self._finish, self._result = start, finish, result
+        self._event = threading.Event()
+        self._error = None
+        self._request = None  # the MPI request while the caller polls it
+        self._finished = False
+
+    def is_completed(self) -> bool:
+        if self._request is not None:
+            return bool(self._request.Test())
+        return self._event.is_set()
+
+    def is_success(self) -> bool:
+        return self.is_completed() and self._error is None
+
+    def wait(self, timeout=None) -> bool:
+        if not self._finished:
+            if self._request is not None:
+                self._group._poll(self, timeout)
+            else:
+                self._group._await(self, timeout)
+            if self._error is not None:
+                raise self._error
+            self._finished = True
+            if self._finish is not None:
+                self._finish()  # AVG's division, copies back from staging buffers
+        return True
+
+    def result(self):
+        return self._result
+
+    def get_future(self) -> Future:
+        """Its value: the list of result tensors (PyTorch's convention)."""
+        def wait():
+            self.wait()
+            return self._result
+        return Future(wait, self.is_completed)
+
+    def exception(self):
+        return self._error
+
+
+class ProcessGroup:
+    def __init__(self, comm, timeout: timedelta):
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._seq = 0
+        self._pending = 0  # queued or running on the worker
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._broken = None  # the error that broke the group
+        self._worker = threading.Thread(target=self._work_loop, daemon=True,
+                                        name="jitgrad-mpi-worker")
+        self._worker.start()
+
+    # ------------------------------------------------------------------ issuing
+
+    def submit(self, name, start, finish=None, result=None, async_op=False, status=None):
+        """Run ``start(comm) -> MPI.Request`` in program order; returns the Work (waited on
+        already unless ``async_op``)."""
+        with self._lock:
+            if self._broken is not None:
+                raise DistBackendError(
+                    f"[rank {self.rank}] {name}: the process group is unusable after an earlier "
+                    f"failure ({self._broken})")
+            self._seq += 1
+            work = Work(self, name, self._seq, start, finish, result, status)
+            if not async_op and self._pending == 0:
+                work._request = start(self.comm)
+            else:
+                self._pending += 1
+                self._queue.put(work)
+        if not async_op:
+            work.wait()
+        return work
+
+    def _work_loop(self):
+        while True:
+            work = self._queue.get()
+            if work is None:
+                return
+            try:
+                with self._lock:
+                    request = work._start(self.comm)
+                request.Wait(work._status)  # releases the GIL for the whole transfer
+            except BaseException as e:  # an MPI error: hand it to the waiter
+                work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
+            with self._lock:
+                self._pending -= 1
+            work._event.set()
+
+    # ------------------------------------------------------------------ completing
+
+    def _deadline(self, timeout):
+        t = self.timeout if timeout is None else timeout
+        if isinstance(t, timedelta):
+            t = t.total_seconds()
+        return time.monotonic() + float(t), float(t)
+
+    def _poll(self, work, timeout):
+        deadline, seconds = self._deadline(timeout)
+        request, spins = work._request, 0
+        first = time.monotonic()
+        try:
+            while not request.Test(work._status):
+                spins += 1
+                if spins & 255 == 0:
+                    now = time.monotonic()
+                    if now > deadline:
+                        self._timed_out(work, seconds)
+                    if now - first > 0.05:
+                        time.sleep(2e-4)  # a long wait (a slow peer): stop burning a core
+        except DistBackendError:
+            raise
+        except Exception as e:  # MPI.Exception: a peer vanished, a bad buffer, ...
+            work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
+            self._broken = str(e)
+        work._request = None
+        work._event.set()
+
+    def _await(self, work, timeout):
+        deadline, seconds = self._deadline(timeout)
+        if not work._event.wait(max(0.0, deadline - time.monotonic())):
+            self._timed_out(work, seconds)
+
+    def _timed_out(self, work, seconds):
+        msg = (f"[rank {self.rank}] {work._name} (operation #{work._seq} of this process group) "
+               f"did not complete within the timeout of {seconds:g} s: another rank did not "
+               "call it (it raised, is stuck, or called collectives in a different order). "
+               "The process group is unusable now; this process will call MPI_Abort when it "
+               "exits.")
+        self._broken = f"{work._name} #{work._seq} timed out"
+        _EXIT_GUARD.abort_at_exit = True
+        raise DistBackendError(msg)
+
+    def shutdown(self):
+        """Stop the worker (destroy_process_group). Pending async work finishes first unless
+        the group is broken."""
+        self._queue.put(None)
+        if self._broken is None:
+            self._worker.join(timeout=self._deadline(None)[1])
+
+
+class _ExitGuard:
+    """Aborts the MPI job instead of hanging when a rank dies with an exception or after a
+    collective timed out (see the module docstring)."""
+
+    def __init__(self):
+        self.installed = False
+        self.abort_at_exit = False
+        self.comm = None
+        self._previous_hook = None
+
+    def install(self, comm):
+        self.comm = comm
+        if self.installed:
+            return
+        self.installed = True
+        self._previous_hook = sys.excepthook
+        sys.excepthook = self._excepthook
+        atexit.register(self._at_exit)
+
+    def _excepthook(self, etype, value, tb):
+        self._previous_hook(etype, value, tb)
+        if self.comm is not None and _DEFAULT[0] is not None and etype is not SystemExit:
+            rank, size = self.comm.Get_rank(), self.comm.Get_size()
+            if size > 1:
+                sys.stderr.write(
+                    f"jitgrad.distributed: rank {rank} of {size} raised an unhandled exception; "
+                    "calling MPI_Abort so that the other ranks stop instead of waiting for it\n")
+                sys.stderr.flush()
+                sys.stdout.flush()
+                self.comm.Abort(1)
+
+    def _at_exit(self):
+        if self.abort_at_exit and self.comm is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            self.comm.Abort(1)
+
+
+_EXIT_GUARD = _ExitGuard()
+_DEFAULT: list = [None]  # the default (world) group while initialized
+
+
+def default_group() -> ProcessGroup:
+    g = _DEFAULT[0]
+    if g is None:
+        raise ValueError(NOT_INITIALIZED)
+    return g
+
+
+def install(group: ProcessGroup) -> None:
+    _DEFAULT[0] = group
+    _EXIT_GUARD.install(group.comm)
+
+
+def uninstall() -> ProcessGroup:
+    g = default_group()
+    _DEFAULT[0] = None
+    g.shutdown()
+    return g
+
+
+def env_int(name):
+    v = os.environ.get(name)
+    if v is None or v == "":
+        return None
+    try:
+        return int(v)
+    except ValueError:
+        raise ValueError(f"Error initializing torch.distributed using env:// rendezvous: "
+                         f"environment variable {name} is not an integer ({v!r})") from None
