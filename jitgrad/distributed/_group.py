@@ -44,6 +44,9 @@ class DistBackendError(DistError):
     """``torch.distributed.DistBackendError``: the transport failed or timed out."""
 
 
+DistError.__module__ = DistBackendError.__module__ = "jitgrad.distributed"
+
+
 class Future:
     """The subset of ``torch.futures.Future`` that DDP communication hooks use: ``wait()`` /
     ``value()``, ``done()``, ``then(callback)``."""
