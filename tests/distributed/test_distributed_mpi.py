@@ -96,3 +96,25 @@ def test_a_rank_that_skips_a_collective_times_out_with_a_clear_error():
     assert "jitgrad.distributed.DistBackendError: [rank 0] all_reduce (operation #1 of this " \
            "process group) did not complete within the timeout of 3 s" in out, out[-3000:]
     assert seconds < 60, seconds
+
+
+def test_example_trains_data_parallel(tmp_path):
+    """``mpiexec -n 2 python examples/train_mlp.py --distributed``: one report (rank 0's),
+    one plot and checkpoint, a model that learned."""
+    for mod in ("sklearn", "tqdm", "matplotlib"):
+        pytest.importorskip(mod)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               NUMBA_NUM_THREADS="1", MPLBACKEND="Agg")
+    r = subprocess.run([mpiexec(), "-n", "2", sys.executable, str(ROOT / "examples" /
+                        "train_mlp.py"), "--distributed", "--epochs", "3", "--out",
+                        str(tmp_path)], capture_output=True, text=True, timeout=420,
+                       cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.strip().splitlines()
+    assert "2 processes x 32 samples per batch" in lines[0]
+    assert [ln.split()[1] for ln in lines if ln.startswith("epoch")] == ["1/3", "2/3", "3/3"]
+    assert len([ln for ln in r.stderr.splitlines() if ln.startswith("epoch")]) == 3  # rank 0
+    assert float(lines[-1].split(":")[1]) > 0.85, lines[-1]
+    assert (tmp_path / "curves.png").exists() and (tmp_path / "checkpoint.pt").exists()
