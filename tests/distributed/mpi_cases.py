@@ -365,6 +365,47 @@ def ddp_find_unused_parameters():
         raise AssertionError("the unfinished reduction was not reported")
 
 
+@case
+def cuda_tensors_staged_through_the_host():
+    """CUDA tensors without a CUDA-aware MPI (JITGRAD_MPI_CUDA_AWARE=0): copied to the host,
+    reduced, copied back into the device storage (views included); DDP on a CUDA model."""
+    r, w = rank_world()
+    for dtype in ("float32", "int64", "bool"):
+        op = "SUM" if dtype != "bool" else "BOR"
+        stack = np.stack([data(k, dtype, (3, 4)) for k in range(w)])
+        t = torch.from_numpy(data(r, dtype, (3, 4))).to("cuda")
+        dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+        assert t.is_cuda
+        check(t.cpu().numpy(), reference(op, stack, dtype), "cuda all_reduce", dtype)
+        base = torch.from_numpy(np.ascontiguousarray(data(r, dtype, (3, 4)).T)).to("cuda")
+        dist.all_reduce(base.t(), op=getattr(dist.ReduceOp, op), async_op=True).wait()
+        check(base.t().cpu().numpy(), reference(op, stack, dtype), "cuda view", dtype)
+        b = torch.from_numpy(data(r, dtype, (5,), salt=1)).to("cuda")
+        dist.broadcast(b, src=w - 1)
+        check(b.cpu().numpy(), data(w - 1, dtype, (5,), salt=1), "cuda broadcast", dtype)
+        outs = [torch.from_numpy(np.zeros(2, dtype)).to("cuda") for _ in range(w)]
+        dist.all_gather(outs, torch.from_numpy(data(r, dtype, (2,), salt=2)).to("cuda"))
+        for k in range(w):
+            check(outs[k].cpu().numpy(), data(k, dtype, (2,), salt=2), "cuda all_gather", dtype)
+    t = torch.from_numpy(data(r, "float32", (4,))).to("cuda")
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    avg = np.stack([data(k, "float32", (4,)) for k in range(w)]).mean(0)
+    assert np.allclose(t.cpu().numpy(), avg, rtol=1e-6, atol=1e-6)
+    # DDP on the device: the averaged gradients of a tiny model equal the CPU computation
+    torch.manual_seed(0)
+    cpu_model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    dev_model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    dev_model.load_state_dict(cpu_model.state_dict())
+    dev_model.to("cuda")
+    ddp = nn.parallel.DistributedDataParallel(dev_model)
+    xs = np.random.default_rng(1).standard_normal((w, 2, 3)).astype(np.float32)
+    ddp(torch.from_numpy(xs[r]).to("cuda")).pow(2).sum().backward()
+    cpu_model(torch.from_numpy(xs.reshape(-1, 3))).pow(2).sum().div(w).backward()
+    for p_dev, p_cpu in zip(dev_model.parameters(), cpu_model.parameters()):
+        assert p_dev.grad.is_cuda
+        assert np.allclose(p_dev.grad.cpu().numpy(), p_cpu.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
 # ------------------------------------------------------------------------- failure modes
 
 @case
