@@ -227,10 +227,11 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     g = _resolve(group)
     _tensor(output, "output")
     _check_list(input_list, output, g.size, "input_list")
-    staged = host_or_device_empty(output, (g.size, *output.shape))
-    for i, t in enumerate(input_list):
-        staged[i] = Staged(t).buf
-    return _reduce_scatter(g, output, staged, op, async_op, "reduce_scatter")
+    from ..autograd import no_grad
+    from ..ops.shape import stack
+    with no_grad():
+        inputs = stack(list(input_list))  # one contiguous send buffer, on the inputs' device
+    return _reduce_scatter(g, output, Staged(inputs).buf, op, async_op, "reduce_scatter")
 
 
 def _reduce_scatter(g, output, sendbuf, op, async_op, name):

@@ -387,6 +387,12 @@ def cuda_tensors_staged_through_the_host():
         dist.all_gather(outs, torch.from_numpy(data(r, dtype, (2,), salt=2)).to("cuda"))
         for k in range(w):
             check(outs[k].cpu().numpy(), data(k, dtype, (2,), salt=2), "cuda all_gather", dtype)
+        inputs = [torch.from_numpy(data(r, dtype, (3,), salt=10 + j)).to("cuda")
+                  for j in range(w)]
+        out = torch.from_numpy(np.zeros(3, dtype)).to("cuda")
+        dist.reduce_scatter(out, inputs, op=getattr(dist.ReduceOp, op))
+        stack = np.stack([data(k, dtype, (3,), salt=10 + r) for k in range(w)])
+        check(out.cpu().numpy(), reference(op, stack, dtype), "cuda reduce_scatter", dtype)
     t = torch.from_numpy(data(r, "float32", (4,))).to("cuda")
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
     avg = np.stack([data(k, "float32", (4,)) for k in range(w)]).mean(0)
