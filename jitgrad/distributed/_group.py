@@ -7,8 +7,9 @@ order, so all ranks issue the same sequence. Two ways to complete it:
   completes or the group's timeout passes (MPI's own ``Wait`` spins the same way, but cannot
   time out);
 * ``async_op=True`` (or a synchronous call while asynchronous work is queued): a worker thread
-  issues it and blocks in ``Wait``, which releases the GIL, so the transfer overlaps whatever the
-  caller computes meanwhile (DDP's backward). ``Work.wait`` waits on an event, with the timeout.
+  issues it and drives it with ``Test`` and short sleeps (the GIL and the core stay free), so
+  the transfer overlaps whatever the caller computes meanwhile (DDP's backward).
+  ``Work.wait`` waits on an event, with the timeout.
 
 A timed-out operation leaves MPI inside a collective that can never finish: the group is then
 broken (later calls raise at once) and the process calls ``MPI_Abort`` when it exits, as
@@ -165,7 +166,12 @@ class ProcessGroup:
             try:
                 with self._lock:
                     request = work._start(self.comm)
-                request.Wait(work._status)  # releases the GIL for the whole transfer
+                # Test + sleep rather than MPI_Wait, which spins on a core: the caller's
+                # computation (DDP's backward) needs that core while the transfer proceeds
+                spins = 0
+                while not request.Test(work._status):
+                    spins += 1
+                    time.sleep(0 if spins < 64 else 5e-5)
             except BaseException as e:  # an MPI error: hand it to the waiter
                 work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
             with self._lock:
