@@ -13,9 +13,12 @@ order, so all ranks issue the same sequence. Two ways to complete it:
 
 A timed-out operation leaves MPI inside a collective that can never finish: the group is then
 broken (later calls raise at once) and the process calls ``MPI_Abort`` when it exits, as
-``MPI_Finalize`` would wait forever. An exception nobody catches on any rank aborts the job the
-same way (what ``python -m mpi4py`` does): otherwise that rank sits in ``MPI_Finalize`` and the
-others in their next collective, forever (measured with MPICH 5).
+``MPI_Finalize`` would wait forever. An exception nobody catches on any rank would leave that
+rank in ``MPI_Finalize`` and the others in their next collective, forever (measured with
+MPICH 5). Instead the failing rank sends a failure notice to every other rank on a separate
+communicator, gives them a moment, and aborts the job (what ``python -m mpi4py`` does, plus the
+notice); a rank waiting for an operation checks for notices while it waits and raises
+``DistBackendError`` naming the failed rank and its exception.
 """
 from __future__ import annotations
 
@@ -46,6 +49,15 @@ class DistBackendError(DistError):
 
 
 DistError.__module__ = DistBackendError.__module__ = "jitgrad.distributed"
+
+
+class PeerFailure(DistBackendError):
+    """Raised on the ranks that wait for a rank that died (not re-announced to others)."""
+
+
+PeerFailure.__module__ = "jitgrad.distributed"
+PeerFailure.__name__ = PeerFailure.__qualname__ = "DistBackendError"  # what the user sees
+ALARM_TAG = 7
 
 
 class Future:
@@ -123,8 +135,9 @@ class Work:
 
 
 class ProcessGroup:
-    def __init__(self, comm, timeout: timedelta):
+    def __init__(self, comm, timeout: timedelta, alarm=None):
         self.comm = comm
+        self.alarm = alarm  # a communicator of its own for failure notices (tag ALARM_TAG)
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.timeout = timeout
@@ -195,6 +208,7 @@ class ProcessGroup:
                 spins += 1
                 if spins & 255 == 0:
                     now = time.monotonic()
+                    self._check_alarm(work)
                     if now > deadline:
                         self._timed_out(work, seconds)
                     if now - first > 0.05:
@@ -209,8 +223,41 @@ class ProcessGroup:
 
     def _await(self, work, timeout):
         deadline, seconds = self._deadline(timeout)
-        if not work._event.wait(max(0.0, deadline - time.monotonic())):
-            self._timed_out(work, seconds)
+        while not work._event.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
+            self._check_alarm(work)
+            if time.monotonic() > deadline:
+                self._timed_out(work, seconds)
+
+    # ------------------------------------------------------------------ failure notices
+
+    def notify_failure(self, text: str) -> None:
+        """Tell every other rank that this one failed (nonblocking sends of a short message,
+        which MPI delivers eagerly); wait up to a second for them to go out."""
+        if self.alarm is None or self.size == 1:
+            return
+        from mpi4py import MPI
+        payload = text.encode("utf-8", "replace")[:2000]
+        requests = [self.alarm.Isend([payload, MPI.BYTE], dest=k, tag=ALARM_TAG)
+                    for k in range(self.size) if k != self.rank]
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline and not MPI.Request.Testall(requests):
+            time.sleep(1e-3)
+
+    def _check_alarm(self, work):
+        if self.alarm is None:
+            return
+        from mpi4py import MPI
+        status = MPI.Status()
+        if not self.alarm.Iprobe(source=MPI.ANY_SOURCE, tag=ALARM_TAG, status=status):
+            return
+        buf = bytearray(status.Get_count(MPI.BYTE))
+        self.alarm.Recv([buf, MPI.BYTE], source=status.Get_source(), tag=ALARM_TAG)
+        self._broken = f"rank {status.Get_source()} failed"
+        _EXIT_GUARD.abort_at_exit = True
+        raise PeerFailure(
+            f"[rank {self.rank}] {work._name} (operation #{work._seq} of this process group) "
+            f"cannot complete: rank {status.Get_source()} failed with "
+            f"{buf.decode('utf-8', 'replace')}")
 
     def _timed_out(self, work, seconds):
         msg = (f"[rank {self.rank}] {work._name} (operation #{work._seq} of this process group) "
@@ -251,7 +298,8 @@ class _ExitGuard:
 
     def _excepthook(self, etype, value, tb):
         self._previous_hook(etype, value, tb)
-        if self.comm is not None and _DEFAULT[0] is not None and etype is not SystemExit:
+        group = _DEFAULT[0]
+        if self.comm is not None and group is not None and etype is not SystemExit:
             rank, size = self.comm.Get_rank(), self.comm.Get_size()
             if size > 1:
                 sys.stderr.write(
@@ -259,6 +307,11 @@ class _ExitGuard:
                     "calling MPI_Abort so that the other ranks stop instead of waiting for it\n")
                 sys.stderr.flush()
                 sys.stdout.flush()
+                if not issubclass(etype, PeerFailure):  # the first failure tells the others
+                    group.notify_failure(f"{etype.__name__}: {value}")
+                    time.sleep(1.0)  # let them report it before the launcher stops them
+                else:
+                    time.sleep(0.3)  # the other survivors are reporting it too
                 self.comm.Abort(1)
 
     def _at_exit(self):

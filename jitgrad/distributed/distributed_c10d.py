@@ -74,9 +74,10 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                         f"{type(timeout).__name__}")
     MPI = _mpi()
     comm = MPI.COMM_WORLD
-    if MPI.Query_thread() < MPI.THREAD_SERIALIZED:
-        raise RuntimeError("jitgrad.distributed needs an MPI initialized with at least "
-                           "MPI_THREAD_SERIALIZED (mpi4py's default asks for MULTIPLE)")
+    if MPI.Query_thread() < MPI.THREAD_MULTIPLE:
+        raise RuntimeError("jitgrad.distributed needs an MPI initialized with "
+                           "MPI_THREAD_MULTIPLE (mpi4py's default; check mpi4py.rc.thread_level "
+                           "and that the MPI library supports it)")
     mpi_rank, mpi_size = comm.Get_rank(), comm.Get_size()
     expected = {"rank": (rank if rank != -1 else G.env_int("RANK"), mpi_rank),
                 "world_size": (world_size if world_size != -1 else G.env_int("WORLD_SIZE"),
@@ -87,7 +88,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                 f"{name}={given} (from the arguments or the environment) disagrees with the MPI "
                 f"launcher's {name}={actual}: start the processes with mpiexec -n <world size> "
                 "(MPI cannot join separately started processes into one world)")
-    G.install(G.ProcessGroup(comm.Dup(), timeout))
+    G.install(G.ProcessGroup(comm.Dup(), timeout, alarm=comm.Dup()))
 
 
 def destroy_process_group(group=None) -> None:
@@ -96,6 +97,7 @@ def destroy_process_group(group=None) -> None:
     g = G.uninstall()
     if g._broken is None:  # after a timeout MPI is stuck in a collective: leave it alone
         g.comm.Free()
+        g.alarm.Free()
 
 
 def _resolve(group) -> G.ProcessGroup:

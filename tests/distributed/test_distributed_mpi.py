@@ -59,7 +59,11 @@ def test_a_rank_that_raises_ends_the_job_quickly(n):
     assert r.returncode != 0
     assert f"ValueError: deliberate failure on rank {n - 1}" in out, out[-3000:]
     assert f"rank {n - 1} of {n} raised an unhandled exception; calling MPI_Abort" in out
-    assert seconds < 60, seconds  # the launcher ends the job; nobody waits for a timeout
+    # the others, waiting in all_reduce, got its notice and say why they stop
+    assert re.search(rf"jitgrad.distributed.DistBackendError: \[rank \d\] all_reduce \(operation "
+                     rf"#1 of this process group\) cannot complete: rank {n - 1} failed with "
+                     rf"ValueError: deliberate failure on rank {n - 1}", out), out[-3000:]
+    assert seconds < 60, seconds  # the job ends at once; nobody waits for a timeout
 
 
 def test_a_rank_that_skips_a_collective_times_out_with_a_clear_error():
