@@ -100,6 +100,22 @@ def test_env_variables_that_disagree_with_the_launcher_are_refused():
            "launcher's rank=0" in r.stderr, r.stderr[-2000:]
 
 
+def test_cpu_buffers_are_the_storage_itself():
+    """A contiguous CPU tensor goes to MPI as its own NumPy storage (no copy); a strided view is
+    staged in a contiguous copy and written back."""
+    from jitgrad.distributed._buffers import Staged
+    t = jt.arange(12.0).reshape(3, 4)
+    assert Staged(t).buf is t._data
+    part = t[1:]  # a contiguous view: still no copy, MPI writes into t's storage
+    assert np.shares_memory(Staged(part).buf, t._data)
+    view = t.t()
+    staged = Staged(view)
+    assert staged.buf.flags.c_contiguous and not np.shares_memory(staged.buf, t._data)
+    staged.buf[...] = -1
+    staged.write_back()
+    assert (t.numpy() == -1).all()
+
+
 # ------------------------------------------------------------------------ DistributedSampler
 
 @pytest.mark.parametrize("n", [1, 7, 10, 12, 13])

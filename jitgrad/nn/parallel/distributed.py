@@ -70,13 +70,15 @@ class _Bucket:
             n += p.numel()
         p0 = params[0]
         self.buffer = zeros(n, dtype=p0.dtype, device=p0.device)
+        # each parameter's slice of the flat buffer, shaped like it (made once: views share
+        # the buffer's storage)
+        self.views = [self.buffer[a:a + p.numel()].view(p.shape)
+                      for a, p in zip(self.offsets, params)]
         self.pending = len(params)
         self.future = None
 
     def view(self, slot):
-        p = self.params[slot]
-        a = self.offsets[slot]
-        return self.buffer[a:a + p.numel()].view(p.shape)
+        return self.views[slot]
 
 
 def _assign_buckets(params, bucket_cap_mb):
