@@ -17,6 +17,8 @@ import os
 
 import numpy as np
 
+from ..tensor import Tensor
+
 __all__ = ["ReduceOp", "mpi_op", "Staged", "cuda_aware"]
 
 
@@ -56,9 +58,19 @@ class ReduceOp:
     UNUSED = _RedOpType.UNUSED
 
 
+_OPS: dict = {}  # (op, dtype kind) -> MPI op, filled on first use
+
+
 def mpi_op(MPI, op, dtype):
     """The MPI op computing ``op`` on ``dtype`` (a NumPy dtype). AVG is SUM here (the caller
     divides). Booleans reduce logically (SUM/MAX/BOR: or, PRODUCT/MIN/BAND: and, BXOR: xor)."""
+    found = _OPS.get((op, dtype.kind))
+    if found is None:
+        found = _OPS[(op, dtype.kind)] = _mpi_op(MPI, op, dtype)
+    return found
+
+
+def _mpi_op(MPI, op, dtype):
     if not isinstance(op, _RedOpType):
         raise ValueError(f"Invalid reduce op {op!r}: expected a torch.distributed.ReduceOp")
     kind = dtype.kind
@@ -118,7 +130,6 @@ class Staged:
     __slots__ = ("tensor", "buf", "_staged")
 
     def __init__(self, tensor, fill=True):
-        from ..tensor import Tensor
         if not isinstance(tensor, Tensor):
             raise TypeError(f"expected a Tensor, got {type(tensor).__name__}")
         self.tensor = tensor
@@ -141,7 +152,6 @@ class Staged:
         t = self.tensor
         if self._staged:
             from ..autograd import no_grad
-            from ..tensor import Tensor
             with no_grad():
                 t.copy_(Tensor._make(self.buf, False))
         else:

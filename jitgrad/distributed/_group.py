@@ -94,7 +94,7 @@ class Work:
         self._group, self._name, self._seq = group, name, seq
         self._status = status  # an MPI.Status filled on completion (recv's source)
         self._start, self._finish, self._result = start, finish, result
-        self._event = threading.Event()
+        self._event = None  # set for work the worker runs (the caller polls the rest)
         self._error = None
         self._request = None  # the MPI request while the caller polls it
         self._finished = False
@@ -102,7 +102,7 @@ class Work:
     def is_completed(self) -> bool:
         if self._request is not None:
             return bool(self._request.Test())
-        return self._event.is_set()
+        return self._event is None or self._event.is_set()
 
     def is_success(self) -> bool:
         return self.is_completed() and self._error is None
@@ -165,6 +165,7 @@ class ProcessGroup:
             if not async_op and self._pending == 0:
                 work._request = start(self.comm)
             else:
+                work._event = threading.Event()
                 self._pending += 1
                 self._queue.put(work)
         if not async_op:
@@ -200,14 +201,15 @@ class ProcessGroup:
         return time.monotonic() + float(t), float(t)
 
     def _poll(self, work, timeout):
-        deadline, seconds = self._deadline(timeout)
-        request, spins = work._request, 0
-        first = time.monotonic()
+        request, status, spins = work._request, work._status, 0
         try:
-            while not request.Test(work._status):
+            while not request.Test(status):
                 spins += 1
                 if spins & 255 == 0:
                     now = time.monotonic()
+                    if spins == 256:
+                        first = now
+                        deadline, seconds = self._deadline(timeout)
                     self._check_alarm(work)
                     if now > deadline:
                         self._timed_out(work, seconds)
@@ -219,7 +221,6 @@ class ProcessGroup:
             work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
             self._broken = str(e)
         work._request = None
-        work._event.set()
 
     def _await(self, work, timeout):
         deadline, seconds = self._deadline(timeout)

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import _group as G
 from ._buffers import ReduceOp, Staged, host_or_device_empty, mpi_op
 
@@ -37,7 +38,12 @@ def is_initialized() -> bool:
     return G._DEFAULT[0] is not None
 
 
+_MPI: list = []
+
+
 def _mpi():
+    if _MPI:
+        return _MPI[0]
     try:
         from mpi4py import MPI
     except ImportError as e:
@@ -45,6 +51,7 @@ def _mpi():
             "jitgrad.distributed needs mpi4py and an MPI library: pip install "
             "'jitgrad[distributed]' (mpi4py + the mpich wheel), or mpi4py built against your "
             f"cluster's MPI ({e})") from None
+    _MPI.append(MPI)
     return MPI
 
 
@@ -121,7 +128,6 @@ def get_backend(group=None) -> str:
 
 
 def _tensor(t, what="tensor"):
-    from ..tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{what}` of type "
                         f"torch.Tensor but got {type(t)} instead.")
@@ -201,7 +207,6 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
     def finish():
         from ..autograd import no_grad
-        from ..tensor import Tensor
         with no_grad():
             for i, out in enumerate(tensor_list):
                 out.copy_(Tensor._make(gathered[i], False))
