@@ -5,6 +5,7 @@ Importing this package does not import mpi4py; ``init_process_group`` does.
 from ._group import DistBackendError, DistError, Work
 from .distributed_c10d import (
     Backend,
+    GroupMember,
     ReduceOp,
     all_gather,
     all_gather_into_tensor,
@@ -15,6 +16,7 @@ from .distributed_c10d import (
     get_backend,
     get_rank,
     get_world_size,
+    group,
     init_process_group,
     irecv,
     is_available,
@@ -27,7 +29,8 @@ from .distributed_c10d import (
     send,
 )
 
-__all__ = ["Backend", "ReduceOp", "Work", "DistError", "DistBackendError", "is_available",
+__all__ = ["Backend", "ReduceOp", "group", "GroupMember", "Work", "DistError", "DistBackendError",
+           "is_available",
            "is_mpi_available", "is_initialized", "init_process_group", "destroy_process_group",
            "get_rank", "get_world_size", "get_backend", "barrier", "all_reduce", "broadcast",
            "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",

@@ -16,7 +16,8 @@ from ._buffers import ReduceOp, Staged, host_or_device_empty, mpi_op
 __all__ = ["is_available", "is_mpi_available", "is_initialized", "init_process_group",
            "destroy_process_group", "get_rank", "get_world_size", "get_backend", "barrier",
            "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
-           "reduce_scatter_tensor", "send", "recv", "isend", "irecv", "ReduceOp", "Backend"]
+           "reduce_scatter_tensor", "send", "recv", "isend", "irecv", "ReduceOp", "Backend",
+           "group", "GroupMember"]
 
 
 class Backend:
@@ -105,6 +106,19 @@ def destroy_process_group(group=None) -> None:
     if g._broken is None:  # after a timeout MPI is stuck in a collective: leave it alone
         g.comm.Free()
         g.alarm.Free()
+
+
+class _GroupMember:
+    """``dist.group.WORLD`` / ``dist.GroupMember.WORLD``: the default group once initialized."""
+
+    @property
+    def WORLD(self):  # noqa: N802 - PyTorch's name
+        return G._DEFAULT[0]
+
+    NON_GROUP_MEMBER = -100
+
+
+group = GroupMember = _GroupMember()
 
 
 def _resolve(group) -> G.ProcessGroup:

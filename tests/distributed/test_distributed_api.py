@@ -62,6 +62,7 @@ from datetime import timedelta
 dist.init_process_group(backend="mpi", init_method="env://", timeout=timedelta(seconds=60))
 assert (dist.get_rank(), dist.get_world_size(), dist.is_initialized()) == (0, 1, True)
 assert dist.get_backend() == "mpi"
+assert dist.group.WORLD is not None and dist.get_world_size(dist.group.WORLD) == 1
 try:
     dist.init_process_group("mpi")
 except ValueError as e:
