@@ -24,7 +24,7 @@ NORMAL = ["all_reduce_every_dtype", "all_reduce_refusals", "broadcast_gather_sca
           "ddp_no_sync_accumulates", "ddp_find_unused_parameters"]
 
 
-def launch(n, cases, timeout=420, env_extra=None):
+def launch(n, cases, timeout=600, env_extra=None):
     code, out, err, seconds = mpirun.run(n, [CASES, *cases], timeout, env_extra)
     if code is None:
         pytest.fail(f"mpiexec -n {n} {' '.join(cases)} hung for {timeout} s (killed):\n"
