@@ -1,15 +1,15 @@
 """The MPI process group: the communicator, the order of operations, work handles, timeouts.
 
-Every operation is an MPI nonblocking call (``Iallreduce``, ``Ibcast``, ...) issued in program
-order, so all ranks issue the same sequence. Two ways to complete it:
+Every operation is an MPI nonblocking call (``Iallreduce``, ``Ibcast``, ...) issued at once by
+the calling thread, in program order, so all ranks issue the same sequence. Completing it:
 
-* synchronous, with nothing queued: the calling thread issues it and polls ``Test`` until it
-  completes or the group's timeout passes (MPI's own ``Wait`` spins the same way, but cannot
-  time out);
-* ``async_op=True`` (or a synchronous call while asynchronous work is queued): a worker thread
-  issues it and drives it with ``Test`` and short sleeps (the GIL and the core stay free), so
-  the transfer overlaps whatever the caller computes meanwhile (DDP's backward).
-  ``Work.wait`` waits on an event, with the timeout.
+* synchronous: the caller polls ``Test`` until it completes or the group's timeout passes
+  (MPI's own ``Wait`` spins the same way, but cannot time out);
+* ``async_op=True``: the call returns a ``Work`` at once. While the caller computes, a progress
+  thread calls ``Test`` on the outstanding requests with short sleeps in between (mpi4py
+  releases the GIL inside each call; the core stays the caller's), which is what moves an MPI
+  nonblocking collective forward. ``Work.wait()`` takes the request over and polls it itself,
+  so no thread hand-off sits on the critical path at either end.
 
 A timed-out operation leaves MPI inside a collective that can never finish: the group is then
 broken (later calls raise at once) and the process calls ``MPI_Abort`` when it exits, as
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import queue
 import sys
 import threading
 import time
@@ -35,6 +34,7 @@ __all__ = ["ProcessGroup", "Work", "Future", "DistError", "DistBackendError",
 
 # PyTorch's default_pg_timeout
 DEFAULT_TIMEOUT = timedelta(minutes=30)
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
                    "init_process_group.")
@@ -90,19 +90,22 @@ class Work:
     """What ``async_op=True`` returns: ``wait()`` blocks until the operation finished (and its
     result is in the tensors), ``is_completed()``, ``get_future()``."""
 
-    def __init__(self, group, name, seq, start, finish, result, status=None):
+    def __init__(self, group, name, seq, request, finish, result, status=None):
         self._group, self._name, self._seq = group, name, seq
+        self._request = request  # the MPI request until it completed
         self._status = status  # an MPI.Status filled on completion (recv's source)
-        self._start, self._finish, self._result = start, finish, result
-        self._event = None  # set for work the worker runs (the caller polls the rest)
+        self._finish, self._result = finish, result
+        self._lock = threading.Lock()  # held by whichever thread is testing the request
         self._error = None
-        self._request = None  # the MPI request while the caller polls it
         self._finished = False
 
     def is_completed(self) -> bool:
-        if self._request is not None:
-            return bool(self._request.Test())
-        return self._event is None or self._event.is_set()
+        if self._request is not None and self._lock.acquire(blocking=False):
+            try:
+                self._group._test(self)
+            finally:
+                self._lock.release()
+        return self._request is None
 
     def is_success(self) -> bool:
         return self.is_completed() and self._error is None
@@ -110,9 +113,8 @@ class Work:
     def wait(self, timeout=None) -> bool:
         if not self._finished:
             if self._request is not None:
-                self._group._poll(self, timeout)
-            else:
-                self._group._await(self, timeout)
+                with self._lock:
+                    self._group._poll(self, timeout)
             if self._error is not None:
                 raise self._error
             self._finished = True
@@ -141,56 +143,69 @@ class ProcessGroup:
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
         self.timeout = timeout
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # issue order
         self._seq = 0
-        self._pending = 0  # queued or running on the worker
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._active: list = []  # async work not known to be complete
+        self._wake = threading.Condition()
+        self._stop = False
         self._broken = None  # the error that broke the group
-        self._worker = threading.Thread(target=self._work_loop, daemon=True,
-                                        name="jitgrad-mpi-worker")
-        self._worker.start()
+        self._progress = threading.Thread(target=self._progress_loop, daemon=True,
+                                          name="jitgrad-mpi-progress")
+        self._progress.start()
 
     # ------------------------------------------------------------------ issuing
 
     def submit(self, name, start, finish=None, result=None, async_op=False, status=None):
-        """Run ``start(comm) -> MPI.Request`` in program order; returns the Work (waited on
-        already unless ``async_op``)."""
+        """Issue ``start(comm) -> MPI.Request`` now (program order); returns the Work, waited
+        on already unless ``async_op``."""
         with self._lock:
             if self._broken is not None:
                 raise DistBackendError(
                     f"[rank {self.rank}] {name}: the process group is unusable after an earlier "
                     f"failure ({self._broken})")
             self._seq += 1
-            work = Work(self, name, self._seq, start, finish, result, status)
-            if not async_op and self._pending == 0:
-                work._request = start(self.comm)
-            else:
-                work._event = threading.Event()
-                self._pending += 1
-                self._queue.put(work)
-        if not async_op:
+            work = Work(self, name, self._seq, start(self.comm), finish, result, status)
+        if async_op:
+            with self._wake:
+                self._active.append(work)
+                self._wake.notify()
+        else:
             work.wait()
         return work
 
-    def _work_loop(self):
+    def _progress_loop(self):
+        """Drive outstanding async requests while their callers compute."""
+        idle = 0
         while True:
-            work = self._queue.get()
-            if work is None:
-                return
-            try:
-                with self._lock:
-                    request = work._start(self.comm)
-                # Test + sleep rather than MPI_Wait, which spins on a core: the caller's
-                # computation (DDP's backward) needs that core while the transfer proceeds
-                spins = 0
-                while not request.Test(work._status):
-                    spins += 1
-                    time.sleep(0 if spins < 64 else 5e-5)
-            except BaseException as e:  # an MPI error: hand it to the waiter
-                work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
-            with self._lock:
-                self._pending -= 1
-            work._event.set()
+            with self._wake:
+                self._active = [w for w in self._active if w._request is not None]
+                while not self._active and not self._stop:
+                    self._wake.wait()
+                    idle = 0
+                if self._stop:
+                    return
+                active = list(self._active)
+            for work in active:
+                if work._lock.acquire(blocking=False):  # else its caller is polling it
+                    try:
+                        self._test(work)
+                    finally:
+                        work._lock.release()
+            idle += 1
+            time.sleep(0 if idle < 64 else 5e-5)
+
+    def _test(self, work):
+        """One ``Test`` of ``work``'s request (the caller holds ``work._lock``)."""
+        request = work._request
+        if request is None:
+            return
+        try:
+            if request.Test(work._status):
+                work._request = None
+        except Exception as e:  # MPI.Exception: a peer vanished, a bad buffer, ...
+            work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
+            self._broken = str(e)
+            work._request = None
 
     # ------------------------------------------------------------------ completing
 
@@ -201,7 +216,10 @@ class ProcessGroup:
         return time.monotonic() + float(t), float(t)
 
     def _poll(self, work, timeout):
+        """Poll ``work`` until it completes (the caller holds ``work._lock``)."""
         request, status, spins = work._request, work._status, 0
+        if request is None:
+            return
         try:
             while not request.Test(status):
                 spins += 1
@@ -215,19 +233,14 @@ class ProcessGroup:
                         self._timed_out(work, seconds)
                     if now - first > 0.05:
                         time.sleep(2e-4)  # a long wait (a slow peer): stop burning a core
+                    else:
+                        _yield()  # as MPICH's own polling does: a peer may need this core
         except DistBackendError:
             raise
         except Exception as e:  # MPI.Exception: a peer vanished, a bad buffer, ...
             work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
             self._broken = str(e)
         work._request = None
-
-    def _await(self, work, timeout):
-        deadline, seconds = self._deadline(timeout)
-        while not work._event.wait(min(0.05, max(0.0, deadline - time.monotonic()))):
-            self._check_alarm(work)
-            if time.monotonic() > deadline:
-                self._timed_out(work, seconds)
 
     # ------------------------------------------------------------------ failure notices
 
@@ -271,11 +284,11 @@ class ProcessGroup:
         raise DistBackendError(msg)
 
     def shutdown(self):
-        """Stop the worker (destroy_process_group). Pending async work finishes first unless
-        the group is broken."""
-        self._queue.put(None)
-        if self._broken is None:
-            self._worker.join(timeout=self._deadline(None)[1])
+        """Stop the progress thread (destroy_process_group)."""
+        with self._wake:
+            self._stop = True
+            self._wake.notify()
+        self._progress.join(timeout=5.0)
 
 
 class _ExitGuard:
