@@ -148,6 +148,7 @@ class ProcessGroup:
         self._active: list = []  # async work not known to be complete
         self._wake = threading.Condition()
         self._stop = False
+        self._polling = 0  # > 0 while a caller polls (it drives MPI's progress then)
         self._broken = None  # the error that broke the group
         self._progress = threading.Thread(target=self._progress_loop, daemon=True,
                                           name="jitgrad-mpi-progress")
@@ -184,6 +185,11 @@ class ProcessGroup:
                     idle = 0
                 if self._stop:
                     return
+                if self._polling:
+                    # a caller is polling: MPI progresses inside its Test calls, and testing
+                    # here too would only make the two threads trade the GIL
+                    self._wake.wait(0.002)
+                    continue
                 active = list(self._active)
             for work in active:
                 if work._lock.acquire(blocking=False):  # else its caller is polling it
@@ -220,6 +226,7 @@ class ProcessGroup:
         request, status, spins = work._request, work._status, 0
         if request is None:
             return
+        self._polling += 1
         try:
             while not request.Test(status):
                 spins += 1
@@ -240,6 +247,8 @@ class ProcessGroup:
         except Exception as e:  # MPI.Exception: a peer vanished, a bad buffer, ...
             work._error = DistBackendError(f"[rank {self.rank}] {work._name} failed: {e}")
             self._broken = str(e)
+        finally:
+            self._polling -= 1
         work._request = None
 
     # ------------------------------------------------------------------ failure notices
