@@ -2,13 +2,19 @@
 
     python examples/train_mlp.py                      # defaults: ~0.97 test accuracy
     python examples/train_mlp.py --epochs 5 --out /tmp/run
+    mpiexec -n 2 python examples/train_mlp.py --distributed   # data parallel over MPI
 
 The script is plain PyTorch code with ``import jitgrad as torch``: a ``Dataset``/``DataLoader``
 pipeline, an ``nn.Sequential`` model, ``CrossEntropyLoss``, an ``optim`` optimizer with a cosine
-learning-rate schedule. Each epoch shows a tqdm progress bar and prints one line with the
-training loss and accuracy and the test accuracy. At the end it writes ``curves.png`` (loss and
-accuracy per epoch) and ``checkpoint.pt`` (model and optimizer state, ``jitgrad.save``'s safe
-format) into ``--out``, and prints ``test accuracy: 0.xxx``.
+learning-rate schedule. Each epoch shows a tqdm progress bar (on a terminal; in a log, one
+finished bar line per epoch) and prints one line with the training loss and accuracy and the
+test accuracy. At the end it writes ``curves.png`` (loss and accuracy per epoch) and
+``checkpoint.pt`` (model and optimizer state, ``jitgrad.save``'s safe format) into ``--out``,
+and prints ``test accuracy: 0.xxx``.
+
+With ``--distributed`` (under ``mpiexec -n N``) every process trains a replica wrapped in
+``DistributedDataParallel``: a ``DistributedSampler`` gives each rank ``batch-size / N`` samples
+of every global batch, gradients are averaged over MPI, and only rank 0 prints, plots and saves.
 """
 from __future__ import annotations
 
@@ -39,6 +45,9 @@ def parse_args(argv=None):
     p.add_argument("--limit", type=int, default=0,
                    help="use only the first N training and N test samples (quick runs, e.g. "
                         "on the CUDA simulator); 0: all")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel training over MPI: launch with mpiexec -n N; each rank "
+                        "takes batch-size/N samples of every batch")
     args = p.parse_args(argv)
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
@@ -86,29 +95,72 @@ def evaluate(model, X, y):
     return loss, acc
 
 
-def save_plot(history, path, title="jitgrad MLP on 8x8 digits"):
+def make_figure(history, title="jitgrad MLP on 8x8 digits"):
+    """Loss and accuracy per epoch (train and test); epochs are whole numbers on the axis."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
     epochs = np.arange(1, len(history["train_loss"]) + 1)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     ax1.plot(epochs, history["train_loss"], label="train")
     ax1.plot(epochs, history["test_loss"], label="test")
-    ax1.set_xlabel("epoch")
     ax1.set_ylabel("cross-entropy loss")
     ax1.set_title("loss")
-    ax1.legend()
     ax2.plot(epochs, history["train_acc"], label="train")
     ax2.plot(epochs, history["test_acc"], label="test")
-    ax2.set_xlabel("epoch")
     ax2.set_ylabel("accuracy")
     ax2.set_title("accuracy")
     ax2.set_ylim(0.0, 1.02)
-    ax2.legend()
+    for ax in (ax1, ax2):
+        ax.set_xlabel("epoch")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # no 2.5, 7.5 epochs
+        ax.legend()
     fig.suptitle(title)
     fig.tight_layout()
+    return fig
+
+
+def save_plot(history, path, title="jitgrad MLP on 8x8 digits"):
+    import matplotlib.pyplot as plt
+    fig = make_figure(history, title)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+class Progress:
+    """One epoch's progress bar. On a terminal: tqdm's live bar, cleared at the end. In a log
+    (stderr redirected): one finished bar line per epoch, not a stream of carriage returns.
+
+    The count advances with ``step()`` (``tqdm.update``), and the postfix is set without a
+    refresh of its own: refreshing from ``set_postfix`` while tqdm iterates a loader redraws its
+    lazily updated count, which stays at 0/N for the whole epoch."""
+
+    def __init__(self, total, desc, enabled=True, file=None, mininterval=0.1):
+        from tqdm import tqdm
+        self.file = sys.stderr if file is None else file
+        self.total, self.desc, self.n, self.postfix = total, desc, 0, ""
+        self.live = enabled and self.file.isatty()
+        self.log = enabled and not self.live
+        self.started = time.perf_counter()
+        self.bar = tqdm(total=total, desc=desc, leave=False, unit="batch", file=self.file,
+                        disable=not self.live, mininterval=mininterval, dynamic_ncols=True)
+
+    def step(self, loss_value):
+        self.n += 1
+        self.postfix = f"loss={loss_value:.4f}"
+        self.bar.set_postfix_str(self.postfix, refresh=False)
+        self.bar.update(1)
+
+    def close(self):
+        from tqdm import tqdm
+        self.bar.close()
+        if self.log:
+            line = tqdm.format_meter(self.n, self.total, time.perf_counter() - self.started,
+                                     prefix=self.desc, unit="batch", postfix=self.postfix,
+                                     ncols=100)
+            self.file.write(line + "\n")
+            self.file.flush()
 
 
 def to_cpu(obj):
@@ -127,7 +179,19 @@ def to_cpu(obj):
 
 def main(argv=None):
     args = parse_args(argv)
-    from tqdm import tqdm
+    rank, world = 0, 1
+    if args.distributed:
+        import jitgrad.distributed as dist
+        dist.init_process_group("mpi")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if args.batch_size % world:
+            if rank == 0:
+                print(f"--batch-size {args.batch_size} does not split evenly over {world} "
+                      "processes", file=sys.stderr)
+            dist.destroy_process_group()
+            raise SystemExit(2)
+    lead = rank == 0  # the one process that prints, plots and saves
+    say = print if lead else (lambda *a, **k: None)
 
     t_start = time.perf_counter()
     torch.manual_seed(args.seed)
@@ -140,25 +204,40 @@ def main(argv=None):
     # (the usual PyTorch pattern: per-sample indexing of device tensors would be a launch each)
     Xtr, ytr = torch.from_numpy(X_train), torch.from_numpy(y_train)
     Xte, yte = torch.from_numpy(X_test).to(device), torch.from_numpy(y_test).to(device)
-    loader = DataLoader(TensorDataset(Xtr, ytr), batch_size=args.batch_size, shuffle=True)
+    train_set = TensorDataset(Xtr, ytr)
 
     model = make_model(Xtr.shape[1], args.hidden, 10).to(device)
+    sampler = None
+    if args.distributed:
+        from jitgrad.nn.parallel import DistributedDataParallel
+        from jitgrad.utils.data import DistributedSampler
+        net = DistributedDataParallel(model)  # rank 0's initial weights on every rank
+        sampler = DistributedSampler(train_set, shuffle=True, seed=args.seed)
+        torch.manual_seed(args.seed + rank)  # each rank its own dropout masks
+    else:
+        net = model
+    loader = DataLoader(train_set, batch_size=args.batch_size // world, shuffle=sampler is None,
+                        sampler=sampler)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.epochs)
     criterion = nn.CrossEntropyLoss()
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"jitgrad {torch.__version__} | digits: {len(Xtr)} train / {len(Xte)} test | "
-          f"model: {n_params} parameters | device: {args.device}")
+    where = f"{world} processes x {args.batch_size // world} samples per batch" \
+        if args.distributed else f"device: {args.device}"
+    say(f"jitgrad {torch.__version__} | digits: {len(Xtr)} train / {len(Xte)} test | "
+        f"model: {n_params} parameters | {where}")
 
     history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
     for epoch in range(1, args.epochs + 1):
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         total_loss, correct, seen = 0.0, 0, 0
-        bar = tqdm(loader, desc=f"epoch {epoch:>3}/{args.epochs}", leave=False, unit="batch",
-                   disable=args.no_progress, file=sys.stderr)
-        for xb, yb in bar:
+        bar = Progress(len(loader), f"epoch {epoch:>3}/{args.epochs}",
+                       enabled=lead and not args.no_progress)
+        for xb, yb in loader:
             xb, yb = xb.to(device), yb.to(device)
             optimizer.zero_grad()
-            logits = model(xb)
+            logits = net(xb)
             loss = criterion(logits, yb)
             loss.backward()
             optimizer.step()
@@ -167,27 +246,36 @@ def main(argv=None):
             total_loss += loss_value * n
             correct += int((logits.argmax(1) == yb).sum().item())
             seen += n
-            bar.set_postfix(loss=f"{loss_value:.4f}")
+            bar.step(loss_value)
+        bar.close()
         scheduler.step()
+        if args.distributed:  # the epoch's totals over every rank's samples
+            totals = torch.tensor([total_loss, correct, seen], dtype=torch.float64)
+            dist.all_reduce(totals)
+            total_loss, correct, seen = totals.tolist()
         train_loss, train_acc = total_loss / seen, correct / seen
         test_loss, test_acc = evaluate(model, Xte, yte)
         for key, value in (("train_loss", train_loss), ("train_acc", train_acc),
                            ("test_loss", test_loss), ("test_acc", test_acc)):
             history[key].append(value)
-        print(f"epoch {epoch:>3}/{args.epochs}  loss {train_loss:.4f}  train acc "
-              f"{train_acc:.3f}  test loss {test_loss:.4f}  test acc {test_acc:.3f}  "
-              f"lr {scheduler.get_last_lr()[0]:.2e}", flush=True)
+        say(f"epoch {epoch:>3}/{args.epochs}  loss {train_loss:.4f}  train acc "
+            f"{train_acc:.3f}  test loss {test_loss:.4f}  test acc {test_acc:.3f}  "
+            f"lr {scheduler.get_last_lr()[0]:.2e}", flush=True)
 
-    os.makedirs(args.out, exist_ok=True)
-    plot_path = os.path.join(args.out, "curves.png")
-    ckpt_path = os.path.join(args.out, "checkpoint.pt")
-    save_plot(history, plot_path)
-    # host copies: a checkpoint loads on any machine, with or without a GPU
-    torch.save({"model": to_cpu(model.state_dict()), "optimizer": to_cpu(optimizer.state_dict()),
-                "epoch": args.epochs, "history": history, "args": vars(args)}, ckpt_path)
-    print(f"saved {plot_path} and {ckpt_path} ({time.perf_counter() - t_start:.1f} s)")
     _, test_acc = evaluate(model, Xte, yte)
-    print(f"test accuracy: {test_acc:.3f}")
+    if lead:
+        os.makedirs(args.out, exist_ok=True)
+        plot_path = os.path.join(args.out, "curves.png")
+        ckpt_path = os.path.join(args.out, "checkpoint.pt")
+        save_plot(history, plot_path)
+        # host copies: a checkpoint loads on any machine, with or without a GPU
+        torch.save({"model": to_cpu(model.state_dict()),
+                    "optimizer": to_cpu(optimizer.state_dict()), "epoch": args.epochs,
+                    "history": history, "args": vars(args)}, ckpt_path)
+        say(f"saved {plot_path} and {ckpt_path} ({time.perf_counter() - t_start:.1f} s)")
+        say(f"test accuracy: {test_acc:.3f}")
+    if args.distributed:
+        dist.destroy_process_group()
     return test_acc
 
 

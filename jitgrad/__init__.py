@@ -183,7 +183,8 @@ _NN_FUNCTIONS.update({n: n for n in ("conv1d", "conv2d", "conv3d", "conv_transpo
 def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
-    if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing"):
+    if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
+                "distributed"):
         return importlib.import_module(f"jitgrad.{name}")
     if name in _NN_FUNCTIONS:
         return getattr(importlib.import_module("jitgrad.nn.functional"), _NN_FUNCTIONS[name])

@@ -1,10 +1,12 @@
 """examples/train_mlp.py runs end to end: output format, plot, checkpoint, device errors."""
+import io
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +54,73 @@ def test_train_mlp_small_run(deps, tmp_path):
     model = train_mlp.make_model(64, ck["args"]["hidden"], 10)
     assert repr(model.load_state_dict(ck["model"])) == "<All keys matched successfully>"
     assert set(ck["optimizer"]) == {"state", "param_groups"}
-    # the progress bar goes to stderr
-    assert "epoch" in r.stderr or r.stderr == ""
+    # the progress bar goes to stderr; in a log (captured, not a terminal) it is one finished
+    # line per epoch that reached n/n, never a stream of carriage returns
+    assert "\r" not in r.stderr
+    bars = [ln for ln in r.stderr.splitlines() if ln.startswith("epoch")]
+    n_batches = -(-int(0.8 * 1797) // 64)  # the training split in batches of 64
+    assert len(bars) == 3, r.stderr[-2000:]
+    for i, ln in enumerate(bars, 1):
+        assert re.match(rf"epoch +{i}/3: 100%\|.*\| {n_batches}/{n_batches} \[.*loss=\d\.\d{{4}}\]$",
+                        ln), ln
+
+
+def test_no_progress_hides_the_bars(deps, tmp_path):
+    r = run(["--epochs", "1", "--limit", "200", "--no-progress", "--out", str(tmp_path)])
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "batch" not in r.stderr
+
+
+def import_example():
+    sys.path.insert(0, str(ROOT / "examples"))
+    try:
+        import train_mlp
+    finally:
+        sys.path.pop(0)
+    return train_mlp
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_live_progress_bar_advances(deps):
+    """On a terminal the bar's count moves with every batch (it stayed at 0/N while the
+    postfix changed) and shows the loss."""
+    bar = import_example().Progress(5, "epoch   1/1", file=FakeTerminal(), mininterval=0)
+    out = bar.file
+    for step in range(5):
+        bar.step(1.0 / (step + 1))
+    shown = out.getvalue()
+    bar.close()
+    counts = [int(m) for m in re.findall(r"\| (\d)/5 ", shown)]
+    assert counts[-1] == 5 and counts == sorted(counts) and {1, 2, 3, 4, 5} <= set(counts)
+    assert "5/5" in shown and "loss=0.2000" in shown
+
+
+@pytest.mark.parametrize("epochs", [2, 3, 5, 8, 9, 10, 20])
+def test_plot_epoch_axis_has_integer_ticks(deps, epochs):
+    import matplotlib.pyplot as plt
+    history = {k: list(np.linspace(0.1, 0.9, epochs))
+               for k in ("train_loss", "test_loss", "train_acc", "test_acc")}
+    fig = import_example().make_figure(history)
+    try:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            lo, hi = ax.get_xlim()
+            ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+            assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    finally:
+        plt.close(fig)
+
+
+def test_readme_lists_every_flag(deps):
+    parser_flags = set(re.findall(r'add_argument\("(--[a-z-]+)"', SCRIPT.read_text()))
+    readme = (ROOT / "README.md").read_text()
+    flags_line = readme[readme.index("\nFlags:"):].split("\n\n")[0]  # the paragraph
+    assert parser_flags and parser_flags <= set(re.findall(r"--[a-z-]+", flags_line)), \
+        parser_flags - set(re.findall(r"--[a-z-]+", flags_line))
 
 
 def test_device_cuda_gives_a_clear_error(deps, tmp_path):

@@ -1,6 +1,6 @@
 """``jitgrad.nn``: modules, parameters, ``functional``, ``init`` and ``utils`` with PyTorch's
 names."""
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter

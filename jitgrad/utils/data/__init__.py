@@ -10,6 +10,7 @@ from .dataset import (
                          TensorDataset,
                          random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
                          BatchSampler,
                          RandomSampler,
@@ -22,4 +23,5 @@ from .sampler import (
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "Subset",
            "ConcatDataset", "ChainDataset", "random_split", "Sampler", "SequentialSampler",
            "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler",
-           "DataLoader", "default_collate", "default_convert", "get_worker_info", "WorkerInfo"]
+           "DataLoader", "DistributedSampler", "default_collate", "default_convert",
+           "get_worker_info", "WorkerInfo"]
