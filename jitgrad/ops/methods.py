@@ -406,8 +406,11 @@ _MISC_METHODS = {
     "histc": _bucketing.histc,
     "sum": _numpy_aliases(_sum, "sum"),
 }
-for _fn_name in ("asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2",
-                 "erfc", "erfinv", "tril", "triu", "cumprod"):
+for _fn_name in ("atan2", "arctan2", "erfc", "erfinv", "tril", "triu", "cumprod"):
     _MISC_METHODS[_fn_name + "_"] = inplace.unary_inplace(_MISC_METHODS[_fn_name])
+for _fn_name, _node in (("asinh", "AsinhBackward1"), ("acosh", "AcoshBackward1"),
+                        ("atanh", "AtanhBackward1")):  # PyTorch's in-place node names
+    _MISC_METHODS[_fn_name + "_"] = _MISC_METHODS["arc" + _fn_name[1:] + "_"] = \
+        inplace.unary_inplace(_special.inplace_variant(_MISC_METHODS[_fn_name], _node))
 for _name, _fn in _MISC_METHODS.items():
     setattr(Tensor, _name, _fn)

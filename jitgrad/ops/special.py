@@ -19,6 +19,25 @@ erfinv = _unary("erfinv")
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 
 
+def inplace_variant(fn, node_name):
+    """What ``x.asinh_()`` computes: PyTorch records asinh_/acosh_/atanh_ as a node of their
+    own (AsinhBackward1, ...) whose derivative is not implemented: backward through it raises."""
+    name = fn.__name__
+
+    def backward(node, g):
+        raise NotImplementedError(f"the derivative for 'inplace version of {name}' is not "
+                                  "implemented.")
+
+    def inplace_form(input):
+        from ..autograd import grad_mode
+        from .composite import record
+        with grad_mode.no_grad():
+            out = fn(input)
+        return record(node_name, (input,), out._data, backward)
+    inplace_form.__name__ = inplace_form.__qualname__ = name
+    return inplace_form
+
+
 def atan2(input, other):
     """The angle of (other, input) (Atan2Backward0); Tensors only, as PyTorch."""
     _need_tensor(input, "atan2", 1)
