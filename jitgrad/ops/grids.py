@@ -125,4 +125,5 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         input = input.reshape(1)
     shape = tuple(input.shape)
     grown = input.unsqueeze(d + 1).expand(shape[:d + 1] + (int(repeats),) + shape[d + 1:])
-    return grown.clone().view(shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
+    return grown.clone(memory_format="contiguous_format").view(
+        shape[:d] + (shape[d] * int(repeats),) + shape[d + 1:])
