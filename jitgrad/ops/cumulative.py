@@ -57,18 +57,23 @@ def _rev_cumsum(t, d):
 
 
 def _cumprod_backward(node, g):
-    """d out_j / d x_i = prod_{k <= j, k != i} x_k, summed against g over j >= i. Before the
-    first zero of a row that is ``rev_cumsum(g * out) / x``; at the first zero it is the
-    reversed cumsum of ``g`` times the cumprod with that zero replaced by 1; after it, 0."""
+    """d out_j / d x_i = prod_{k <= j, k != i} x_k, summed against g over j >= i. Without zeros
+    that is ``rev_cumsum(g * out) / x``. With zeros: first order (no create_graph) uses masks
+    (before a row's first zero as above; at it, the reversed cumsum of g times the cumprod with
+    that zero replaced by 1; after it, 0); with create_graph, PyTorch's unrolled O(n^2) form,
+    whose own derivative is cumprod's second derivative (the masked form's is not)."""
+    from ..autograd import grad_mode
     from .functional import where
     d = node.ctx.attrs["dim"]
-    if g.ndim == 0:
+    if g.ndim == 0 or g.shape[d] <= 1:
         return (g,)
     x = node.saved("x")
     out = node.saved("out")
     zero = x == 0
     if x._data.__class__ is np.ndarray and not zero._data.any():
         return (_rev_cumsum(g * out, d) / x,)
+    if grad_mode.is_grad_enabled():
+        return (_cumprod_backward_unrolled(g, x, d),)
     seen = zero.cumsum(d)
     before = seen == 0
     first = zero & (seen == 1)
@@ -76,6 +81,23 @@ def _cumprod_backward(node, g):
     a = _rev_cumsum(g * out, d) / where(before, x, one)
     b = _rev_cumsum(g * cumprod(where(first, one, x), d), d)
     return (where(before, a, where(first, b, _const(x, 0))),)
+
+
+def _cumprod_backward_unrolled(g, x, d):
+    """grad_k = sum_{j >= k} g_j * prod(x[:k]) * prod(x[k+1:j+1]), one k at a time."""
+    from .reduce import prod
+    from .shape import cat, narrow, stack
+    n = x.shape[d]
+    cols = []
+    for k in range(n):
+        after = cumprod(narrow(x, d, k + 1, n - k - 1), d) if k < n - 1 else None
+        if k == 0:
+            omitted = cat([_const(x, 1).expand(narrow(x, d, 0, 1).shape), after], d)
+        else:
+            until = prod(narrow(x, d, 0, k), d, keepdim=True)
+            omitted = until if after is None else cat([until, until * after], d)
+        cols.append((narrow(g, d, k, n - k) * omitted).sum(d))
+    return stack(cols, d)
 
 
 @with_out("cumprod", "dtype")
@@ -141,20 +163,22 @@ def cummin(input, dim):
 
 def _logcumsumexp_backward(node, g):
     """grad_i = sum_{j >= i} g_j exp(x_i - out_j), in log space with g split by sign (so nothing
-    overflows): exp(x_i + reversed logcumsumexp(log|g| - out)), positive minus negative part."""
+    overflows): exp(x_i + reversed logcumsumexp(log|g| - out)), positive minus negative part.
+    PyTorch's formula; the masked entries get the dtype's lowest finite value, not -inf (an
+    -inf there gives inf - inf in the second derivative)."""
     from .functional import exp, log, where
     d = node.ctx.attrs["dim"]
-    if g.ndim == 0:
+    if g.ndim == 0 or g.numel() == 0:
         return (g,)
     x = node.saved("x")
     out = node.saved("out")
-    one = _const(g, 1)
-    ninf = _const(g, -float("inf"))
+    lowest = _const(g, float(np.finfo(g._data.dtype).min))
+    log_abs = log(g.abs())
 
-    def part(mask, mag):
-        lg = where(mask, log(where(mask, mag, one)), ninf)
+    def part(mask):
+        lg = where(mask, log_abs, lowest)
         return exp(logcumsumexp((lg - out).flip(d), d).flip(d) + x)
-    return (part(g > 0, g) - part(g < 0, -g),)
+    return (part(g > 0) - part(g < 0),)
 
 
 @with_out("logcumsumexp")
@@ -235,7 +259,10 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     m = max(n - 1, 0)
     pairs = narrow(y, d, 1, m) + narrow(y, d, 0, m) if n else y
     if x is not None:
-        return (_spacing(x, y, d, "cumulative_trapezoid") / 2.0 * pairs).cumsum(d)
+        _spacing(x, y, d, "cumulative_trapezoid")  # PyTorch's size check
+        return record_composition("DivBackward1", (y, x), lambda yy, xx: (
+            _spacing(xx, yy, d, "cumulative_trapezoid")
+            * (narrow(yy, d, 1, m) + narrow(yy, d, 0, m))).cumsum(d) / 2.0)
     return (dx / 2.0 * pairs).cumsum(d)
 
 
