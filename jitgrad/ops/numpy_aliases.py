@@ -16,6 +16,7 @@ import inspect
 __all__ = ["accept_numpy_aliases"]
 
 _ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
+_ALIAS_NAMES = frozenset(a for a, _ in _ALIASES)
 
 
 def accept_numpy_aliases(fn, name=None):
@@ -31,10 +32,12 @@ def accept_numpy_aliases(fn, name=None):
     def wrapper(*args, **kwargs):
         if kwargs:
             for alias, real, pos in pairs:
+                if alias in kwargs and (real in kwargs or (pos is not None and len(args) > pos)):
+                    # PyTorch names the first alias given (in keyword order) as the culprit
+                    first = next(k for k in kwargs if k in _ALIAS_NAMES)
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{first}'")
+            for alias, real, _ in pairs:
                 if alias in kwargs:
-                    if real in kwargs or (pos is not None and len(args) > pos):
-                        raise TypeError(f"{name}() got an unexpected keyword argument "
-                                        f"'{alias}'")
                     kwargs[real] = kwargs.pop(alias)
         return fn(*args, **kwargs)
     return wrapper
