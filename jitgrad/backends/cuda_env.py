@@ -243,13 +243,17 @@ else:
         # NumPy has no erfc; math.erfc in float64, cast back to the operand's precision
         return type(a)(math.erfc(a)) if isinstance(a, np.generic) else math.erfc(a)
 
+    # computed in int64, then narrowed to the operand's dtype as the device's store truncates
+    # (the simulator's NumPy stores refuse an out-of-range value instead of wrapping it)
     def lshift(a, b):
         ok = (b >= 0) & (b < 64)
-        return np.int64(a) << np.int64(b if ok else 0) if ok else np.int64(0)
+        r = np.int64(a) << np.int64(b if ok else 0) if ok else np.int64(0)
+        return r.astype(a.dtype) if isinstance(a, np.integer) else r
 
     def rshift(a, b):
         ok = (b >= 0) & (b < 64)
-        return np.int64(a) >> np.int64(b if ok else 63)
+        r = np.int64(a) >> np.int64(b if ok else 63)
+        return r.astype(a.dtype) if isinstance(a, np.integer) else r
 
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + exp(-a))
