@@ -35,10 +35,13 @@ def _triangle(input, diagonal, lower):
     if isinstance(diagonal, bool) or not isinstance(diagonal, (int, np.integer)):
         raise TypeError(f"{name}(): argument 'diagonal' (position 2) must be int, not "
                         f"{type(diagonal).__name__}")
-    rows, cols = input.shape[-2:]
-    mask = _triangle_mask(rows, cols, int(diagonal), lower, input.device)
-    zero = full((), 0, dtype=input.dtype, device=input.device)
-    data = where(mask, input.detach(), zero)._data
+    if input._data.__class__ is np.ndarray:  # NumPy's own triangle on the CPU
+        data = (np.tril if lower else np.triu)(input._data, int(diagonal))
+    else:
+        rows, cols = input.shape[-2:]
+        mask = _triangle_mask(rows, cols, int(diagonal), lower, input.device)
+        zero = full((), 0, dtype=input.dtype, device=input.device)
+        data = where(mask, input.detach(), zero)._data
     return record("TrilBackward0" if lower else "TriuBackward0", (input,), data,
                   lambda node, g: (_triangle(g, diagonal, lower),))
 
