@@ -179,3 +179,13 @@ def test_shift_errors():
 def test_shift_no_gradient_node():
     x = jitgrad.tensor([1, 2])
     assert (x << 1).grad_fn is None and not (x << 1).requires_grad
+
+
+def test_fused_backward_chain_of_the_new_ops():
+    """A chain the fusion planner turns into one backward kernel (the new vocabulary names
+    inlined there too), against PyTorch."""
+    a, b = RNG.uniform(0.1, 0.8, (64,)), RNG.uniform(0.1, 0.8, (64,))
+    compare(lambda T, x, y: T.atan2(T.erfinv(x).asinh() * T.erfc(y), (y + 1.5).acosh())
+            .atanh(), [a, b], grad=True, rtol=1e-10, atol=1e-12)
+    compare(lambda T, x, y: T.atan2(T.erfinv(x).asinh() * T.erfc(y), (y + 1.5).acosh()),
+            [a, b], "float32", grad=True, rtol=2e-5, atol=1e-6)
