@@ -28,6 +28,14 @@ def test_triangles(name, k):
     compare(lambda T, x: getattr(x * 2, name + "_")(k), [X3], grad=True)
 
 
+def test_triangle_out():
+    for name in ("tril", "triu"):
+        compare(lambda T, x: getattr(T, name)(x, 1, out=T.empty(3, 4, dtype=T.float64)), [X])
+        compare(lambda T, x: getattr(T, name)(x, out=T.empty(0, dtype=T.float64)), [X])
+        raises_like(lambda T, x: getattr(T, name)(x, out=T.empty(3, 4)), X)
+        raises_like(lambda T, x: getattr(T, name)(x, out=T.empty(3, 4, dtype=T.int64)), X)
+
+
 def test_triangle_errors_and_higher_order():
     raises_like(lambda T, x: T.tril(x), np.array(3.0))
     raises_like(lambda T, x: T.triu(x), np.array([1.0, 2.0]))

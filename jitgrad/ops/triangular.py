@@ -11,6 +11,13 @@ import numpy as np
 from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record, record_composition
+from .out import with_out
+
+
+def _exact_out(name):
+    """out= of tril/triu must have the result's dtype exactly (PyTorch's words)."""
+    return with_out(name, "exact", cast_error=lambda src, dst: RuntimeError(
+        f"Expected out tensor to have dtype {D.c_name(src)}, but got {D.c_name(dst)} instead"))
 
 __all__ = ["tril", "triu", "tril_indices", "triu_indices", "diag", "diag_embed", "diagflat"]
 
@@ -46,12 +53,14 @@ def _triangle(input, diagonal, lower):
                   lambda node, g: (_triangle(g, diagonal, lower),))
 
 
+@_exact_out("tril")
 def tril(input, diagonal=0):
     """The lower triangle of the last two dims (on and below the ``diagonal``-th), zeros
     elsewhere."""
     return _triangle(input, diagonal, True)
 
 
+@_exact_out("triu")
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims (on and above the ``diagonal``-th)."""
     return _triangle(input, diagonal, False)
