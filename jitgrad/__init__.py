@@ -78,6 +78,16 @@ from .ops.shape import (  # added with the shape-op PyTorch-parity sweep
     tensor_split, vsplit,
 )
 from .ops.softmax import log_softmax, softmax
+from .ops.special import (  # added with issue 13: registry ops
+    acosh, arccosh, arcsinh, arctan2, arctanh, asinh, atan2, atanh, bitwise_left_shift,
+    bitwise_right_shift, erfc, erfinv,
+)
+from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu, triu_indices
+from .ops.grids import meshgrid, repeat_interleave
+from .ops.cumulative import (cummax, cummin, cumprod, cumulative_trapezoid, logcumsumexp,
+                             trapezoid, trapz)
+from .ops.nan_reduce import nanmean, nansum
+from .ops.bucketing import bucketize, histc, searchsorted
 from .ops import out as _out
 from .ops.out import with_out as _with_out
 
@@ -96,7 +106,10 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "fmax", "fmin", "hypot", "logaddexp", "logaddexp2", "xlogy", "copysign",
               "heaviside", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "lerp",
               "addcmul", "addcdiv", "exp2", "sinc", "deg2rad", "rad2deg", "nan_to_num",
-              "logit", "signbit", "sgn", "fix", "arcsin", "arccos", "arctan", "float_power"):
+              "logit", "signbit", "sgn", "fix", "arcsin", "arccos", "arctan", "float_power",
+              # added with issue 13
+              "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2",
+              "erfc", "erfinv", "bitwise_left_shift", "bitwise_right_shift"):
     globals()[_name] = _with_out(_name)(globals()[_name])
 for _name in ("clamp", "clip", "clamp_min", "clamp_max"):
     globals()[_name] = _with_out(_name, "exact", cast_error=_out.dtype_mismatch)(

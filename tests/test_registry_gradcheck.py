@@ -146,7 +146,21 @@ REFERENCE = {
                    (ANY,), {"nan": 0.0, "posinf": 10.0, "neginf": -10.0}),
     "signbit": (np.signbit, (ANY,), {}),
     "heaviside": (np.heaviside, (ANY, ANY), {}),
+    # added with issue 13 (elementwise_special.py)
+    "asinh": (np.arcsinh, (ANY,), {}),
+    "acosh": (np.arccosh, (uniform(1.2, 3.0),), {}),
+    "atanh": (np.arctanh, (INSIDE,), {}),
+    "atan2": (np.arctan2, (NONZERO, NONZERO), {}),
+    "erfc": (sp.erfc, (uniform(-2.0, 4.0),), {}),
+    "erfinv": (sp.erfinv, (uniform(-0.99, 0.99),), {}),
+    # integer-only: tested on integer dtypes below (counts inside [0, 8), where NumPy's shifts
+    # are defined; the out-of-range counts are compared with PyTorch in test_special_ops.py)
+    "bitwise_left_shift": (np.left_shift, (lambda s: RNG.integers(-100, 100, s),
+                                           lambda s: RNG.integers(0, 8, s)), {}),
+    "bitwise_right_shift": (np.right_shift, (lambda s: RNG.integers(-100, 100, s),
+                                             lambda s: RNG.integers(0, 8, s)), {}),
 }
+INTEGER_OPS = {"bitwise_left_shift", "bitwise_right_shift"}
 
 # broadcasting: (3, 4) against (4,), (3, 1) and a 0-d tensor
 BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3), ())]
@@ -179,7 +193,20 @@ def test_every_op_has_a_reference():
     assert set(OPS) == set(REFERENCE), sorted(set(OPS) ^ set(REFERENCE))
 
 
-CASES = [(name, shapes) for name in sorted(OPS) for shapes in _shapes(OPS[name])]
+CASES = [(name, shapes) for name in sorted(OPS) for shapes in _shapes(OPS[name])
+         if name not in INTEGER_OPS]
+INTEGER_CASES = [(name, shapes) for name in sorted(INTEGER_OPS)
+                 for shapes in _shapes(OPS[name])]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64])
+@pytest.mark.parametrize("name,shapes", INTEGER_CASES)
+def test_integer_forward_matches_numpy(name, shapes, dtype):
+    ref, arrays, _ = _make_case(name, shapes, dtype)
+    got = _call(name, [jg.tensor(a) for a in arrays], {})
+    expected = np.asarray(ref(*arrays))
+    assert got.numpy().dtype == dtype
+    np.testing.assert_array_equal(got.numpy(), expected.astype(dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

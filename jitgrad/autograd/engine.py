@@ -659,7 +659,8 @@ def accumulate_into_leaf(variable, g) -> None:
         else:
             from ..tensor import Tensor
             data = g._data
-            whole = data.base is None or (data.base.nbytes == data.nbytes
+            # (a strided view's base may be NumPy's stride-tricks DummyArray: no nbytes, copied)
+            whole = data.base is None or (getattr(data.base, "nbytes", -1) == data.nbytes
                                           and getattr(data.base, "flags", data.flags).owndata)
             if not owned or not data.flags.c_contiguous or not whole:
                 # copy a user's tensor, and lay out views (a transposed weight gradient, a

@@ -106,6 +106,20 @@ def _fmod(a, b):
 
 # libm (float32 arguments call asinf ...): no vectorizable version in jitgrad.math
 asin, acos, atan = math.asin, math.acos, math.atan
+asinh, acosh, atanh, atan2, erfc = math.asinh, math.acosh, math.atanh, math.atan2, math.erfc
+
+
+@numba.njit(inline="always")
+def lshift(a, b):
+    ok = (b >= 0) & (b < 64)
+    # the count is clamped before shifting: an LLVM shift by >= 64 is poison
+    return (numba.int64(a) << numba.int64(b if ok else 0)) if ok else numba.int64(0)
+
+
+@numba.njit(inline="always")
+def rshift(a, b):
+    ok = (b >= 0) & (b < 64)
+    return numba.int64(a) >> numba.int64(b if ok else 63)
 
 
 # Transcendentals: jitgrad.math's vectorizable float32/float64 versions (JITGRAD_LIBM=1 makes
@@ -137,4 +151,5 @@ FINGERPRINT = _fingerprint()
 
 __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus", "floor",
-           "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan"]
+           "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+           "atan2", "erfc", "lshift", "rshift"]

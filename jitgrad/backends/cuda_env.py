@@ -40,6 +40,7 @@ def _simulator_active() -> bool:
 SIMULATOR = _simulator_active()
 
 if not SIMULATOR:
+    from numba import int64 as _nb_int64
     from numba.cuda import types as _types
     from numba.cuda.extending import overload as _overload
 
@@ -143,6 +144,22 @@ if not SIMULATOR:
     asin = math.asin
     acos = math.acos
     atan = math.atan
+    asinh = math.asinh
+    acosh = math.acosh
+    atanh = math.atanh
+    atan2 = math.atan2
+    erfc = math.erfc
+
+    @device_jit
+    def lshift(a, b):
+        ok = (b >= 0) & (b < 64)
+        # the count is clamped before shifting: a shift by >= 64 is undefined
+        return (_nb_int64(a) << _nb_int64(b if ok else 0)) if ok else _nb_int64(0)
+
+    @device_jit
+    def rshift(a, b):
+        ok = (b >= 0) & (b < 64)
+        return _nb_int64(a) >> _nb_int64(b if ok else 63)
 
     @device_jit
     def sigmoid(a):
@@ -217,6 +234,26 @@ else:
     asin = _quiet(np.arcsin)
     acos = _quiet(np.arccos)
     atan = _quiet(np.arctan)
+    asinh = _quiet(np.arcsinh)
+    acosh = _quiet(np.arccosh)
+    atanh = _quiet(np.arctanh)
+    atan2 = _quiet(np.arctan2)
+
+    def erfc(a):
+        # NumPy has no erfc; math.erfc in float64, cast back to the operand's precision
+        return type(a)(math.erfc(a)) if isinstance(a, np.generic) else math.erfc(a)
+
+    # computed in int64, then narrowed to the operand's dtype as the device's store truncates
+    # (the simulator's NumPy stores refuse an out-of-range value instead of wrapping it)
+    def lshift(a, b):
+        ok = (b >= 0) & (b < 64)
+        r = np.int64(a) << np.int64(b if ok else 0) if ok else np.int64(0)
+        return r.astype(a.dtype) if isinstance(a, np.integer) else r
+
+    def rshift(a, b):
+        ok = (b >= 0) & (b < 64)
+        r = np.int64(a) >> np.int64(b if ok else 63)
+        return r.astype(a.dtype) if isinstance(a, np.integer) else r
 
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + exp(-a))
@@ -227,4 +264,5 @@ else:
 __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
            "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
+           "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift",
            "device_jit", "kernel_jit", "SIMULATOR"]

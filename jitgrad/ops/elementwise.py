@@ -970,3 +970,7 @@ class signbit:
 class heaviside:
     def f(a, values):
         return select(a == lit(a, 0), values, select(a > lit(a, 0), lit(a, 1), lit(a, 0)))
+
+
+# inverse hyperbolic functions, atan2, erfc/erfinv and the integer shifts: their own module
+from . import elementwise_special  # noqa: E402,F401 - registers the declarations

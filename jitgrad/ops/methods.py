@@ -357,3 +357,60 @@ Tensor.T = property(shape.numpy_T)
 Tensor.mT = property(shape.matrix_T)
 Tensor.H = property(shape.H)
 Tensor.mH = property(shape.matrix_H)
+
+
+# ----------------------------------------------------------------------------- issue 13's misc ops
+# (ops/special.py, triangular.py, grids.py, cumulative.py, nan_reduce.py, bucketing.py)
+from . import bucketing as _bucketing  # noqa: E402
+from . import cumulative as _cumulative  # noqa: E402
+from . import grids as _grids  # noqa: E402
+from . import nan_reduce as _nan_reduce  # noqa: E402
+from . import special as _special  # noqa: E402
+from . import triangular as _triangular  # noqa: E402
+from .numpy_aliases import accept_numpy_aliases as _numpy_aliases  # noqa: E402
+
+
+def _shift_inplace(fn):
+    """``x <<= s``: an integer result cast back into ``x`` (a float operand is PyTorch's cast
+    error, checked before the kernel's dtype error)."""
+    def method(self, other):
+        from .. import _dtype as D
+        if not self.dtype.is_floating_point:
+            inplace._check_cast(self, D.result_type(self, other))
+        return inplace.apply_inplace(self, fn, other)
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+_MISC_METHODS = {
+    "asinh": _special.asinh, "acosh": _special.acosh, "atanh": _special.atanh,
+    "arcsinh": _special.arcsinh, "arccosh": _special.arccosh, "arctanh": _special.arctanh,
+    "atan2": _special.atan2, "arctan2": _special.arctan2, "erfc": _special.erfc,
+    "erfinv": _special.erfinv,
+    "bitwise_left_shift": _special.bitwise_left_shift,
+    "bitwise_right_shift": _special.bitwise_right_shift,
+    "__lshift__": _binary_method(_special.bitwise_left_shift),
+    "__rshift__": _binary_method(_special.bitwise_right_shift),
+    "__rlshift__": _binary_method(_reflect(_special.bitwise_left_shift)),
+    "__rrshift__": _binary_method(_reflect(_special.bitwise_right_shift)),
+    "__ilshift__": _shift_inplace(_special.bitwise_left_shift),
+    "__irshift__": _shift_inplace(_special.bitwise_right_shift),
+    "bitwise_left_shift_": _shift_inplace(_special.bitwise_left_shift),
+    "bitwise_right_shift_": _shift_inplace(_special.bitwise_right_shift),
+    "tril": _triangular.tril, "triu": _triangular.triu, "diag": _triangular.diag,
+    "diag_embed": _triangular.diag_embed, "diagflat": _triangular.diagflat,
+    "repeat_interleave": _grids.repeat_interleave,
+    "cumprod": _cumulative.cumprod, "cummax": _cumulative.cummax,
+    "cummin": _cumulative.cummin, "logcumsumexp": _cumulative.logcumsumexp,
+    "nansum": _nan_reduce.nansum, "nanmean": _nan_reduce.nanmean,
+    "histc": _bucketing.histc,
+    "sum": _numpy_aliases(_sum, "sum"),
+}
+for _fn_name in ("atan2", "arctan2", "erfc", "erfinv", "tril", "triu", "cumprod"):
+    _MISC_METHODS[_fn_name + "_"] = inplace.unary_inplace(_MISC_METHODS[_fn_name])
+for _fn_name, _node in (("asinh", "AsinhBackward1"), ("acosh", "AcoshBackward1"),
+                        ("atanh", "AtanhBackward1")):  # PyTorch's in-place node names
+    _MISC_METHODS[_fn_name + "_"] = _MISC_METHODS["arc" + _fn_name[1:] + "_"] = \
+        inplace.unary_inplace(_special.inplace_variant(_MISC_METHODS[_fn_name], _node))
+for _name, _fn in _MISC_METHODS.items():
+    setattr(Tensor, _name, _fn)

@@ -810,3 +810,12 @@ def cumsum(input, dim, *, dtype=None):
     data = np.cumsum(input._data, axis=d if input.ndim else None, dtype=out_dt.np)
     return record("CumsumBackward0", (input,), data.reshape(input._data.shape), _cumsum_backward,
                   attrs={"dim": d})
+
+
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser) on every reduction here
+from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
+
+for _name in __all__:
+    if _name != "norm":  # a Python function in PyTorch: refuses axis=
+        globals()[_name] = _aliases(globals()[_name])
+del _name

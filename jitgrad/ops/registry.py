@@ -35,6 +35,12 @@ SCALAR_VOCABULARY = (
     # rounding (identity on integers; rint rounds half to even), C fmod (sign of the dividend;
     # integer operands stay integer) and the inverse trigonometric functions
     "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
+    # libm's inverse hyperbolic functions, atan2 and erfc (1 - erf cancels for large x)
+    "asinh", "acosh", "atanh", "atan2", "erfc",
+    # integer shifts with PyTorch's rule for counts outside [0, 64): lshift gives 0, rshift the
+    # sign fill (computed in int64 and narrowed by the store, which is the same for every
+    # integer dtype up to 64 bits)
+    "lshift", "rshift",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

@@ -276,3 +276,11 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noq
     if return_counts:
         outs.append(Tensor._make(np.asarray(counts, dtype=np.int64)))
     return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser), as on the reductions
+from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
+
+for _name in __all__:
+    globals()[_name] = _aliases(globals()[_name])
+del _name

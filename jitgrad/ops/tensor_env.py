@@ -42,6 +42,7 @@ def _namespace():
     import math
 
     from . import functional as F
+    from . import special as S
     from .basic import where_any
     return {
         "lit": scalar_stubs.lit,
@@ -64,6 +65,16 @@ def _namespace():
         "asin": _lift(F.asin, _np_scalar(np.arcsin)),
         "acos": _lift(F.acos, _np_scalar(np.arccos)),
         "atan": _lift(F.atan, _np_scalar(np.arctan)),
+        "asinh": _lift(S.asinh, _np_scalar(np.arcsinh)),
+        "acosh": _lift(S.acosh, _np_scalar(np.arccosh)),
+        "atanh": _lift(S.atanh, _np_scalar(np.arctanh)),
+        "atan2": _lift2(S.atan2, _np_scalar(np.arctan2)),
+        "erfc": _lift(S.erfc, math.erfc),
+        # integer-only and never differentiated: bound for completeness (Python ints)
+        "lshift": _lift2(S.bitwise_left_shift,
+                         lambda a, b: (a << b) if 0 <= b < 64 else 0),
+        "rshift": _lift2(S.bitwise_right_shift,
+                         lambda a, b: a >> (b if 0 <= b < 64 else 63)),
     }
 
 

@@ -26,9 +26,11 @@ same). Both kernels take the same arguments.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from ..cuda_env import kernel_jit
+from ..cuda_env import device_jit, kernel_jit
 from .common import (
     as_view,
     block_size,
@@ -41,11 +43,34 @@ from .common import (
     prod,
     scalar_type,
 )
-from .reduce import _COMBINE, _axes
+from .reduce import _COMBINE, _axes, _identity
 
 __all__ = ["make_scan_kernel", "make_seq_scan_kernel", "scan", "cumsum", "cumprod"]
 
 _cache: dict = {}
+
+
+@device_jit
+def _logaddexp(a, b):
+    # log(exp(a) + exp(b)) without overflow; two equal infinities give themselves (not NaN)
+    m = a if a > b else b
+    if a == b and a - a != a - a:
+        return a
+    if m != m:
+        return m
+    return m + math.log1p(math.exp(-abs(a - b)))
+
+
+# scans beyond the reductions' combines: logcumsumexp's running log-sum-exp (identity -inf)
+_SCAN_COMBINE = {"logaddexp": _logaddexp}
+
+
+def _scan_identity(op, acc_dtype):
+    """The fold's identity: 0 / 1 for sum / prod, the lowest (highest) value for a running max
+    (min), -inf for logaddexp."""
+    if op == "logaddexp":
+        return -math.inf
+    return _identity(op, acc_dtype)
 
 
 def make_scan_kernel(op: str, acc_dtype, tpb: int, exclusive: bool):
@@ -61,8 +86,8 @@ def make_scan_kernel(op: str, acc_dtype, tpb: int, exclusive: bool):
     if hit is not None:
         return hit
     acc = scalar_type(acc_dtype)
-    combine = _COMBINE[op]
-    init = 0 if op == "sum" else 1
+    combine = _SCAN_COMBINE.get(op) or _COMBINE[op]
+    init = _scan_identity(op, acc_dtype)
     last = tpb - 1
 
     def scan_rows(x, xoff, kshape, kxst, rshape, rxst, out, ooff, kost, rost, m_total,
@@ -111,8 +136,8 @@ def make_seq_scan_kernel(op: str, acc_dtype, exclusive: bool):
     if hit is not None:
         return hit
     acc = scalar_type(acc_dtype)
-    combine = _COMBINE[op]
-    init = 0 if op == "sum" else 1
+    combine = _SCAN_COMBINE.get(op) or _COMBINE[op]
+    init = _scan_identity(op, acc_dtype)
 
     def scan_seq(x, xoff, kshape, kxst, rshape, rxst, out, ooff, kost, rost, m_total, k_total):
         for m in range(cuda.grid(1), m_total, cuda.gridsize(1)):

@@ -1,0 +1,43 @@
+"""NumPy's keyword names on reductions: ``axis=`` for ``dim=``, ``keepdims=`` for ``keepdim=``.
+
+PyTorch's argument parser accepts these aliases on every function with a ``dim`` parameter
+(``x.sum(axis=1)``, ``torch.max(x, axis=0, keepdims=True)``); giving both names, or ``axis=`` with
+``dim`` passed by position, is its TypeError "sum() got an unexpected keyword argument 'axis'".
+One decorator, applied where each family of reductions is defined (``reduce.__all__``,
+``cumulative``, ``nan_reduce``, ``sort``) and once more on the ``sum`` method.
+(``norm`` is a Python function in PyTorch, outside its parser: it refuses ``axis=``, and so does
+jitgrad's.)
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+__all__ = ["accept_numpy_aliases"]
+
+_ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
+_ALIAS_NAMES = frozenset(a for a, _ in _ALIASES)
+
+
+def accept_numpy_aliases(fn, name=None):
+    """``fn`` accepting ``axis=``/``keepdims=`` for its ``dim``/``keepdim`` parameters."""
+    params = list(inspect.signature(fn).parameters)
+    name = name or fn.__name__
+    pairs = tuple((alias, real, params.index(real) if real in params else None)
+                  for alias, real in _ALIASES if real in params)
+    if not pairs:
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            for alias, real, pos in pairs:
+                if alias in kwargs and (real in kwargs or (pos is not None and len(args) > pos)):
+                    # PyTorch names the first alias given (in keyword order) as the culprit
+                    first = next(k for k in kwargs if k in _ALIAS_NAMES)
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{first}'")
+            for alias, real, _ in pairs:
+                if alias in kwargs:
+                    kwargs[real] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return wrapper
