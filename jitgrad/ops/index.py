@@ -15,9 +15,9 @@ from ..tensor import Tensor
 from . import inplace as _inplace
 from .composite import record
 
-__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select",
-           "masked_fill", "masked_select", "nonzero", "scatter_into_zeros", "index_add",
-           "take_along_dim"]
+__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "scatter_reduce",
+           "index_select", "index_copy", "index_fill", "take", "put", "masked_fill",
+           "masked_select", "nonzero", "scatter_into_zeros", "index_add", "take_along_dim"]
 
 
 def _cuda():
@@ -722,246 +722,19 @@ def setitem(x: Tensor, key, value) -> None:
 
 
 # ----------------------------------------------------------------------------- gather & co
+# (ops/gather_scatter.py and ops/index_dim.py; re-exported here, where callers look for them)
 
+from .gather_scatter import (  # noqa: E402
+    gather,
+    scatter,
+    scatter_add,
+    scatter_into_zeros,
+    scatter_reduce,
+    take_along_dim,
+)
+from .index_dim import index_add, index_copy, index_fill, index_select, put, take  # noqa: E402
 
-def _dim(d, nd):
-    lo, hi = (-1, 0) if nd == 0 else (-nd, nd - 1)
-    if not lo <= d <= hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-                         f"got {d})")
-    return d % max(nd, 1)
-
-
-def _index_array(index, what):
-    if not isinstance(index, Tensor) or index.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"{what}(): Expected dtype int64 for index")
-    return index._data.astype(np.int64, copy=False)
-
-
-def _gather_backward(node, g):
-    a = node.ctx.attrs
-    return (scatter_into_zeros(g, a["shape"], a["dim"], a["index"]),)
-
-
-def gather(input, dim, index, *, sparse_grad=False):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "gather")
-    if idx.ndim != input._data.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input "
-                           "tensor")
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        from .elementwise_call import check_same_device
-        check_same_device((input, index))
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        # no bounds check on the device (it would need a device->host read, PyTorch checks
-        # asynchronously with a device assert); negative indices wrap once
-        data = CudaArray.wrap(B.kernels().index.gather(input._data.kview(), d, idx.kview()))
-        return record("GatherBackward0", (input,), data, _gather_backward,
-                      attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
-    n = input._data.shape[d]
-    if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = idx[(idx >= n) | (idx < -n)].flat[0]
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    data = np.take_along_axis(input._data[tuple(slice(0, s) if i != d else slice(None)
-                                                for i, s in enumerate(idx.shape))], idx, axis=d)
-    return record("GatherBackward0", (input,), data, _gather_backward,
-                  attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
-
-
-def take_along_dim(input, indices, dim=None):
-    """PyTorch's: ``input`` and ``indices`` broadcast against each other except along ``dim``,
-    then ``gather`` (GatherBackward0 after ExpandBackward0, as PyTorch records); ``dim=None``
-    gathers from the flattened input."""
-    if not isinstance(indices, Tensor) or indices.dtype != D.int64:
-        got = D.scalar_name(indices.dtype) if isinstance(indices, Tensor) else type(indices)
-        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{got}")
-    if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
-    nd = input._data.ndim
-    if indices._data.ndim != nd:
-        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {nd} dimensions for input, and "
-                           f"{indices._data.ndim} dimensions for indices")
-    d = _dim(dim, nd)
-    from .elementwise_call import broadcast_shapes
-    rest = broadcast_shapes(*(tuple(1 if i == d else s for i, s in enumerate(t._data.shape))
-                              for t in (input, indices)))
-    def along(t):
-        return tuple(t._data.shape[d] if i == d else s for i, s in enumerate(rest))
-    return gather(input.expand(along(input)), d, indices.expand(along(indices)))
-
-
-def _scatter_zeros_backward(node, g):
-    a = node.ctx.attrs
-    return (gather(g, a["dim"], Tensor._make(a["index"])),)
-
-
-def scatter_into_zeros(g: Tensor, shape, dim, index: np.ndarray) -> Tensor:
-    """Zeros of ``shape`` with ``g`` scatter-added along ``dim`` at ``index``."""
-    if g._data.__class__ is not np.ndarray:
-        from ..backends import cuda as B
-        from .basic import _device_full
-        data = _device_full(shape, 0, g._data.dtype)
-        if index.__class__ is np.ndarray:
-            raise NotImplementedError("jitgrad: max/min(dim) gradients are not implemented "
-                                      "for device 'cuda:0' yet")
-        B.kernels().index.scatter_add(data.buf.reshape(tuple(shape)) if len(shape) != 1
-                                      else data.buf, dim, index.kview(), g._data.kview())
-    else:
-        data = np.zeros(shape, dtype=g._data.dtype)
-        _scatter_add_np(data, dim, index, g._data)
-    return record("ScatterAddBackward0", (g,), data, _scatter_zeros_backward,
-                  attrs={"dim": dim, "index": index})
-
-
-def _scatter_add_np(dst, dim, index, src):
-    idx = list(np.indices(index.shape, sparse=True))
-    idx[dim] = index
-    np.add.at(dst, tuple(idx), src[tuple(slice(0, s) for s in index.shape)])
-
-
-def _scatter_backward(node, g):
-    a = node.ctx.attrs
-    need_self, need_src = node.ctx.needs_input_grad
-    idx_t = Tensor._make(a["index"])
-    gs = gsrc = None
-    if need_self:
-        if a["add"]:
-            gs = g
-        elif g._data.__class__ is not np.ndarray:  # ones with zeros scattered at index
-            from ..backends import cuda as B
-            from ..backends.cuda_kernels.advanced import scalar_view
-            from .basic import _device_full
-            mask = _device_full(g._data.shape, 1, g._data.dtype)
-            ix = a["index"].kview()
-            B.kernels().index.scatter(mask.buf.reshape(mask.shape), a["dim"], ix,
-                                      scalar_view(0, mask.dtype).expand(ix.shape))
-            gs = g * Tensor._make(mask)
-        else:
-            mask = np.ones(g._data.shape, dtype=g._data.dtype)
-            _scatter_set_np(mask, a["dim"], a["index"], np.zeros(a["index"].shape, mask.dtype))
-            gs = g * Tensor._make(mask)
-    if need_src:
-        gsrc = gather(g, a["dim"], idx_t)
-    return (gs, gsrc)
-
-
-def _scatter_set_np(dst, dim, index, src):
-    idx = list(np.indices(index.shape, sparse=True))
-    idx[dim] = index
-    dst[tuple(idx)] = src[tuple(slice(0, s) for s in index.shape)] if np.ndim(src) else src
-
-
-def _scatter(input, dim, index, src, add):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "scatter")
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        return _cuda().device_scatter(input, d, index, idx, src, add)
-    data = input._data.copy()
-    sdata = src._data if isinstance(src, Tensor) else np.asarray(src, dtype=data.dtype)
-    if add:
-        _scatter_add_np(data, d, idx, sdata)
-    else:
-        _scatter_set_np(data, d, idx, sdata)
-    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
-                                              else "ScatterBackward1")
-    return record(name, (input, src if isinstance(src, Tensor) else None), data,
-                  _scatter_backward, attrs={"dim": d, "index": idx, "add": add})
-
-
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if reduce is not None:
-        if reduce != "add":
-            raise NotImplementedError(f"scatter(reduce={reduce!r}) is not supported; use "
-                                      "reduce='add' or scatter_add")
-        return _scatter(input, dim, index, src if src is not None else value, True)
-    return _scatter(input, dim, index, src if src is not None else value, False)
-
-
-def scatter_add(input, dim, index, src):
-    return _scatter(input, dim, index, src, True)
-
-
-def _index_select_backward(node, g):
-    a = node.ctx.attrs
-    if g._data.__class__ is not np.ndarray and not grad_mode.is_grad_enabled():
-        # fast path; with create_graph the differentiable index_add below runs on the device
-        from ..backends import cuda as B
-        from .basic import _device_full
-        data = _device_full(a["shape"], 0, g._data.dtype)
-        B.kernels().index.index_add(data.buf.reshape(tuple(a["shape"])), a["dim"],
-                                    a["index"].kview(), g._data.kview())
-        return (Tensor._make(data),)
-    if g._data.__class__ is not np.ndarray:
-        from .basic import _device_full
-        data = _device_full(a["shape"], 0, g._data.dtype)
-    else:
-        data = np.zeros(a["shape"], dtype=g._data.dtype)
-    return (index_add(Tensor._make(data), a["dim"], Tensor._make(a["index"]), g),)
-
-
-def index_select(input, dim, index):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "index_select")
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        from .elementwise_call import check_same_device
-        check_same_device((input, index))
-        if input._data.ndim == 0:
-            raise NotImplementedError("jitgrad: index_select of a 0-d tensor is not implemented "
-                                      "for device 'cuda:0' yet")
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        i1 = idx.reshape(-1)
-        data = CudaArray.wrap(B.kernels().index.index_select(input._data.kview(), d,
-                                                             i1.kview()))
-        return record("IndexSelectBackward0", (input,), data, _index_select_backward,
-                      attrs={"shape": tuple(input._data.shape), "dim": d, "index": i1})
-    n = input._data.shape[d] if input._data.ndim else 1
-    if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = idx[(idx >= n) | (idx < -n)].flat[0]
-        raise IndexError(f"index out of range in self: index {bad} is out of bounds for "
-                         f"dimension {d} with size {n}")
-    data = np.take(input._data, idx.reshape(-1), axis=d) if input._data.ndim else \
-        input._data.reshape(1)[idx]
-    return record("IndexSelectBackward0", (input,), data, _index_select_backward,
-                  attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx.reshape(-1)})
-
-
-def _index_add_backward(node, g):
-    a = node.ctx.attrs
-    need_self, need_src = node.ctx.needs_input_grad
-    return (g if need_self else None,
-            index_select(g, a["dim"], Tensor._make(a["index"])) * a["alpha"] if need_src
-            else None)
-
-
-def index_add(input, dim, index, source, *, alpha=1):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "index_add").reshape(-1)
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        from .elementwise_call import check_same_device
-        check_same_device((input, index, source))
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        c = input._data.copy()
-        data = CudaArray(c.buf, c.shape)
-        if data.ndim == 0:
-            raise NotImplementedError("jitgrad: index_add of a 0-d tensor is not implemented "
-                                      "for device 'cuda:0' yet")
-        B.kernels().index.index_add(data.buf.reshape(data.shape) if data.ndim != 1 else
-                                    data.buf, d, idx.kview(), source._data.kview(), alpha)
-        return record("IndexAddBackward0", (input, source), data, _index_add_backward,
-                      attrs={"dim": d, "index": idx, "alpha": alpha})
-    data = input._data.copy()
-    src = source._data * alpha if alpha != 1 else source._data
-    key = (slice(None),) * d + (idx,)
-    np.add.at(data, key, src)
-    return record("IndexAddBackward0", (input, source), data, _index_add_backward,
-                  attrs={"dim": d, "index": idx, "alpha": alpha})
+# ----------------------------------------------------------------------------- masked & nonzero
 
 
 def _masked_fill_backward(node, g):
@@ -1024,6 +797,10 @@ def masked_select(input, mask):
 def nonzero(input, *, as_tuple=False):
     if input._data.__class__ is not np.ndarray:
         return _cuda().device_nonzero(input, as_tuple)
+    if input._data.ndim == 0:  # PyTorch reads a 0-d tensor as a 1-element one
+        n = int(input._data != 0)
+        return (Tensor._make(np.zeros(n, np.int64)),) if as_tuple else \
+            Tensor._make(np.zeros((n, 0), np.int64))
     nz = np.nonzero(input._data)
     if as_tuple:
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
