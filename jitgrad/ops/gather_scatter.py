@@ -75,11 +75,15 @@ def scatter_data(dst, d, idx, src, mode, rule="scatter", checked=False):
     the fresh storage ``dst`` along ``d`` at ``idx``; ``mode``: 'set', 'add', 'multiply',
     'amax', 'amin'. ``checked``: the CPU indices were range-checked already."""
     if _is_cuda(dst, idx):
+        from .._cuda_array import CudaArray
         from .index_cuda import device_value
         vi = idx.kview()
-        vs = device_value(src, dst.dtype)
-        if vs.ndim == 0 or not isinstance(src, (Tensor,)) and vs.size == 1 and vi.size != 1:
-            vs = vs.expand(vi.shape)
+        if isinstance(src, CudaArray):
+            vs = src.kview()
+            if vs.ndim == 0:
+                vs = vs.expand(vi.shape)
+        else:  # a scalar (or a 0-d CPU value): one device element broadcast over the index
+            vs = device_value(src, dst.dtype).expand(vi.shape)
         K = _kernels().index
         chk = device_check(rule, d)
         if mode == "set":
@@ -87,7 +91,7 @@ def scatter_data(dst, d, idx, src, mode, rule="scatter", checked=False):
         elif mode == "add":
             K.scatter_add(_dst(dst), d, vi, vs, 1, chk)
         elif mode in ("amax", "amin"):
-            K.scatter_extreme(_dst(dst), d, vi, vs, mode == "amax", chk)
+            K.scatter_add(_dst(dst), d, vi, vs, 1, chk, "max" if mode == "amax" else "min")
         else:
             from .._cuda_array import unsupported
             raise unsupported(f"scatter with reduction '{mode}'")
@@ -285,11 +289,10 @@ def _not_implemented_backward(node, g):
     raise RuntimeError("derivative for aten::scatter is not implemented")
 
 
-def _scatter(input, dim, index, src, mode):
+def _scatter(input, dim, index, src, mode, reduced=False):
     d, idx, is_t = _scatter_checks(input, dim, index, src)
     data = scatter_data(_fresh_copy(input._data), d, idx, src._data if is_t else src, mode)
-    if mode == "multiply" or (mode == "add" and not is_t):
-        # PyTorch records scatter with a reduce as a node whose backward raises
+    if reduced:  # PyTorch records scatter(reduce=...) as a node whose backward raises
         return _record_not_implemented(input, src if is_t else None, data)
     name = "ScatterAddBackward0" if mode == "add" else (
         "ScatterBackward0" if is_t else "ScatterBackward1")
@@ -314,7 +317,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         if isinstance(src, Tensor) and not _reduce_warned:
             _reduce_warned = True  # PyTorch: TORCH_WARN_ONCE (once per process)
             warnings.warn(_REDUCE_WARNING, UserWarning, stacklevel=2)
-        return _scatter(input, dim, index, src, reduce)
+        return _scatter(input, dim, index, src, reduce, reduced=True)
     return _scatter(input, dim, index, src, "set")
 
 

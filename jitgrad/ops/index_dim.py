@@ -290,7 +290,7 @@ def put(input, index, source, accumulate=False):
     x = input._data
     idx = _flat_index(input, index, "put")
     if source._data.size != idx.size:
-        raise RuntimeError("put_(): Expected source and index to have the same number of "
+        raise IndexError("put_(): Expected source and index to have the same number of "
                            f"elements, but got source.numel() = {source._data.size}, "
                            f"index.numel() = {idx.size}")
     if source.dtype is not input.dtype:

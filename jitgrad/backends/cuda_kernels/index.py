@@ -20,7 +20,7 @@ from ..cuda_env import device_jit, kernel_jit
 from . import bounds
 from .common import F16, View, as_view, cuda, pad, scalar_type, to_float32
 
-__all__ = ["gather", "scatter_add", "scatter", "index_select", "index_add",
+__all__ = ["gather", "scatter_add", "scatter", "index_select", "index_add", "index_copy",
            "make_gather_kernel", "make_scatter_add_kernel", "make_scatter_kernel"]
 
 _gather_cache: dict = {}
@@ -67,27 +67,52 @@ def make_gather_kernel(dtype):
     return hit
 
 
-def make_scatter_add_kernel(dtype):
+def make_scatter_add_kernel(dtype, op="add"):
     """``(pyfunc, kernel)``; signature ``(dst, dstrides, dsize, idx, i_off, shape, istrides,
     src, s_off, sstrides, dim, n, alpha, flag, chk)``: ``dst`` is the flat contiguous
-    destination."""
-    key = np.dtype(dtype).str
+    destination. ``op``: ``add`` (``src * alpha``), or ``max``/``min`` (scatter_reduce's
+    amax/amin: NaN-propagating atomics, ``alpha`` unused)."""
+    key = (np.dtype(dtype).str, op)
     hit = _scatter_cache.get(key)
     if hit is not None:
         return hit
     ty = scalar_type(dtype)
 
-    def scatter_add_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
-                         sstrides, dim, n, alpha, flag, chk):
-        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-            ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
-            soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
-            j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
-            if j < 0:
-                continue
-            cuda.atomic.add(dst, doff + j * dstrides[dim], ty(src[s_off + soff] * alpha))
+    if op == "add":
+        def scatter_add_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
+                             sstrides, dim, n, alpha, flag, chk):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
+                soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
+                j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
+                if j < 0:
+                    continue
+                cuda.atomic.add(dst, doff + j * dstrides[dim], ty(src[s_off + soff] * alpha))
+        fn = scatter_add_flat
+    elif op == "max":
+        def scatter_max_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
+                             sstrides, dim, n, alpha, flag, chk):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
+                soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
+                j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
+                if j < 0:
+                    continue
+                cuda.atomic.nanmax(dst, doff + j * dstrides[dim], ty(src[s_off + soff]))
+        fn = scatter_max_flat
+    else:
+        def scatter_min_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
+                             sstrides, dim, n, alpha, flag, chk):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
+                soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
+                j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
+                if j < 0:
+                    continue
+                cuda.atomic.nanmin(dst, doff + j * dstrides[dim], ty(src[s_off + soff]))
+        fn = scatter_min_flat
 
-    hit = _scatter_cache[key] = (scatter_add_flat, kernel_jit(scatter_add_flat))
+    hit = _scatter_cache[key] = (fn, kernel_jit(fn))
     return hit
 
 
@@ -150,9 +175,9 @@ def gather(x, dim, index, check=None):
     return out
 
 
-def scatter_add(dst, dim, index, src, alpha=1, check=None):
+def scatter_add(dst, dim, index, src, alpha=1, check=None, op="add"):
     """``dst.scatter_add_(dim, index, src * alpha)`` in place on the contiguous device array
-    ``dst``; returns ``dst``."""
+    ``dst``; returns ``dst``. ``op="max"/"min"``: scatter_reduce's amax/amin instead."""
     from .. import cuda as backend
     vd, vi, vs = as_view(dst), as_view(index), as_view(src)
     if isinstance(dst, View) or not dst.is_c_contiguous():
@@ -160,7 +185,7 @@ def scatter_add(dst, dim, index, src, alpha=1, check=None):
     if vd.dtype == F16:  # accumulate in float32 (no float16 atomics), round once into dst
         from .layout import copy_into
         acc = scatter_add(to_float32(dst), dim, index, vs if vs.dtype != F16 else
-                          to_float32(vs), alpha, check)
+                          to_float32(vs), alpha, check, op)
         copy_into(vd, acc)
         return dst
     d = _dim(dim, vd.ndim)
@@ -171,7 +196,7 @@ def scatter_add(dst, dim, index, src, alpha=1, check=None):
         _, sstrides = pad(vs.shape, vs.strides, nd)
         _, dstrides = pad(vd.shape, vd.strides, nd)
         dsize = vd.shape[d] if vd.ndim else 1
-        _, kern = make_scatter_add_kernel(vd.dtype)
+        _, kern = make_scatter_add_kernel(vd.dtype, op)
         backend.launch_flat(kern, n, (vd.base, dstrides, np.int64(dsize), vi.base,
                                       np.int64(vi.offset), shape, istrides, vs.base,
                                       np.int64(vs.offset), sstrides, np.int64(d), np.int64(n),
@@ -228,4 +253,12 @@ def index_add(dst, dim, index, src, alpha=1, check=None):
     vs = as_view(src)
     d = _dim(dim, len(dst.shape))
     return scatter_add(dst, d, _broadcast_index(index, vs.shape, d), vs, alpha, check)
+
+
+def index_copy(dst, dim, index, src, check=None):
+    """``dst.index_copy_(dim, index, src)`` (and index_fill_ with an expanded 1-element
+    ``src``) in place: the scatter kernel over the 1-D index broadcast along ``dim``."""
+    vs = as_view(src)
+    d = _dim(dim, len(dst.shape))
+    return scatter(dst, d, _broadcast_index(index, vs.shape, d), vs, check)
 
