@@ -246,7 +246,8 @@ def test_scatter_reduce_gradcheck(reduce):
     i = jitgrad.tensor(rng.integers(0, 4, (3, 3)))
     for inc in (True, False):
         assert jitgrad.autograd.gradcheck(
-            lambda a, b: jitgrad.scatter_reduce(a, 1, i, b, reduce, include_self=inc), (x, s))
+            lambda a, b, inc=inc: jitgrad.scatter_reduce(a, 1, i, b, reduce, include_self=inc),
+            (x, s))
 
 
 def test_scatter_reduce_errors_and_inplace():

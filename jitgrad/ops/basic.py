@@ -677,11 +677,12 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
                         f"{type(size).__name__}")
     dt = _factory_dtype(dtype, D.int64)
+    shape = _shape((size,), "randint", dt.np)
     if dev.type == "cuda":
-        return _finish(_cuda_rng(generator).randint(int(low), int(high), _shape((size,), "randint", dt.np),
-                                                    dt.np), requires_grad)
-    return _finish(_gen(generator).randint(int(low), int(high), _shape((size,), "randint", dt.np), dt.np),
-                   requires_grad, dev)
+        return _finish(_cuda_rng(generator).randint(int(low), int(high), shape, dt.np),
+                       requires_grad)
+    return _finish(_gen(generator).randint(int(low), int(high), shape, dt.np), requires_grad,
+                   dev)
 
 
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,

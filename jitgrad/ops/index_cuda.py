@@ -5,9 +5,9 @@ An advanced key on a CUDA tensor becomes a ``cuda_kernels.advanced.AdvancedIndex
 device array over the broadcast index shape, built once and reused by the forward, the gradient
 (index_put with accumulate), CopySlices and double backward. Device index tensors are
 bounds-checked by the linearization kernel and reported at the next synchronizing point
-(``cuda_kernels.bounds``, docs/cuda-tensors.md); host keys (lists, NumPy, CPU tensors) were checked by
-``index._check_bounds`` and are uploaded once (a counted h2d, as PyTorch copies them too); a
-CUDA bool mask costs one 8-byte device->host read of its count (``nonzero_positions``).
+(``cuda_kernels.bounds``, docs/cuda-tensors.md); host keys (lists, NumPy, CPU tensors) were
+checked by ``index._check_bounds`` and are uploaded once (a counted h2d, as PyTorch copies them
+too); a CUDA bool mask costs one 8-byte device->host read of its count (``nonzero_positions``).
 """
 from __future__ import annotations
 
