@@ -51,6 +51,8 @@ def gather_data(x, d, idx, rule):
         return CudaArray.wrap(_kernels().index.gather(x.kview(), d, idx.kview(),
                                                       device_check(rule, d)))
     idx = check_range(idx, _dim_size(x.shape, d), d, rule)
+    if idx.size == 0:
+        return np.zeros(idx.shape, x.dtype)
     if x.ndim == 0:
         return x.reshape(1)[idx.reshape(-1)].reshape(idx.shape)
     return np.take_along_axis(x[tuple(slice(0, s) if i != d else slice(None)
@@ -133,7 +135,7 @@ def _check_ndim(input, index, what="input"):
                            "tensor")
 
 
-def _index_shape_error(index, input, d, src=None):
+def _index_shape_error(index, input, d, src=None, op="gather"):
     """PyTorch's gather/scatter shape checks (index no larger than self apart from ``d``, and
     no larger than src)."""
     ishape, xshape = list(index.shape), list(input.shape)
@@ -141,7 +143,7 @@ def _index_shape_error(index, input, d, src=None):
         return None
     for i in range(index.ndim):
         if i != d and xshape and ishape[i] > xshape[i]:
-            if src is None:
+            if op == "gather":
                 return RuntimeError(f"Size does not match at dimension {i} expected index "
                                     f"{ishape} to be no larger than self {xshape} apart from "
                                     f"dimension {d}")
@@ -279,7 +281,7 @@ def _scatter_checks(input, dim, index, src):
     if _is_cuda(input._data, idx, src._data if is_t else None):
         from .elementwise_call import check_same_device
         check_same_device((input, index) + ((src,) if is_t else ()))
-    err = _index_shape_error(index, input, d, src if is_t else None)
+    err = _index_shape_error(index, input, d, src if is_t else None, "scatter")
     if err is not None:
         raise err
     return d, idx, is_t

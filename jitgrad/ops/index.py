@@ -170,9 +170,12 @@ def _post_basic_shape(comps, shape):
     return out + list(shape[dim:]), pos
 
 
-def _check_bounds(comps, shape):
-    """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently)."""
+def _check_bounds(comps, shape, arrays=True):
+    """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently);
+    ``arrays=False``: leave index arrays to the second step of a key mixing basic components
+    (PyTorch checks them against the basic-indexed view)."""
     nd = len(shape)
+    empty = 0 in shape  # PyTorch checks index values only when there is an element to read
     if not shape:
         for k, _ in comps:
             if k == "int":
@@ -199,7 +202,12 @@ def _check_bounds(comps, shape):
                                  f"{size}")
         elif kind == "array":
             size = shape[dim]
-            if v.size:
+            if not arrays:
+                pass
+            elif empty:
+                if size == 0 and _broadcast_size(comps):
+                    raise IndexError("index is out of bounds for dimension with size 0")
+            elif v.size:
                 bad = v[(v >= size) | (v < -size)]
                 if bad.size:
                     # PyTorch numbers the dimension among the index tensors
@@ -216,6 +224,22 @@ def _check_bounds(comps, shape):
         elif kind == "darray":
             adv += 1
         dim += 1
+
+
+def _broadcast_size(comps) -> int:
+    try:
+        bshape = np.broadcast_shapes(*(v.shape for k, v in comps if k == "array"))
+    except ValueError:
+        return 1  # the broadcast error comes later, in PyTorch's words
+    return int(np.prod(bshape))
+
+
+def _valid_on_empty(comps, shape):
+    """Index arrays into an empty tensor PyTorch does not look at: zeros for NumPy (which would
+    range-check them), same shapes."""
+    if 0 not in shape:
+        return comps
+    return [(k, np.zeros(v.shape, np.int64)) if k == "array" else (k, v) for k, v in comps]
 
 
 def _mask_error(comps, shape, m, i, d0):
@@ -290,7 +314,8 @@ def getitem(x: Tensor, key) -> Tensor:
     if type(key) is list:
         key = sequence_key(key)
     comps = _normalize_key(key)
-    _check_bounds(comps, x._data.shape)
+    _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps))
+    comps = _valid_on_empty(comps, x._data.shape)
     basic = _is_basic(comps)
     tuple_key = type(key) is tuple
     if basic:
@@ -645,13 +670,15 @@ def setitem(x: Tensor, key, value) -> None:
     if type(key) is list:
         key = sequence_key(key)
     comps = _normalize_key(key)
-    _check_bounds(comps, x._data.shape)
-    if not _is_basic(comps) and _mixes_basic(
-            _drop_noop_slices(comps, x._data.shape) if type(key) is tuple else comps):
+    split = not _is_basic(comps) and _mixes_basic(
+        _drop_noop_slices(comps, x._data.shape) if type(key) is tuple else comps)
+    _check_bounds(comps, x._data.shape, arrays=not split)
+    if split:
         # as getitem: the index tensors write into the view the basic part makes (so the
         # value has PyTorch's layout, and the write is recorded through that view)
         bkey, akey = _split_keys(comps)
         return setitem(getitem(x, bkey), akey, value)
+    comps = _valid_on_empty(comps, x._data.shape)
     npkey = _np_key(comps)
     is_t = isinstance(value, Tensor)
     vdata = value._data if is_t else value

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .gather_scatter import _dst, _fresh_copy, _is_cuda, _kernels, gather_data, scatter_data
 from .gather_scatter import wrap_dim as _wrap_dim
 from .index_rules import check_range, device_check, dtype_word, index_data
 
-__all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "put"]
+__all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "put",
+           "empty_self_checks"]
 
 
 def _same_device(*ts):
@@ -54,6 +56,23 @@ def _broadcast_index(idx, shape, d):
 # ----------------------------------------------------------------------------- index_select
 
 
+def empty_self_checks(idx, shape, d) -> bool:
+    """PyTorch's index_select (and embedding) on an empty tensor of 2+ dims: its own errors,
+    and True when the result is empty without looking further. (A CUDA index is only checked
+    for the empty dim there: its values would need a device->host read for an empty result.)"""
+    if len(shape) < 2 or not idx.size or int(np.prod(shape)) != 0:
+        return False
+    size = shape[d]
+    if size == 0:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if idx.__class__ is np.ndarray:
+        bad = idx[(idx < 0) | (idx >= size)]
+        if bad.size:
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad[0])} "
+                               f"axis_dim={size}")
+    return True
+
+
 def _index_select_backward(node, g):
     a = node.ctx.attrs
     return (index_add(Tensor._make(_zeros(a["shape"], g._data)), a["dim"],
@@ -68,19 +87,22 @@ def index_select(input, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     _same_device(input, index)
     idx = idx.reshape(-1)
-    n = _size(x, d)
-    if n == 0 and idx.size:
-        raise RuntimeError("index_select(): self indexing axis dim should be positive")
-    if _is_cuda(x, idx):
+    if x.ndim == 0 and idx.size > 1:
+        raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
+    rule = "index_select_dim1" if x.ndim > 1 and d == 1 else "index_select"
+    if empty_self_checks(idx, x.shape, d):
+        data = _zeros(_along(x.shape, d, idx.size), x)
+    elif _is_cuda(x, idx):
         from .._cuda_array import CudaArray
         src = x.reshape((1,)) if x.ndim == 0 else x
         data = CudaArray.wrap(_kernels().index.index_select(
-            src.kview(), d, idx.kview(), device_check("index_select", d)))
+            src.kview(), d, idx.kview(), device_check(rule, d)))
         if x.ndim == 0:
             data = data.reshape(())
     else:
         data = gather_data(x, d, _broadcast_index(idx, _along(x.shape, d, idx.size), d),
-                           "index_select") if x.ndim else gather_data(x, 0, idx, "index_select")
+                           rule) if x.ndim else gather_data(x, 0, idx, rule)
         if x.ndim == 0:
             data = data.reshape(())
     return record("IndexSelectBackward0", (input,), data, _index_select_backward,
@@ -150,18 +172,20 @@ def index_add(input, dim, index, source, *, alpha=1):
     _source_checks(input, d, idx, source, "index_add")
     _same_device(input, index, source)
     data = _fresh_copy(x)
-    if x.size == 0:
+    rule = "index_add" if (x.ndim > 1 and d in (0, x.ndim - 1) and alpha == 1 and
+                           index.dtype is D.int64) else "index_add_loop"
+    if x.size == 0 and x.ndim > 1:
         pass  # PyTorch returns before looking at the indices
     elif _is_cuda(x, idx):
         if data.ndim == 0:
             from .._cuda_array import unsupported
             raise unsupported("index_add into a 0-d tensor")
         _kernels().index.index_add(_dst(data), d, idx.kview(), source._data.kview(), alpha,
-                                   device_check("index_add", d))
+                                   device_check(rule, d))
     else:
         src = source._data * alpha if alpha != 1 else source._data
         pos = _broadcast_index(idx, _along(x.shape, d, idx.size), d)
-        scatter_data(data, d, pos, src.reshape(pos.shape), "add", "index_add")
+        scatter_data(data, d, pos, src.reshape(pos.shape), "add", rule)
     return record("IndexAddBackward0", (input, source), data, _index_add_backward,
                   attrs={"dim": d, "index": idx, "alpha": alpha,
                          "src_shape": tuple(source._data.shape)})

@@ -53,6 +53,17 @@ RULES = {
     "index_add": IndexRule(_INT32_64, (RuntimeError, "index_add_(): Expected dtype int32/int64 "
                                                      "for index but got: {got}"), False,
                            (RuntimeError, _OOB)),
+    # PyTorch's CPU kernels word the same range error differently by code path: index_add_
+    # runs scatter_add (first or last dim of 2+, alpha 1, int64 index: the message above) or
+    # a loop ("index out of range in self"); index_select along dim 1 of 2+ dims runs a
+    # batched copy with its own check
+    "index_add_loop": IndexRule(_INT32_64, (RuntimeError, "index_add_(): Expected dtype "
+                                                          "int32/int64 for index but got: {got}"),
+                                False, (IndexError, "index out of range in self")),
+    "index_select_dim1": IndexRule(_INT32_64, (RuntimeError, "index_select(): Expected dtype "
+                                                             "int32 or int64 for index"), False,
+                                   (RuntimeError, "INDICES element is out of DATA bounds, "
+                                                  "id={index} axis_dim={size}")),
     "index_copy": IndexRule(_INT64, (RuntimeError, "index_copy_(): Expected a long tensor for "
                                                    "index, but got {got}"), False,
                             (IndexError, "index_copy_(): " + _OOB)),
