@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from .composite import record
 from .index_rules import check_range, device_check, index_data
 
-__all__ = ["gather", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
+__all__ = ["gather", "gather_checked", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
            "scatter_into_zeros", "wrap_dim", "gather_data", "scatter_data"]
 
 
@@ -94,6 +94,8 @@ def scatter_data(dst, d, idx, src, mode, rule="scatter", checked=False):
             K.scatter_add(_dst(dst), d, vi, vs, 1, chk)
         elif mode in ("amax", "amin"):
             K.scatter_add(_dst(dst), d, vi, vs, 1, chk, "max" if mode == "amax" else "min")
+            if np.dtype(dst.dtype).kind == "f":
+                K.scatter_add(_dst(dst), d, vi, vs, 1, chk, "nan")
         else:
             from .._cuda_array import unsupported
             raise unsupported(f"scatter with reduction '{mode}'")
@@ -159,6 +161,12 @@ def _index_shape_error(index, input, d, src=None, op="gather"):
 
 
 def gather(input, dim, index, *, sparse_grad=False):
+    return gather_checked(input, dim, index, "gather")
+
+
+def gather_checked(input, dim, index, rule):
+    """``gather`` whose out-of-range indices raise ``rule``'s error (``index_rules``): loss
+    targets on CUDA are gathered with their own "Target ... is out of bounds." check."""
     d = wrap_dim(dim, input._data.ndim)
     idx = index_data(index, "gather")
     _check_ndim(input, index)
@@ -168,7 +176,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     err = _index_shape_error(index, input, d)
     if err is not None:
         raise err
-    data = gather_data(input._data, d, idx, "gather")
+    data = gather_data(input._data, d, idx, rule)
     return record("GatherBackward0", (input,), data, _gather_backward,
                   attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
 

@@ -33,7 +33,7 @@ def test_linear_ptx(ptx_backend, compile_ptx, idt):
     for nb in (1, 2):
         t = (1,) * nb
         _compile_all(ptx_backend, compile_ptx, _adv().make_linear_kernel()[0],
-                     (lin, idx, 0, t, t, 1, 1, 1, 1), no_f64=True)
+                     (lin, idx, 0, t, t, 1, 1, 1, 1, lin, (0, 0, 0)), no_f64=True)
 
 
 @pytest.mark.parametrize("dt", FLOATS + (np.int64, np.bool_))
@@ -85,4 +85,5 @@ def test_scatter_ptx(ptx_backend, compile_ptx, dt):
     for nd in (1, 3):
         t = (1,) * nd
         _compile_all(ptx_backend, compile_ptx, make_scatter_kernel(dt)[0],
-                     (x, t, 1, idx, 0, t, t, x, 0, t, 0, 1), no_f64=dt != np.float64)
+                     (x, t, 1, idx, 0, t, t, x, 0, t, 0, 1, idx, (0, 0, 0)),
+                     no_f64=dt != np.float64)

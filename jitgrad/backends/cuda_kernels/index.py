@@ -70,8 +70,8 @@ def make_gather_kernel(dtype):
 def make_scatter_add_kernel(dtype, op="add"):
     """``(pyfunc, kernel)``; signature ``(dst, dstrides, dsize, idx, i_off, shape, istrides,
     src, s_off, sstrides, dim, n, alpha, flag, chk)``: ``dst`` is the flat contiguous
-    destination. ``op``: ``add`` (``src * alpha``), or ``max``/``min`` (scatter_reduce's
-    amax/amin: NaN-propagating atomics, ``alpha`` unused)."""
+    destination. ``op``: ``add`` (``src * alpha``), ``max``/``min`` (scatter_reduce's
+    amax/amin; ``alpha`` unused), ``nan`` (store src's NaNs: the second amax/amin pass)."""
     key = (np.dtype(dtype).str, op)
     hit = _scatter_cache.get(key)
     if hit is not None:
@@ -98,8 +98,21 @@ def make_scatter_add_kernel(dtype, op="add"):
                 j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
                 if j < 0:
                     continue
-                cuda.atomic.nanmax(dst, doff + j * dstrides[dim], ty(src[s_off + soff]))
+                cuda.atomic.max(dst, doff + j * dstrides[dim], ty(src[s_off + soff]))
         fn = scatter_max_flat
+    elif op == "nan":
+        # after an amax/amin pass: a NaN in src wins (PyTorch propagates it; atomic max/min
+        # may ignore it), written once that pass has finished (stream order)
+        def scatter_nan_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
+                             sstrides, dim, n, alpha, flag, chk):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                ioff, doff = _offsets(i, shape, istrides, dstrides, dim, dsize)
+                soff, _ = _offsets(i, shape, sstrides, dstrides, dim, dsize)
+                j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
+                v = src[s_off + soff]
+                if j >= 0 and v != v:
+                    dst[doff + j * dstrides[dim]] = ty(v)
+        fn = scatter_nan_flat
     else:
         def scatter_min_flat(dst, dstrides, dsize, idx, i_off, shape, istrides, src, s_off,
                              sstrides, dim, n, alpha, flag, chk):
@@ -109,7 +122,7 @@ def make_scatter_add_kernel(dtype, op="add"):
                 j = bounds.checked_index(idx[i_off + ioff], dsize, flag, chk)
                 if j < 0:
                     continue
-                cuda.atomic.nanmin(dst, doff + j * dstrides[dim], ty(src[s_off + soff]))
+                cuda.atomic.min(dst, doff + j * dstrides[dim], ty(src[s_off + soff]))
         fn = scatter_min_flat
 
     hit = _scatter_cache[key] = (fn, kernel_jit(fn))
