@@ -178,6 +178,29 @@ CASES = [
     ("getitem_int16", lambda lib, x, i: x[i], (X, L([0], np.int16))),
     ("setitem_oob", lambda lib, x, i: x.clone().__setitem__(i, 1.0), (X, L([2]))),
     ("setitem_neg", lambda lib, x, i: _set(x, i, 1.0), (X, L([-1]))),
+    # index_put: advanced indexing's rules, accumulate sums repeated indices
+    ("index_put", lambda lib, x, i, j, v: lib.index_put(x, (i, j), v),
+     (X, L([0, 1]), L([-1, 0]), np.array([7.0, 8.0]))),
+    ("index_put_accumulate", lambda lib, x, i, j, v: lib.index_put(x, (i, j), v, accumulate=True),
+     (X, L([0, 0, 1]), L([1, 1, -1]), np.array([1.0, 2.0, 3.0]))),
+    ("index_put_broadcast", lambda lib, x, i, v: lib.index_put(x, (i,), v, accumulate=True),
+     (X, L([1, 1]), np.array(2.5))),
+    ("index_put_oob", lambda lib, x, i, v: lib.index_put(x, (i,), v, accumulate=True),
+     (X, L([2]), np.array(1.0))),
+    ("index_put_neg_oob", lambda lib, x, i, v: lib.index_put(x, (i,), v), (X, L([-3]),
+                                                                         np.array(1.0))),
+    ("index_put_float", lambda lib, x, i, v: lib.index_put(x, (i,), v), (X, L([0.0]),
+                                                                        np.array(1.0))),
+    ("index_put_dtype", lambda lib, x, i, v: lib.index_put(x, (i,), v, accumulate=True),
+     (X, L([0]), np.array(1.0, np.float32))),
+    ("index_put_shape", lambda lib, x, i, v: lib.index_put(x, (i,), v, accumulate=True),
+     (X, L([0, 1]), np.ones((3, 3)))),
+    ("index_put_not_tuple", lambda lib, x, i, v: lib.index_put(x, i, v), (X, L([0]),
+                                                                         np.array(1.0))),
+    ("index_put_mask", lambda lib, x, m, v: lib.index_put(x, (m,), v, accumulate=True),
+     (X, np.array([True, False]), np.array(1.0))),
+    ("index_put_method", lambda lib, x, i, v: x.clone().index_put_((i,), v, accumulate=True),
+     (X, L([-1, -1]), np.array([1.0, 2.0, 3.0]))),
     # loss targets and embedding ids refuse negatives
     ("embedding_neg", lambda lib, i, w: lib.nn.functional.embedding(i, w), (L([-1]), X)),
     ("embedding_oob", lambda lib, i, w: lib.nn.functional.embedding(i, w), (L([2]), X)),
@@ -211,7 +234,8 @@ GRAD_CASES = [c for c in CASES if c[0] in (
     "gather", "scatter", "scatter_value", "scatter_add", "index_select", "index_add",
     "index_copy", "index_fill", "index_fill_tensor", "take", "put", "put_accumulate",
     "take_along_dim", "take_along_dim_wraps", "getitem_neg", "setitem_neg", "embedding_neg",
-    "index_select_0d", "gather_0d", "take_0d")]
+    "index_select_0d", "gather_0d", "take_0d", "index_put", "index_put_accumulate",
+    "index_put_broadcast")]
 
 
 @pytest.mark.parametrize("name,fn,args", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
@@ -278,6 +302,10 @@ def test_new_index_ops_gradcheck():
                                   accumulate=True), (x, src)),
         (lambda a, b: jitgrad.put(a, jitgrad.tensor([1, 3, -1, 4, 5, 6]), b.reshape(-1)),
          (x, src)),
+        (lambda a, b: jitgrad.index_put(a, (jitgrad.tensor([0, 0, 2]),), b[:, 0:1],
+                                        accumulate=True), (x, src)),
+        (lambda a, b: jitgrad.index_put(a, (jitgrad.tensor([0, 2]), jitgrad.tensor([1, -1])),
+                                        b[0]), (x, src)),
     ]
     for fn, ins in checks:
         assert jitgrad.autograd.gradcheck(fn, ins)

@@ -138,9 +138,9 @@ def test_take_along_dim(shape, data, flat):
                   _data(shape), idx, grad=True)
 
 
-@given(shapes(), st.data(), st.booleans())
+@given(shapes(), st.data(), st.sampled_from(["get", "set", "accumulate"]))
 @SETTINGS
-def test_advanced_indexing_get_and_set(shape, data, write):
+def test_advanced_indexing_get_and_set(shape, data, mode):
     d = data.draw(st.integers(0, len(shape) - 1))
     idx = _values(data.draw, data.draw(shapes(1, 2)), shape[d])
     key = (slice(None),) * d
@@ -152,9 +152,15 @@ def test_advanced_indexing_get_and_set(shape, data, write):
         y = x * 1
         y[key + (i,)] = -3.0
         return y
-    if write:
+
+    def accumulate(lib, x, i):  # index_put along dim 0 (repeated indices sum)
+        return lib.index_put(x, (i,), lib.tensor(-3.0, dtype=x.dtype), accumulate=True)
+    if mode == "set":
         assume(len(set((idx % max(shape[d], 1)).ravel().tolist())) == idx.size)
-    assert_parity(put if write else get, _data(shape), idx, grad=True)
+    if mode == "accumulate":
+        idx = _values(data.draw, idx.shape, shape[0])
+    fn = {"get": get, "set": put, "accumulate": accumulate}[mode]
+    assert_parity(fn, _data(shape), idx, grad=True)
 
 
 @given(shapes(1, 2), st.integers(0, 4), st.data())

@@ -77,8 +77,10 @@ def scatter_data(dst, d, idx, src, mode, rule="scatter", checked=False):
     the fresh storage ``dst`` along ``d`` at ``idx``; ``mode``: 'set', 'add', 'multiply',
     'amax', 'amin'. ``checked``: the CPU indices were range-checked already."""
     if _is_cuda(dst, idx):
-        from .._cuda_array import CudaArray
+        from .._cuda_array import CudaArray, unsupported
         from .index_cuda import device_value
+        if dst.ndim == 0:
+            raise unsupported("scatter into a 0-d tensor")
         vi = idx.kview()
         if isinstance(src, CudaArray):
             vs = src.kview()
@@ -97,7 +99,6 @@ def scatter_data(dst, d, idx, src, mode, rule="scatter", checked=False):
             if np.dtype(dst.dtype).kind == "f":
                 K.scatter_add(_dst(dst), d, vi, vs, 1, chk, "nan")
         else:
-            from .._cuda_array import unsupported
             raise unsupported(f"scatter with reduction '{mode}'")
         return dst
     if not checked:

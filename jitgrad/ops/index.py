@@ -17,7 +17,8 @@ from .composite import record
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "scatter_reduce",
            "index_select", "index_copy", "index_fill", "take", "put", "masked_fill",
-           "masked_select", "nonzero", "scatter_into_zeros", "index_add", "take_along_dim"]
+           "masked_select", "nonzero", "scatter_into_zeros", "index_add", "take_along_dim",
+           "index_put"]
 
 
 def _cuda():
@@ -833,3 +834,84 @@ def nonzero(input, *, as_tuple=False):
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
     return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
                         np.zeros((0, 0), np.int64))
+
+
+# ----------------------------------------------------------------------------- index_put
+
+
+def _index_put_backward(node, g):
+    a = node.ctx.attrs
+    need_self, need_values = node.ctx.needs_input_grad
+    key = tuple(Tensor._make(k) for k in a["indices"])
+    gs = gv = None
+    if need_self:
+        if a["accumulate"]:
+            gs = g
+        else:
+            from .basic import ones_like
+            with grad_mode.no_grad():
+                mask = ones_like(g)
+                setitem(mask, key, 0.0)
+            gs = g * mask
+    if need_values:
+        gv = getitem(g, key)
+    return (gs, gv)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``torch.index_put``: ``input`` with ``values`` written (or, ``accumulate``, added:
+    repeated indices sum) at the tensor indices ``indices``, as ``x[indices] = values``
+    (negative indices count from the end) (IndexPutBackward0)."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' (position 2) must be tuple of Tensors, "
+                        f"not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                            f"{type(t).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError("index_put(): argument 'values' (position 3) must be Tensor, not "
+                        f"{type(values).__name__}")
+    key = tuple(indices)
+    comps = _normalize_key(key)
+    _check_bounds(comps, input._data.shape)
+    comps = _valid_on_empty(comps, input._data.shape)
+    if values.dtype is not input.dtype:
+        err = _index_put_dtype_error(input, comps, values)
+        if err is not None:
+            raise err
+        values = values.to(input.dtype)  # a 0-d value with one mask key: masked_fill_ casts
+    out = Tensor._make(input._data.copy() if input._data.__class__ is np.ndarray else
+                       _cuda_copy(input._data))
+    if not accumulate:
+        with grad_mode.no_grad():
+            setitem(out, key, values.detach())
+    elif out._data.__class__ is not np.ndarray or values._data.__class__ is not np.ndarray:
+        plan = _cuda().device_plan(out, comps)
+        tgt = plan.out_shape()
+        try:
+            plan.put(out._data.kview(), values._data.kview(), accumulate=True)
+        except ValueError:
+            raise _put_shape_error(values, tgt) from None
+    else:
+        npkey = _np_key(comps)
+        tgt = np.shape(out._data[npkey])
+        try:
+            v = np.broadcast_to(values._data, tgt)
+        except ValueError:
+            raise _put_shape_error(values, tgt) from None
+        np.add.at(out._data, npkey, v)
+    idx = [v for k, v in comps]
+    return record("IndexPutBackward0", (input, values), out._data, _index_put_backward,
+                  attrs={"indices": idx, "accumulate": accumulate})
+
+
+def _cuda_copy(data):
+    from .._cuda_array import CudaArray
+    c = data.copy()
+    return CudaArray(c.buf, c.shape)
+
+
+def _put_shape_error(values, tgt):
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                        f"broadcast to indexing result of shape {list(tgt)}")

@@ -334,7 +334,8 @@ METHODS = {
     "index_add_": inplace.unary_inplace(index.index_add),
     "index_copy_": inplace.unary_inplace(index.index_copy),
     "index_fill_": inplace.unary_inplace(index.index_fill),
-    "put_": inplace.unary_inplace(index.put),
+    "put_": inplace.unary_inplace(index.put), "index_put": index.index_put,
+    "index_put_": inplace.unary_inplace(index.index_put),
     # copies and factories
     "clone": basic.clone, "new_zeros": _new_factory(basic.zeros),
     "new_ones": _new_factory(basic.ones), "new_empty": _new_factory(basic.empty),

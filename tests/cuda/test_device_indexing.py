@@ -193,13 +193,14 @@ def test_gradients_stay_on_device(device):
     i = jg.tensor(I3, device="cuda")
     m = jg.tensor(M3, device="cuda")
     s = jg.tensor(SIDX[:, :, :5], device="cuda")
+    ip = jg.tensor(I3P, device="cuda")  # index_add refuses -1 (PyTorch's rule)
     device.reset_stats()
     y = x[i].sum() + x[:, i, 1:].sum() + x[m].sum() * 2 + x.masked_fill(m, 1.0).sum()
     z = x * 1
     z[i, 1] = x[0, 0]
     z[m] = 0.0
     y = y + z.sum() + x[:2].scatter_add(1, s, x[:2, :3] * 3).sum() + x.flip(1).sum()
-    y = y + x.index_add(1, i, x[:, :4]).sum() + roll(x, 2, 1).sum() + x.repeat(1, 2, 1).sum()
+    y = y + x.index_add(1, ip, x[:, :4]).sum() + roll(x, 2, 1).sum() + x.repeat(1, 2, 1).sum()
     y.backward()
     assert x.grad.is_cuda
     assert device.stats.h2d == 0
