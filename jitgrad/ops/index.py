@@ -18,7 +18,7 @@ from .composite import record
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "scatter_reduce",
            "index_select", "index_copy", "index_fill", "take", "put", "masked_fill",
            "masked_select", "nonzero", "scatter_into_zeros", "index_add", "take_along_dim",
-           "index_put"]
+           "index_put", "argwhere"]
 
 
 def _cuda():
@@ -777,10 +777,18 @@ def _masked_fill_backward(node, g):
     return (gi, where(mask, g, 0.0).sum() if needs[1] else None)
 
 
+#: PyTorch's masked_fill_ names the mask's dtype by its C++ type
+_C_TYPE_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                 "int32": "int", "int64": "long int", "float16": "c10::Half",
+                 "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
 def masked_fill(input, mask, value):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        got = _C_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) \
+            else type(mask).__name__
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+                           f"{got}")
     tvalue = None
     if isinstance(value, Tensor):
         if value.ndim != 0:
@@ -815,11 +823,18 @@ def masked_fill(input, mask, value):
 
 def masked_select(input, mask):
     from .elementwise_call import broadcast_shapes
-    shape = broadcast_shapes(input._data.shape, mask._data.shape)
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(mask._data.shape, input._data.shape)
     x = input.expand(shape) if tuple(input.shape) != shape else input
     m = mask._data
     return getitem(x, Tensor._make(np.broadcast_to(m, shape) if m.__class__ is np.ndarray
                                    else m.broadcast_to(shape)))
+
+
+def argwhere(input):
+    """``torch.argwhere``: ``nonzero(input)`` (a ``(n, ndim)`` int64 tensor)."""
+    return nonzero(input)
 
 
 def nonzero(input, *, as_tuple=False):

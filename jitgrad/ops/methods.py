@@ -335,6 +335,7 @@ METHODS = {
     "index_copy_": inplace.unary_inplace(index.index_copy),
     "index_fill_": inplace.unary_inplace(index.index_fill),
     "put_": inplace.unary_inplace(index.put), "index_put": index.index_put,
+    "argwhere": index.argwhere,
     "index_put_": inplace.unary_inplace(index.index_put),
     # copies and factories
     "clone": basic.clone, "new_zeros": _new_factory(basic.zeros),
