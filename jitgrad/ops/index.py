@@ -14,6 +14,7 @@ from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
 from . import inplace as _inplace
 from .composite import record
+from .index_rules import check_range
 
 __all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "scatter_reduce",
            "index_select", "index_copy", "index_fill", "take", "put", "masked_fill",
@@ -208,12 +209,8 @@ def _check_bounds(comps, shape, arrays=True):
             elif empty:
                 if size == 0 and _broadcast_size(comps):
                     raise IndexError("index is out of bounds for dimension with size 0")
-            elif v.size:
-                bad = v[(v >= size) | (v < -size)]
-                if bad.size:
-                    # PyTorch numbers the dimension among the index tensors
-                    raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension "
-                                     f"{adv} with size {size}")
+            else:  # PyTorch numbers the dimension among the index tensors
+                check_range(v, size, adv, "advanced")
             adv += 1
         elif kind in ("mask", "dmask"):
             m = v if kind == "dmask" else np.asarray(v)

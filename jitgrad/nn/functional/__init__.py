@@ -879,7 +879,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= C))
     if np.any(bad):
-        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+        from ...ops.index_rules import range_error
+        raise range_error("nll_target", t[bad].flat[0], class_dim, C)
     ts = np.where(valid, t, 0)
     ti = np.expand_dims(ts, class_dim)
     picked = np.take_along_axis(x, ti, axis=class_dim).squeeze(class_dim)
