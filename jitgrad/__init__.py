@@ -57,8 +57,9 @@ from .ops.functional import (  # added with the elementwise PyTorch-parity sweep
     copysign, deg2rad, exp2, fix, float_power, fmax, fmin, heaviside, hypot, lerp, logaddexp,
     logaddexp2, logit, nan_to_num, positive, rad2deg, sgn, signbit, sinc, xlogy,
 )
-from .ops.index import (gather, index_add, index_select, masked_fill, masked_select, nonzero,
-                        scatter, scatter_add, take_along_dim)
+from .ops.index import (argwhere, gather, index_add, index_copy, index_fill, index_put,
+                        index_select, masked_fill, masked_select, nonzero, put, scatter,
+                        scatter_add, scatter_reduce, take, take_along_dim)
 from .ops.linalg import addmm, bmm, dot, ger, inner, matmul, mm, mv, outer, vdot
 from .ops.linalg import (  # added with the matrix-product parity sweep
     addbmm, addmv, addr, baddbmm, chain_matmul, kron, tensordot, trace,

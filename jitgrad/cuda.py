@@ -21,9 +21,12 @@ def current_device() -> int:
 
 
 def synchronize(device=None) -> None:
+    """Wait for the device; raises an index error a kernel flagged since the last synchronizing
+    point (PyTorch reports its device-side asserts here too)."""
     from .backends import cuda as B
     if B.is_available():
         B._cuda().synchronize()
+        B.raise_device_errors()
 
 
 def manual_seed(seed) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import sys
 import threading
 import types
 from contextlib import contextmanager
@@ -166,13 +167,23 @@ def to_device(host) -> object:
 
 
 def to_host(dev, out: np.ndarray | None = None) -> np.ndarray:
-    """Copy a device array to the host (into ``out`` if given); counted in ``stats``."""
+    """Copy a device array to the host (into ``out`` if given); counted in ``stats``. A
+    synchronizing point: raises what an index kernel flagged (``cuda_kernels.bounds``)."""
     stats.d2h += 1
     stats.d2h_bytes += int(dev.size) * np.dtype(dev.dtype).itemsize
     if out is not None:
         dev.copy_to_host(out)
-        return out
-    return dev.copy_to_host()
+    else:
+        out = dev.copy_to_host()
+    raise_device_errors()
+    return out
+
+
+def raise_device_errors() -> None:
+    """Raise the error an index kernel flagged since the last synchronizing point, if any."""
+    bounds = sys.modules.get("jitgrad.backends.cuda_kernels.bounds")
+    if bounds is not None:
+        bounds.raise_pending()
 
 
 def empty(shape, dtype) -> object:
@@ -210,7 +221,8 @@ def launch_config(n: int) -> tuple:
 
 
 def _is_host_array(a) -> bool:
-    return isinstance(a, np.ndarray) and a.ndim > 0
+    # mapped (page-locked, device-visible) arrays subclass ndarray but are kernel-addressable
+    return isinstance(a, np.ndarray) and a.ndim > 0 and not hasattr(a, "device_ctypes_pointer")
 
 
 def _check_args(args) -> None:

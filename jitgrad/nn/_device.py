@@ -83,7 +83,8 @@ def _picked(input, target, weight, ignore_index, class_dim):
     valid = target != ignore_index
     ts = _F.where(valid, target, 0)
     idx = ts.reshape(1) if target.ndim == 0 else ts.unsqueeze(class_dim)
-    picked = input.gather(class_dim, idx).squeeze(class_dim)
+    from ..ops.gather_scatter import gather_checked  # reports "Target t is out of bounds."
+    picked = gather_checked(input, class_dim, idx, "nll_target").squeeze(class_dim)
     if target.ndim == 0:
         picked = picked.reshape(())
     vw = valid.to(input.dtype)

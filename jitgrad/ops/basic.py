@@ -297,9 +297,37 @@ def _size_kw(size, kw, name):
     return size
 
 
-def _shape(size, name="empty"):
+def check_storage(shape, dtype) -> None:
+    """PyTorch's error for a tensor whose byte size overflows int64 (NumPy's would be a
+    ValueError), and its allocator's RuntimeError for one too large to allocate."""
+    n = 1
+    for s in shape:
+        n *= int(s)
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    if nbytes >= 2 ** 47:  # beyond any address space NumPy can map: NumPy's MemoryError
+        raise _alloc_error(nbytes)
+
+
+def _alloc_error(nbytes) -> RuntimeError:
+    return RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                        f"can't allocate memory: you tried to allocate {int(nbytes)} bytes. "
+                        "Error code 12 (Cannot allocate memory)")
+
+
+def _host_alloc(fn, shape, *args, dtype):
+    """``fn(shape, *args, dtype=dtype)`` with NumPy's MemoryError as PyTorch's RuntimeError."""
+    try:
+        return fn(shape, *args, dtype=dtype)
+    except MemoryError:
+        raise _alloc_error(int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize) \
+            from None
+
+
+def _shape(size, name="empty", dtype=None):
     """The shape of a factory's ``*size`` (ints, or one tuple/list/Size), with PyTorch's
-    errors for non-integers and negative sizes."""
+    errors for non-integers, negative sizes and (given the ``dtype``) overflowing ones."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     try:
@@ -311,6 +339,8 @@ def _shape(size, name="empty"):
             raise RuntimeError("zeros: Dimension size must be non-negative.")
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
                            f"{list(shape)}")
+    if dtype is not None:
+        check_storage(shape, dtype)
     return shape
 
 
@@ -339,8 +369,8 @@ def _make(np_fn, size, dtype, device, requires_grad, name):
     dt = _factory_dtype(dtype)
     if dev.type == "cuda":
         fill = {np.zeros: 0, np.ones: 1}.get(np_fn)
-        return _finish(_device_full(_shape(size, name), fill, dt.np), requires_grad)
-    return _finish(np_fn(_shape(size, name), dtype=dt.np), requires_grad)
+        return _finish(_device_full(_shape(size, name, dt.np), fill, dt.np), requires_grad)
+    return _finish(_host_alloc(np_fn, _shape(size, name, dt.np), dtype=dt.np), requires_grad)
 
 
 def _device_full(shape, value, npdt):
@@ -416,11 +446,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=
         D.bool_ if isinstance(fill_value, bool) else  # (a NumPy bool reads as a float)
         D.int64 if isinstance(fill_value, numbers.Integral) else D.get_default_dtype())
     fill_value = _checked_fill(fill_value, dt)
-    shape = _shape((size,), "full")
+    shape = _shape((size,), "full", dt.np)
     if dev.type == "cuda":
         return _finish(_device_full(shape, fill_value, dt.np), requires_grad)
     with np.errstate(over="ignore"):
-        return _finish(np.full(shape, fill_value, dtype=dt.np), requires_grad)
+        return _finish(_host_alloc(np.full, shape, fill_value, dtype=dt.np), requires_grad)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -434,6 +464,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
                             f"must be int, not {type(v).__name__}")
         if int(v) < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {int(v)}")
+    check_storage((int(n), int(n if m is None else m)), dt.np)
     return _finish(np.eye(int(n), None if m is None else int(m), dtype=dt.np), requires_grad, dev)
 
 
@@ -480,6 +511,7 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
     if dt.is_floating_point:
         n = int(np.ceil((fe - fs) / float(step)))
         # computed in float64 like PyTorch, then cast (so float32 aranges match torch's values)
+        check_storage((n,), dt.np)
         data = fs + np.arange(n, dtype=np.float64) * float(step)
     else:
         # PyTorch casts start/end/step to the integer type first
@@ -491,6 +523,7 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
             n = (xe - xs + xst - sgn) // xst
         else:
             n = int(np.ceil((fe - fs) / float(step)))
+        check_storage((max(n, 0),), dt.np)
         data = xs + np.arange(max(n, 0), dtype=np.int64) * xst
     return _finish(data.astype(dt.np), requires_grad, dev)
 
@@ -617,9 +650,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **
     dev = check_device(device)
     dt = _float_sampler_dtype(dtype, "check_uniform_bounds")
     if dev.type == "cuda":  # generated on the device (no upload)
-        return _finish(_cuda_rng(generator).uniform(_shape(size, "rand"), 0.0, 1.0, dt.np),
+        return _finish(_cuda_rng(generator).uniform(_shape(size, "rand", dt.np), 0.0, 1.0, dt.np),
                        requires_grad)
-    return _finish(_gen(generator).rand(_shape(size, "rand"), dt.np), requires_grad, dev)
+    return _finish(_gen(generator).rand(_shape(size, "rand", dt.np), dt.np), requires_grad, dev)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
@@ -628,9 +661,9 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
     dev = check_device(device)
     dt = _float_sampler_dtype(dtype, "normal_kernel_cpu")
     if dev.type == "cuda":
-        return _finish(_cuda_rng(generator).normal(_shape(size, "randn"), 0.0, 1.0, dt.np),
+        return _finish(_cuda_rng(generator).normal(_shape(size, "randn", dt.np), 0.0, 1.0, dt.np),
                        requires_grad)
-    return _finish(_gen(generator).randn(_shape(size, "randn"), dt.np), requires_grad, dev)
+    return _finish(_gen(generator).randn(_shape(size, "randn", dt.np), dt.np), requires_grad, dev)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -644,11 +677,12 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
                         f"{type(size).__name__}")
     dt = _factory_dtype(dtype, D.int64)
+    shape = _shape((size,), "randint", dt.np)
     if dev.type == "cuda":
-        return _finish(_cuda_rng(generator).randint(int(low), int(high), _shape((size,)),
-                                                    dt.np), requires_grad)
-    return _finish(_gen(generator).randint(int(low), int(high), _shape((size,)), dt.np),
-                   requires_grad, dev)
+        return _finish(_cuda_rng(generator).randint(int(low), int(high), shape, dt.np),
+                       requires_grad)
+    return _finish(_gen(generator).randint(int(low), int(high), shape, dt.np), requires_grad,
+                   dev)
 
 
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,

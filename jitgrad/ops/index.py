@@ -14,10 +14,12 @@ from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
 from . import inplace as _inplace
 from .composite import record
+from .index_rules import check_range
 
-__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "index_select",
-           "masked_fill", "masked_select", "nonzero", "scatter_into_zeros", "index_add",
-           "take_along_dim"]
+__all__ = ["getitem", "setitem", "gather", "scatter", "scatter_add", "scatter_reduce",
+           "index_select", "index_copy", "index_fill", "take", "put", "masked_fill",
+           "masked_select", "nonzero", "scatter_into_zeros", "index_add", "take_along_dim",
+           "index_put", "argwhere"]
 
 
 def _cuda():
@@ -170,9 +172,12 @@ def _post_basic_shape(comps, shape):
     return out + list(shape[dim:]), pos
 
 
-def _check_bounds(comps, shape):
-    """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently)."""
+def _check_bounds(comps, shape, arrays=True):
+    """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently);
+    ``arrays=False``: leave index arrays to the second step of a key mixing basic components
+    (PyTorch checks them against the basic-indexed view)."""
     nd = len(shape)
+    empty = 0 in shape  # PyTorch checks index values only when there is an element to read
     if not shape:
         for k, _ in comps:
             if k == "int":
@@ -199,12 +204,13 @@ def _check_bounds(comps, shape):
                                  f"{size}")
         elif kind == "array":
             size = shape[dim]
-            if v.size:
-                bad = v[(v >= size) | (v < -size)]
-                if bad.size:
-                    # PyTorch numbers the dimension among the index tensors
-                    raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension "
-                                     f"{adv} with size {size}")
+            if not arrays:
+                pass
+            elif empty:
+                if size == 0 and _broadcast_size(comps):
+                    raise IndexError("index is out of bounds for dimension with size 0")
+            else:  # PyTorch numbers the dimension among the index tensors
+                check_range(v, size, adv, "advanced")
             adv += 1
         elif kind in ("mask", "dmask"):
             m = v if kind == "dmask" else np.asarray(v)
@@ -216,6 +222,22 @@ def _check_bounds(comps, shape):
         elif kind == "darray":
             adv += 1
         dim += 1
+
+
+def _broadcast_size(comps) -> int:
+    try:
+        bshape = np.broadcast_shapes(*(v.shape for k, v in comps if k == "array"))
+    except ValueError:
+        return 1  # the broadcast error comes later, in PyTorch's words
+    return int(np.prod(bshape))
+
+
+def _valid_on_empty(comps, shape):
+    """Index arrays into an empty tensor PyTorch does not look at: zeros for NumPy (which would
+    range-check them), same shapes."""
+    if 0 not in shape:
+        return comps
+    return [(k, np.zeros(v.shape, np.int64)) if k == "array" else (k, v) for k, v in comps]
 
 
 def _mask_error(comps, shape, m, i, d0):
@@ -290,7 +312,8 @@ def getitem(x: Tensor, key) -> Tensor:
     if type(key) is list:
         key = sequence_key(key)
     comps = _normalize_key(key)
-    _check_bounds(comps, x._data.shape)
+    _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps))
+    comps = _valid_on_empty(comps, x._data.shape)
     basic = _is_basic(comps)
     tuple_key = type(key) is tuple
     if basic:
@@ -645,13 +668,15 @@ def setitem(x: Tensor, key, value) -> None:
     if type(key) is list:
         key = sequence_key(key)
     comps = _normalize_key(key)
-    _check_bounds(comps, x._data.shape)
-    if not _is_basic(comps) and _mixes_basic(
-            _drop_noop_slices(comps, x._data.shape) if type(key) is tuple else comps):
+    split = not _is_basic(comps) and _mixes_basic(
+        _drop_noop_slices(comps, x._data.shape) if type(key) is tuple else comps)
+    _check_bounds(comps, x._data.shape, arrays=not split)
+    if split:
         # as getitem: the index tensors write into the view the basic part makes (so the
         # value has PyTorch's layout, and the write is recorded through that view)
         bkey, akey = _split_keys(comps)
         return setitem(getitem(x, bkey), akey, value)
+    comps = _valid_on_empty(comps, x._data.shape)
     npkey = _np_key(comps)
     is_t = isinstance(value, Tensor)
     vdata = value._data if is_t else value
@@ -722,246 +747,19 @@ def setitem(x: Tensor, key, value) -> None:
 
 
 # ----------------------------------------------------------------------------- gather & co
+# (ops/gather_scatter.py and ops/index_dim.py; re-exported here, where callers look for them)
 
+from .gather_scatter import (  # noqa: E402
+    gather,
+    scatter,
+    scatter_add,
+    scatter_into_zeros,
+    scatter_reduce,
+    take_along_dim,
+)
+from .index_dim import index_add, index_copy, index_fill, index_select, put, take  # noqa: E402
 
-def _dim(d, nd):
-    lo, hi = (-1, 0) if nd == 0 else (-nd, nd - 1)
-    if not lo <= d <= hi:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
-                         f"got {d})")
-    return d % max(nd, 1)
-
-
-def _index_array(index, what):
-    if not isinstance(index, Tensor) or index.dtype not in (D.int64, D.int32):
-        raise RuntimeError(f"{what}(): Expected dtype int64 for index")
-    return index._data.astype(np.int64, copy=False)
-
-
-def _gather_backward(node, g):
-    a = node.ctx.attrs
-    return (scatter_into_zeros(g, a["shape"], a["dim"], a["index"]),)
-
-
-def gather(input, dim, index, *, sparse_grad=False):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "gather")
-    if idx.ndim != input._data.ndim:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input "
-                           "tensor")
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        from .elementwise_call import check_same_device
-        check_same_device((input, index))
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        # no bounds check on the device (it would need a device->host read, PyTorch checks
-        # asynchronously with a device assert); negative indices wrap once
-        data = CudaArray.wrap(B.kernels().index.gather(input._data.kview(), d, idx.kview()))
-        return record("GatherBackward0", (input,), data, _gather_backward,
-                      attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
-    n = input._data.shape[d]
-    if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = idx[(idx >= n) | (idx < -n)].flat[0]
-        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {n}")
-    data = np.take_along_axis(input._data[tuple(slice(0, s) if i != d else slice(None)
-                                                for i, s in enumerate(idx.shape))], idx, axis=d)
-    return record("GatherBackward0", (input,), data, _gather_backward,
-                  attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx})
-
-
-def take_along_dim(input, indices, dim=None):
-    """PyTorch's: ``input`` and ``indices`` broadcast against each other except along ``dim``,
-    then ``gather`` (GatherBackward0 after ExpandBackward0, as PyTorch records); ``dim=None``
-    gathers from the flattened input."""
-    if not isinstance(indices, Tensor) or indices.dtype != D.int64:
-        got = D.scalar_name(indices.dtype) if isinstance(indices, Tensor) else type(indices)
-        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{got}")
-    if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
-    nd = input._data.ndim
-    if indices._data.ndim != nd:
-        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {nd} dimensions for input, and "
-                           f"{indices._data.ndim} dimensions for indices")
-    d = _dim(dim, nd)
-    from .elementwise_call import broadcast_shapes
-    rest = broadcast_shapes(*(tuple(1 if i == d else s for i, s in enumerate(t._data.shape))
-                              for t in (input, indices)))
-    def along(t):
-        return tuple(t._data.shape[d] if i == d else s for i, s in enumerate(rest))
-    return gather(input.expand(along(input)), d, indices.expand(along(indices)))
-
-
-def _scatter_zeros_backward(node, g):
-    a = node.ctx.attrs
-    return (gather(g, a["dim"], Tensor._make(a["index"])),)
-
-
-def scatter_into_zeros(g: Tensor, shape, dim, index: np.ndarray) -> Tensor:
-    """Zeros of ``shape`` with ``g`` scatter-added along ``dim`` at ``index``."""
-    if g._data.__class__ is not np.ndarray:
-        from ..backends import cuda as B
-        from .basic import _device_full
-        data = _device_full(shape, 0, g._data.dtype)
-        if index.__class__ is np.ndarray:
-            raise NotImplementedError("jitgrad: max/min(dim) gradients are not implemented "
-                                      "for device 'cuda:0' yet")
-        B.kernels().index.scatter_add(data.buf.reshape(tuple(shape)) if len(shape) != 1
-                                      else data.buf, dim, index.kview(), g._data.kview())
-    else:
-        data = np.zeros(shape, dtype=g._data.dtype)
-        _scatter_add_np(data, dim, index, g._data)
-    return record("ScatterAddBackward0", (g,), data, _scatter_zeros_backward,
-                  attrs={"dim": dim, "index": index})
-
-
-def _scatter_add_np(dst, dim, index, src):
-    idx = list(np.indices(index.shape, sparse=True))
-    idx[dim] = index
-    np.add.at(dst, tuple(idx), src[tuple(slice(0, s) for s in index.shape)])
-
-
-def _scatter_backward(node, g):
-    a = node.ctx.attrs
-    need_self, need_src = node.ctx.needs_input_grad
-    idx_t = Tensor._make(a["index"])
-    gs = gsrc = None
-    if need_self:
-        if a["add"]:
-            gs = g
-        elif g._data.__class__ is not np.ndarray:  # ones with zeros scattered at index
-            from ..backends import cuda as B
-            from ..backends.cuda_kernels.advanced import scalar_view
-            from .basic import _device_full
-            mask = _device_full(g._data.shape, 1, g._data.dtype)
-            ix = a["index"].kview()
-            B.kernels().index.scatter(mask.buf.reshape(mask.shape), a["dim"], ix,
-                                      scalar_view(0, mask.dtype).expand(ix.shape))
-            gs = g * Tensor._make(mask)
-        else:
-            mask = np.ones(g._data.shape, dtype=g._data.dtype)
-            _scatter_set_np(mask, a["dim"], a["index"], np.zeros(a["index"].shape, mask.dtype))
-            gs = g * Tensor._make(mask)
-    if need_src:
-        gsrc = gather(g, a["dim"], idx_t)
-    return (gs, gsrc)
-
-
-def _scatter_set_np(dst, dim, index, src):
-    idx = list(np.indices(index.shape, sparse=True))
-    idx[dim] = index
-    dst[tuple(idx)] = src[tuple(slice(0, s) for s in index.shape)] if np.ndim(src) else src
-
-
-def _scatter(input, dim, index, src, add):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "scatter")
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        return _cuda().device_scatter(input, d, index, idx, src, add)
-    data = input._data.copy()
-    sdata = src._data if isinstance(src, Tensor) else np.asarray(src, dtype=data.dtype)
-    if add:
-        _scatter_add_np(data, d, idx, sdata)
-    else:
-        _scatter_set_np(data, d, idx, sdata)
-    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
-                                              else "ScatterBackward1")
-    return record(name, (input, src if isinstance(src, Tensor) else None), data,
-                  _scatter_backward, attrs={"dim": d, "index": idx, "add": add})
-
-
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    if reduce is not None:
-        if reduce != "add":
-            raise NotImplementedError(f"scatter(reduce={reduce!r}) is not supported; use "
-                                      "reduce='add' or scatter_add")
-        return _scatter(input, dim, index, src if src is not None else value, True)
-    return _scatter(input, dim, index, src if src is not None else value, False)
-
-
-def scatter_add(input, dim, index, src):
-    return _scatter(input, dim, index, src, True)
-
-
-def _index_select_backward(node, g):
-    a = node.ctx.attrs
-    if g._data.__class__ is not np.ndarray and not grad_mode.is_grad_enabled():
-        # fast path; with create_graph the differentiable index_add below runs on the device
-        from ..backends import cuda as B
-        from .basic import _device_full
-        data = _device_full(a["shape"], 0, g._data.dtype)
-        B.kernels().index.index_add(data.buf.reshape(tuple(a["shape"])), a["dim"],
-                                    a["index"].kview(), g._data.kview())
-        return (Tensor._make(data),)
-    if g._data.__class__ is not np.ndarray:
-        from .basic import _device_full
-        data = _device_full(a["shape"], 0, g._data.dtype)
-    else:
-        data = np.zeros(a["shape"], dtype=g._data.dtype)
-    return (index_add(Tensor._make(data), a["dim"], Tensor._make(a["index"]), g),)
-
-
-def index_select(input, dim, index):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "index_select")
-    if idx.ndim > 1:
-        raise IndexError("index_select(): Index is supposed to be a vector")
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        from .elementwise_call import check_same_device
-        check_same_device((input, index))
-        if input._data.ndim == 0:
-            raise NotImplementedError("jitgrad: index_select of a 0-d tensor is not implemented "
-                                      "for device 'cuda:0' yet")
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        i1 = idx.reshape(-1)
-        data = CudaArray.wrap(B.kernels().index.index_select(input._data.kview(), d,
-                                                             i1.kview()))
-        return record("IndexSelectBackward0", (input,), data, _index_select_backward,
-                      attrs={"shape": tuple(input._data.shape), "dim": d, "index": i1})
-    n = input._data.shape[d] if input._data.ndim else 1
-    if idx.size and (idx.max() >= n or idx.min() < -n):
-        bad = idx[(idx >= n) | (idx < -n)].flat[0]
-        raise IndexError(f"index out of range in self: index {bad} is out of bounds for "
-                         f"dimension {d} with size {n}")
-    data = np.take(input._data, idx.reshape(-1), axis=d) if input._data.ndim else \
-        input._data.reshape(1)[idx]
-    return record("IndexSelectBackward0", (input,), data, _index_select_backward,
-                  attrs={"shape": tuple(input._data.shape), "dim": d, "index": idx.reshape(-1)})
-
-
-def _index_add_backward(node, g):
-    a = node.ctx.attrs
-    need_self, need_src = node.ctx.needs_input_grad
-    return (g if need_self else None,
-            index_select(g, a["dim"], Tensor._make(a["index"])) * a["alpha"] if need_src
-            else None)
-
-
-def index_add(input, dim, index, source, *, alpha=1):
-    d = _dim(dim, input._data.ndim)
-    idx = _index_array(index, "index_add").reshape(-1)
-    if input._data.__class__ is not np.ndarray or idx.__class__ is not np.ndarray:
-        from .elementwise_call import check_same_device
-        check_same_device((input, index, source))
-        from .._cuda_array import CudaArray
-        from ..backends import cuda as B
-        c = input._data.copy()
-        data = CudaArray(c.buf, c.shape)
-        if data.ndim == 0:
-            raise NotImplementedError("jitgrad: index_add of a 0-d tensor is not implemented "
-                                      "for device 'cuda:0' yet")
-        B.kernels().index.index_add(data.buf.reshape(data.shape) if data.ndim != 1 else
-                                    data.buf, d, idx.kview(), source._data.kview(), alpha)
-        return record("IndexAddBackward0", (input, source), data, _index_add_backward,
-                      attrs={"dim": d, "index": idx, "alpha": alpha})
-    data = input._data.copy()
-    src = source._data * alpha if alpha != 1 else source._data
-    key = (slice(None),) * d + (idx,)
-    np.add.at(data, key, src)
-    return record("IndexAddBackward0", (input, source), data, _index_add_backward,
-                  attrs={"dim": d, "index": idx, "alpha": alpha})
+# ----------------------------------------------------------------------------- masked & nonzero
 
 
 def _masked_fill_backward(node, g):
@@ -976,10 +774,18 @@ def _masked_fill_backward(node, g):
     return (gi, where(mask, g, 0.0).sum() if needs[1] else None)
 
 
+#: PyTorch's masked_fill_ names the mask's dtype by its C++ type
+_C_TYPE_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+                 "int32": "int", "int64": "long int", "float16": "c10::Half",
+                 "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
 def masked_fill(input, mask, value):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        got = _C_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) \
+            else type(mask).__name__
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{getattr(mask, 'dtype', type(mask).__name__)}")
+                           f"{got}")
     tvalue = None
     if isinstance(value, Tensor):
         if value.ndim != 0:
@@ -1014,18 +820,110 @@ def masked_fill(input, mask, value):
 
 def masked_select(input, mask):
     from .elementwise_call import broadcast_shapes
-    shape = broadcast_shapes(input._data.shape, mask._data.shape)
+    if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    shape = broadcast_shapes(mask._data.shape, input._data.shape)
     x = input.expand(shape) if tuple(input.shape) != shape else input
     m = mask._data
     return getitem(x, Tensor._make(np.broadcast_to(m, shape) if m.__class__ is np.ndarray
                                    else m.broadcast_to(shape)))
 
 
+def argwhere(input):
+    """``torch.argwhere``: ``nonzero(input)`` (a ``(n, ndim)`` int64 tensor)."""
+    return nonzero(input)
+
+
 def nonzero(input, *, as_tuple=False):
     if input._data.__class__ is not np.ndarray:
         return _cuda().device_nonzero(input, as_tuple)
+    if input._data.ndim == 0:  # PyTorch reads a 0-d tensor as a 1-element one
+        n = int(input._data != 0)
+        return (Tensor._make(np.zeros(n, np.int64)),) if as_tuple else \
+            Tensor._make(np.zeros((n, 0), np.int64))
     nz = np.nonzero(input._data)
     if as_tuple:
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
     return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
                         np.zeros((0, 0), np.int64))
+
+
+# ----------------------------------------------------------------------------- index_put
+
+
+def _index_put_backward(node, g):
+    a = node.ctx.attrs
+    need_self, need_values = node.ctx.needs_input_grad
+    key = tuple(Tensor._make(k) for k in a["indices"])
+    gs = gv = None
+    if need_self:
+        if a["accumulate"]:
+            gs = g
+        else:
+            from .basic import ones_like
+            with grad_mode.no_grad():
+                mask = ones_like(g)
+                setitem(mask, key, 0.0)
+            gs = g * mask
+    if need_values:
+        gv = getitem(g, key)
+    return (gs, gv)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``torch.index_put``: ``input`` with ``values`` written (or, ``accumulate``, added:
+    repeated indices sum) at the tensor indices ``indices``, as ``x[indices] = values``
+    (negative indices count from the end) (IndexPutBackward0)."""
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError("index_put(): argument 'indices' (position 2) must be tuple of Tensors, "
+                        f"not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
+                            f"{type(t).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError("index_put(): argument 'values' (position 3) must be Tensor, not "
+                        f"{type(values).__name__}")
+    key = tuple(indices)
+    comps = _normalize_key(key)
+    _check_bounds(comps, input._data.shape)
+    comps = _valid_on_empty(comps, input._data.shape)
+    if values.dtype is not input.dtype:
+        err = _index_put_dtype_error(input, comps, values)
+        if err is not None:
+            raise err
+        values = values.to(input.dtype)  # a 0-d value with one mask key: masked_fill_ casts
+    out = Tensor._make(input._data.copy() if input._data.__class__ is np.ndarray else
+                       _cuda_copy(input._data))
+    if not accumulate:
+        with grad_mode.no_grad():
+            setitem(out, key, values.detach())
+    elif out._data.__class__ is not np.ndarray or values._data.__class__ is not np.ndarray:
+        plan = _cuda().device_plan(out, comps)
+        tgt = plan.out_shape()
+        try:
+            plan.put(out._data.kview(), values._data.kview(), accumulate=True)
+        except ValueError:
+            raise _put_shape_error(values, tgt) from None
+    else:
+        npkey = _np_key(comps)
+        tgt = np.shape(out._data[npkey])
+        try:
+            v = np.broadcast_to(values._data, tgt)
+        except ValueError:
+            raise _put_shape_error(values, tgt) from None
+        np.add.at(out._data, npkey, v)
+    idx = [v for k, v in comps]
+    return record("IndexPutBackward0", (input, values), out._data, _index_put_backward,
+                  attrs={"indices": idx, "accumulate": accumulate})
+
+
+def _cuda_copy(data):
+    from .._cuda_array import CudaArray
+    c = data.copy()
+    return CudaArray(c.buf, c.shape)
+
+
+def _put_shape_error(values, tgt):
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+                        f"broadcast to indexing result of shape {list(tgt)}")

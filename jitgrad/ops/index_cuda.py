@@ -3,10 +3,11 @@ nonzero on the device (the kernels are ``backends/cuda_kernels/advanced.py`` and
 
 An advanced key on a CUDA tensor becomes a ``cuda_kernels.advanced.AdvancedIndex``: one int64
 device array over the broadcast index shape, built once and reused by the forward, the gradient
-(index_put with accumulate), CopySlices and double backward. Device index tensors are not
-bounds-checked (docs/cuda-tensors.md); host keys (lists, NumPy, CPU tensors) were checked by
-``index._check_bounds`` and are uploaded once (a counted h2d, as PyTorch copies them too); a
-CUDA bool mask costs one 8-byte device->host read of its count (``nonzero_positions``).
+(index_put with accumulate), CopySlices and double backward. Device index tensors are
+bounds-checked by the linearization kernel and reported at the next synchronizing point
+(``cuda_kernels.bounds``, docs/cuda-tensors.md); host keys (lists, NumPy, CPU tensors) were
+checked by ``index._check_bounds`` and are uploaded once (a counted h2d, as PyTorch copies them
+too); a CUDA bool mask costs one 8-byte device->host read of its count (``nonzero_positions``).
 """
 from __future__ import annotations
 
@@ -20,12 +21,11 @@ from .index import (
     _is_basic,
     _mask_ndim,
     _np_key,
-    _scatter_backward,
     raise_after_shape_check,
 )
 
 __all__ = ["device_plan", "device_getitem", "device_take", "device_value", "device_setitem",
-           "device_zero_at", "device_scatter", "device_nonzero"]
+           "device_zero_at", "device_nonzero"]
 
 
 def device_plan(x, comps):
@@ -56,7 +56,8 @@ def device_plan(x, comps):
         else:
             entries.append((kind, v))
     entries += [("slice", slice(None))] * (nd - consumed)
-    return K.advanced.AdvancedIndex(x._data.shape, entries)
+    from .index_rules import RULES
+    return K.advanced.AdvancedIndex(x._data.shape, entries, RULES["advanced"].bounds_error)
 
 
 def device_getitem(x, comps):
@@ -127,38 +128,19 @@ def device_zero_at(region, key):
         _copy_into(region[key].kview(), zero)
 
 
-def device_scatter(input, d, index, idx, src, add):
-    """``_scatter`` on CUDA: a contiguous copy of ``input``, then the scatter(-add) kernel."""
-    from .elementwise_call import check_same_device
-    check_same_device((input, index) + ((src,) if isinstance(src, Tensor) else ()))
-    from .._cuda_array import CudaArray
-    from ..backends import cuda as B
-    c = input._data.copy()
-    data = CudaArray(c.buf, c.shape)  # contiguous, offset 0
-    vi = idx.kview()
-    vs = device_value(src, data.dtype)
-    if not isinstance(src, Tensor):
-        vs = vs.expand(vi.shape)
-    dst = data.buf.reshape(data.shape) if data.ndim != 1 else data.buf
-    if add:
-        B.kernels().index.scatter_add(dst, d, vi, vs)
-    else:
-        B.kernels().index.scatter(dst, d, vi, vs)
-    name = "ScatterAddBackward0" if add else ("ScatterBackward0" if isinstance(src, Tensor)
-                                              else "ScatterBackward1")
-    return record(name, (input, src if isinstance(src, Tensor) else None), data,
-                  _scatter_backward, attrs={"dim": d, "index": idx, "add": add})
-
-
 def device_nonzero(input, as_tuple):
-    """Stream compaction on the device; the count is one 8-byte device->host read."""
-    if input.ndim == 0:
-        raise NotImplementedError("jitgrad: nonzero of a 0-d tensor is not implemented for "
-                                  "device 'cuda:0' yet")
+    """Stream compaction on the device; the count is one 8-byte device->host read. A 0-d
+    tensor is read as a 1-element one: (1, 0) or (0, 0) coordinates, as PyTorch."""
     from .._cuda_array import CudaArray
     from ..backends import cuda as B
     A = B.kernels().advanced
-    coords = CudaArray.wrap(A.unravel(A.nonzero_positions(input._data.kview()), input.shape))
+    x = input._data.reshape((1,)) if input.ndim == 0 else input._data
+    pos = A.nonzero_positions(x.kview())
+    if input.ndim == 0:
+        if as_tuple:
+            return (Tensor._make(CudaArray.wrap(B.zeros((int(pos.shape[0]),), np.int64))),)
+        return Tensor._make(CudaArray(B.empty((0,), np.int64), (int(pos.shape[0]), 0)))
+    coords = CudaArray.wrap(A.unravel(pos, input.shape))
     if as_tuple:
         return tuple(Tensor._make(coords[:, d].contiguous()) for d in range(input.ndim))
     return Tensor._make(coords)

@@ -16,6 +16,9 @@ import cuda_specs as specs  # noqa: E402
 
 CCS = ((8, 0), (9, 0))
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
+# the index kernels' bounds-check arguments (cuda_kernels.bounds): the flag array and
+# (code, allow negatives, dim)
+_FLAG, _CHK = np.zeros(4, np.int64), (np.int64(1), np.int64(0), np.int64(0))
 
 _CASES = specs.all_cases()
 _BY_OP = {}
@@ -123,9 +126,13 @@ def _hand_written_cases():
         for nd in (1, 2, 4):
             t = (1,) * nd
             out.append((f"gather-{dt}-{nd}d", _k("index", "make_gather_kernel", dt),
-                        (x, 0, t, 1, i64, 0, t, t, 0, 1, x), dt == F32))
+                        (x, 0, t, 1, i64, 0, t, t, 0, 1, x, _FLAG, _CHK), dt == F32))
             out.append((f"scatter_add-{dt}-{nd}d", _k("index", "make_scatter_add_kernel", dt),
-                        (x, t, 1, i64, 0, t, t, x, 0, t, 0, 1, s), dt == F32))
+                        (x, t, 1, i64, 0, t, t, x, 0, t, 0, 1, s, _FLAG, _CHK), dt == F32))
+            for op in ("max", "min", "nan"):  # scatter_reduce amax/amin (+ the NaN pass)
+                out.append((f"scatter_{op}-{dt}-{nd}d",
+                            _k("index", "make_scatter_add_kernel", dt, op),
+                            (x, t, 1, i64, 0, t, t, x, 0, t, 0, 1, s, _FLAG, _CHK), dt == F32))
             out.append((f"copy-{dt}-{nd}d", _k("layout", "make_copy_kernel", dt),
                         (x, 0, t, t, 1, x), dt == F32))
         out.append((f"fill-{dt}", _k("layout", "make_fill_kernel", dt), (1, s, x), dt == F32))
@@ -142,7 +149,7 @@ def _hand_written_cases():
         ("argreduce-max-int64", _k("reduce", "make_arg_kernel", "max", np.int64, "BLOCK"),
          (x64, 0, (1,), (1,), (1,), (1,), 1, 1, x64, x64), False),
         ("scatter_add-int64", _k("index", "make_scatter_add_kernel", np.int64),
-         (x64, (1,), 1, x64, 0, (1,), (1,), x64, 0, (1,), 0, 1, i64s), False),
+         (x64, (1,), 1, x64, 0, (1,), (1,), x64, 0, (1,), 0, 1, i64s, _FLAG, _CHK), False),
         ("copy-f64->f32", _k("layout", "make_copy_kernel", F32),
          (xf64, 0, (1,), (1,), 1, xf32), False),
         ("copy-int64->f32", _k("layout", "make_copy_kernel", F32),

@@ -96,9 +96,9 @@ def test_half_data_movement_ptx(ptx_backend, compile_ptx):
     for nd in (1, 3):
         t = (1,) * nd
         ptxs = _ptx_all(ptx_backend, compile_ptx, index.make_gather_kernel(F16)[0],
-                        (x, 0, t, 1, idx, 0, t, t, 0, 1, x))
+                        (x, 0, t, 1, idx, 0, t, t, 0, 1, x, idx, (0, 0, 0)))
         ptxs += _ptx_all(ptx_backend, compile_ptx, index.make_scatter_kernel(F16)[0],
-                         (x, t, 1, idx, 0, t, t, x, 0, t, 0, 1))
+                         (x, t, 1, idx, 0, t, t, x, 0, t, 0, 1, idx, (0, 0, 0)))
         ptxs += _ptx_all(ptx_backend, compile_ptx, advanced.make_take_kernel(F16)[0],
                          (x, 0, t, t, lin, t, t, t, 1, x))
         ptxs += _ptx_all(ptx_backend, compile_ptx, advanced.make_put_kernel(F16, False)[0],

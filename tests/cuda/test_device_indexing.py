@@ -17,6 +17,7 @@ RNG = np.random.default_rng(11)
 A = RNG.standard_normal((3, 4, 5))
 V = RNG.standard_normal(5)
 I3 = np.array([2, -1, 2, 0])                 # negative and repeated; in range for sizes 3..5
+I3P = np.array([2, 3, 2, 0])                 # repeated, non-negative (index_select refuses -1)
 IB = np.array([[0, -1], [3, 3]])             # broadcasts against J
 J = np.array([4, -5])
 M2 = RNG.random((3, 4)) > 0.5
@@ -79,11 +80,11 @@ CASES = {
     "scatter_tensor": (lambda x, i, s: x.scatter(1, i, s * 2), (A[:2], SIDX_UNIQ, A[:2, :3])),
     "scatter_value": (lambda x, i: x.scatter(1, i, 1.25), (A[:2], SIDX_UNIQ)),
     "scatter_add": (lambda x, i, s: x.scatter_add(1, i, s.exp()), (A[:2], SIDX, A[:2, :3])),
-    "scatter_reduce_add": (lambda x, i, s: jg.scatter(x, 1, i, s, reduce="add"),
+    "scatter_reduce_sum": (lambda x, i, s: jg.scatter_reduce(x, 1, i, s, "sum"),
                            (A[:2], SIDX, A[:2, :3])),
-    "index_add": (lambda x, s: x.index_add(2, jg.tensor([1, -1, 1], device=x.device), s,
+    "index_add": (lambda x, s: x.index_add(2, jg.tensor([1, 4, 1], device=x.device), s,
                                            alpha=2), (A, A[..., :3])),
-    "index_select_neg": (lambda x, i: x.index_select(1, i), (A, I3)),
+    "index_select": (lambda x, i: x.index_select(1, i), (A, I3P)),
     "masked_fill": (lambda x, m: x.masked_fill(m, 2.0) * x, (A, M3)),
     "masked_fill_bcast": (lambda x, m: x.masked_fill(m[0, 0], -1.0), (A, M3)),
     "masked_fill_inplace": (lambda x, m: (x * 1).masked_fill_(m, 0.0), (A, M3)),
@@ -140,7 +141,8 @@ def test_double_backward_through_indexing(device):
         x = jg.tensor(A, device=dev, requires_grad=True)
         i = jg.tensor(I3, device=dev)
         m = jg.tensor(M3, device=dev)
-        y = (x[i] ** 2).sum() + (x[m] ** 3).sum() + (x.index_select(2, i) ** 2).sum()
+        ip = jg.tensor(I3P[:3] + 1, device=dev)  # index_select refuses negatives
+        y = (x[i] ** 2).sum() + (x[m] ** 3).sum() + (x.index_select(2, ip) ** 2).sum()
         (g,) = jg.autograd.grad(y, x, create_graph=True)
         (gg,) = jg.autograd.grad((g * g).sum(), x)
         return g.detach().cpu().numpy(), gg.cpu().numpy()
@@ -191,13 +193,14 @@ def test_gradients_stay_on_device(device):
     i = jg.tensor(I3, device="cuda")
     m = jg.tensor(M3, device="cuda")
     s = jg.tensor(SIDX[:, :, :5], device="cuda")
+    ip = jg.tensor(I3P, device="cuda")  # index_add refuses -1 (PyTorch's rule)
     device.reset_stats()
     y = x[i].sum() + x[:, i, 1:].sum() + x[m].sum() * 2 + x.masked_fill(m, 1.0).sum()
     z = x * 1
     z[i, 1] = x[0, 0]
     z[m] = 0.0
     y = y + z.sum() + x[:2].scatter_add(1, s, x[:2, :3] * 3).sum() + x.flip(1).sum()
-    y = y + x.index_add(1, i, x[:, :4]).sum() + roll(x, 2, 1).sum() + x.repeat(1, 2, 1).sum()
+    y = y + x.index_add(1, ip, x[:, :4]).sum() + roll(x, 2, 1).sum() + x.repeat(1, 2, 1).sum()
     y.backward()
     assert x.grad.is_cuda
     assert device.stats.h2d == 0

@@ -33,7 +33,7 @@ def test_linear_ptx(ptx_backend, compile_ptx, idt):
     for nb in (1, 2):
         t = (1,) * nb
         _compile_all(ptx_backend, compile_ptx, _adv().make_linear_kernel()[0],
-                     (lin, idx, 0, t, t, 1, 1, 1, 1), no_f64=True)
+                     (lin, idx, 0, t, t, 1, 1, 1, 1, lin, (0, 0, 0)), no_f64=True)
 
 
 @pytest.mark.parametrize("dt", FLOATS + (np.int64, np.bool_))
@@ -85,4 +85,18 @@ def test_scatter_ptx(ptx_backend, compile_ptx, dt):
     for nd in (1, 3):
         t = (1,) * nd
         _compile_all(ptx_backend, compile_ptx, make_scatter_kernel(dt)[0],
-                     (x, t, 1, idx, 0, t, t, x, 0, t, 0, 1), no_f64=dt != np.float64)
+                     (x, t, 1, idx, 0, t, t, x, 0, t, 0, 1, idx, (0, 0, 0)),
+                     no_f64=dt != np.float64)
+
+
+def test_bounds_check_raises_the_flag_with_an_atomic_cas(ptx_backend, compile_ptx):
+    """The device-side index check (cuda_kernels.bounds) compiles into every index kernel: the
+    first bad index claims the flag with a compare-and-swap, so reports never interleave."""
+    from jitgrad.backends.cuda_kernels.index import make_gather_kernel
+    x, idx, flag = np.zeros(1, np.float32), np.zeros(1, np.int64), np.zeros(4, np.int64)
+    sig = ptx_backend.signature_of((x, 0, (1,), 1, idx, 0, (1,), (1,), 0, 1, x, flag,
+                                    (1, 0, 0)))
+    for cc in CCS:
+        ptx = compile_ptx(make_gather_kernel(np.float32)[0], sig, cc)
+        assert "atom.global.cas.b64" in ptx or "atom.cas.b64" in ptx, ptx[-2000:]
+        assert not ptx_backend.f64_instructions(ptx)

@@ -16,13 +16,15 @@ PyTorch synchronizes for it too. The compaction is the portable version: ``nchun
 count their own contiguous chunk, one thread scans the counts, then the threads write their
 positions in order (stable, like NumPy). A block-level scan (CUB) would be the fast path.
 
-No device-side bounds check (see docs/cuda.md): negative indices wrap once; out-of-range indices
-are undefined behaviour.
+Device index arrays are checked by the linearization kernel (``bounds.checked_index``, negatives
+wrap once as in PyTorch): an out-of-range index points at element 0 instead and is reported at
+the next synchronizing point with PyTorch's IndexError (docs/cuda-tensors.md).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from . import bounds
 from .common import (
     F16,
     SIMULATOR,
@@ -57,15 +59,17 @@ def _cached(key, build):
 
 
 def make_linear_kernel():
-    """``lin[i] (+)= wrap(idx[ioff + offset_of(i, B, ist)], size) * c`` (``first``: overwrite)."""
+    """``lin[i] (+)= wrap(idx[ioff + offset_of(i, B, ist)], size) * c`` (``first``: overwrite);
+    ``flag, chk``: the bounds check (an out-of-range index counts as 0 and is reported)."""
     def build():
         i64 = scalar_type(np.int64)
 
-        def adv_linear(lin, idx, ioff, bshape, ist, size, c, first, n):
+        def adv_linear(lin, idx, ioff, bshape, ist, size, c, first, n, flag, chk):
             for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-                j = i64(idx[ioff + offset_of(i, bshape, ist)])
+                j = bounds.checked_index(i64(idx[ioff + offset_of(i, bshape, ist)]), size, flag,
+                                         chk)
                 if j < 0:
-                    j += size
+                    j = 0
                 v = j * c
                 if first == 0:
                     v += lin[i]
@@ -230,11 +234,13 @@ class AdvancedIndex:
     """A normalized advanced key for tensors of one shape. ``entries`` (Ellipsis expanded, every
     dim covered) are ``("slice", slice)``, ``("none", None)``, ``("int", i)`` (in range),
     ``("index", int View/array)`` (one dim) and ``("positions", (pos, k))`` (a k-dim mask as
-    C-order positions of its True elements). NumPy's placement rule: the broadcast index dims
+    C-order positions of its True elements). ``error``: (exception, template) reported for an
+    out-of-range ``index`` entry (``bounds``; None: unchecked). NumPy's placement rule: the
+    broadcast index dims
     ``B`` replace the advanced components when those (ints included) are adjacent, else they
     come first."""
 
-    def __init__(self, shape, entries):
+    def __init__(self, shape, entries, error=None):
         from .. import cuda as backend
         self.shape = tuple(int(s) for s in shape)
         self.seq, comps, adims = [], [], []
@@ -266,10 +272,13 @@ class AdvancedIndex:
             for j, (v, first, k) in enumerate(comps):
                 e = v.expand(self.bshape)
                 _, ist = pad(e.shape, e.strides, len(bshape))
+                # PyTorch numbers the dimension among the index tensors (``first``)
+                check = bounds.check_args(error, True, first) if error is not None and k == 1 \
+                    else bounds.unchecked()
                 backend.launch_flat(make_linear_kernel()[1], n, (
                     self.lin, e.base, np.int64(e.offset), bshape, ist,
                     np.int64(prod(asz[first:first + k])), np.int64(prod(asz[first + k:])),
-                    np.int64(j == 0), np.int64(n)))
+                    np.int64(j == 0), np.int64(n)) + check)
 
     def out_shape(self):
         return self.geometry(c_strides(self.shape), 0)[0]

@@ -534,8 +534,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if _device.is_cuda(input, weight):
         return _device.embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq)
     idx = input._data.astype(np.int64, copy=False)
-    if idx.size and (idx.min() < 0 or idx.max() >= num):
-        raise IndexError("index out of range in self")
+    from ...ops.index_dim import empty_self_checks
+    from ...ops.index_rules import check_range
+    if not empty_self_checks(idx.reshape(-1), weight._data.shape, 0):  # index_select's rules
+        check_range(idx, num, 0, "embedding")
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
     data = weight._data[idx]
@@ -892,7 +894,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     valid = t != ignore_index
     bad = valid & ((t < 0) | (t >= C))
     if np.any(bad):
-        raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+        from ...ops.index_rules import range_error
+        raise range_error("nll_target", t[bad].flat[0], class_dim, C)
     ts = np.where(valid, t, 0)
     ti = np.expand_dims(ts, class_dim)
     picked = np.take_along_axis(x, ti, axis=class_dim).squeeze(class_dim)
