@@ -61,6 +61,7 @@ def _path(monkeypatch, path):
         if path != "numpy":
             pytest.skip("MKL is not installed")
         return
+    monkeypatch.setattr(blas, "STACK_MIN_WORK", 0)  # the small test matrices too
     if path in ("pointers", "loop"):
         monkeypatch.setattr(blas, "_gemm_strided", {})
     if path == "loop":
@@ -148,6 +149,7 @@ def test_stack_shape_error_is_numpys():
                                                ("batch-step", "T"), ("broadcast", "C")])
 def test_stack_layouts_go_to_one_strided_call_without_copies(monkeypatch, layout_a, layout_b):
     a, b = _stack((4, 5, 3), layout_a, np.float32), _stack((4, 3, 6), layout_b, np.float32)
+    monkeypatch.setattr(blas, "STACK_MIN_WORK", 0)
     calls = []
     real = blas._gemm_strided[np.dtype(np.float32)]
     monkeypatch.setitem(blas._gemm_strided, np.dtype(np.float32),
@@ -165,3 +167,18 @@ def test_stack_layouts_go_to_one_strided_call_without_copies(monkeypatch, layout
 def test_stack_integer_dtypes_fall_back_to_numpy():
     a, b = RNG.integers(-5, 5, (3, 4, 5)), RNG.integers(-5, 5, (3, 5, 2))
     np.testing.assert_array_equal(blas.matmul(a, b), a @ b)
+
+
+@pytest.mark.skipif(blas.backend() != "mkl", reason="MKL is not installed")
+def test_small_stacks_stay_with_numpy(monkeypatch):
+    """Below STACK_MIN_WORK multiply-adds per matrix NumPy's loop beats MKL's batched call."""
+    def refuse(*args):
+        raise AssertionError("MKL called for a small stack")
+    for table in (blas._gemm_strided, blas._gemm_batch):
+        for dt in list(table):
+            monkeypatch.setitem(table, dt, refuse)
+    a, b = RNG.standard_normal((8, 16, 16)), RNG.standard_normal((8, 16, 16))
+    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    big = RNG.standard_normal((2, 128, 64)), RNG.standard_normal((2, 64, 128))
+    with pytest.raises(AssertionError, match="MKL called"):
+        blas.matmul(*big)  # 128 * 64 * 128 multiply-adds per matrix: MKL's

@@ -7,14 +7,13 @@ So when ``libmkl_rt`` is present (``pip install "jitgrad[mkl]"``) 2-D float32/fl
 call ``cblas_?gemm`` directly through ctypes, passing transposed operands as flags instead of
 copying them. ``JITGRAD_BLAS=numpy`` forces NumPy.
 
-Stacks of matrices (3-D and up, batch dims broadcast as ``np.matmul`` does) go to MKL too:
-NumPy's stacked matmul calls the BLAS once per matrix with its own threading (or runs its
-non-BLAS loop for transposed views), several times slower than one batched call that MKL
-spreads over its threads. When every operand's batch folds into one uniform stride (contiguous
-stacks, broadcast stacks: stride 0, transposed views) that is ``cblas_?gemm_batch_strided``;
-other batch layouts pass one pointer per matrix to ``cblas_?gemm_batch``; an MKL without either
-gets a loop of ``cblas_?gemm`` calls. Each matrix still goes in without a copy when one of its
-dims has unit stride (the other is the leading dimension).
+Stacks of matrices (3-D and up, batch dims broadcast as ``np.matmul`` does) of large enough
+matrices go to MKL too, in one call: NumPy's stacked matmul calls OpenBLAS once per matrix, and
+those per-matrix calls are what collapses when the cores are busy. When every operand's batch
+folds into one uniform stride (contiguous stacks, broadcast stacks: stride 0, sliced stacks)
+that is ``cblas_?gemm_batch_strided``; other batch layouts pass one pointer per matrix to
+``cblas_?gemm_batch``; an MKL without either gets a loop of ``cblas_?gemm`` calls. Each matrix
+goes in without a copy when one of its dims has unit stride (transposed views: the flag).
 """
 from __future__ import annotations
 
@@ -34,6 +33,12 @@ _gemm = None  # {np.dtype: ctypes function} once loaded, {} when MKL is unavaila
 _gemm_strided = {}  # {np.dtype: cblas_?gemm_batch_strided} where this MKL has it
 _gemm_batch = {}  # {np.dtype: cblas_?gemm_batch (pointer arrays)} where this MKL has it
 _INT_MAX = 2 ** 31 - 1  # MKL_INT of the LP64 interface libmkl_rt selects by default
+# Stacks go to MKL only when each product has at least this many multiply-adds (m * n * k):
+# below it MKL's batched call costs more than NumPy's per-matrix loop (on an AMD EPYC, MKL
+# 2026.2: 64 x (16x16x16) 65 us vs 8 us, 64 x (32x32x32) 115 vs 42; even at 1 thread); from
+# 64 x (128x64x128) up they are level at best and MKL keeps its speed when the cores are busy
+# (NumPy's median went 2-4x its best there). benchmarks/compare_bmm.py measures.
+STACK_MIN_WORK = 1 << 19
 
 
 def _find_mkl():
@@ -194,11 +199,12 @@ def _offsets(batch, strides, item):
 
 def _matmul_stack(gemm, x, y, out, accumulate):
     """``x @ y`` for stacks (``np.matmul``'s broadcasting of the batch dims) through MKL, or None
-    when NumPy must do it: a shape error (NumPy raises its own), an ``out`` that isn't a
-    C-contiguous array of the result's shape, sizes past MKL_INT."""
+    when NumPy must do it: small matrices (``STACK_MIN_WORK``), a shape error (NumPy raises its
+    own), an ``out`` that isn't a C-contiguous array of the result's shape, sizes past
+    MKL_INT."""
     m, k = x.shape[-2:]
     n = y.shape[-1]
-    if y.shape[-2] != k:
+    if y.shape[-2] != k or m * n * k < STACK_MIN_WORK:
         return None
     try:
         batch = tuple(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
