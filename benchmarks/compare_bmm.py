@@ -1,5 +1,5 @@
-"""Batched matrix products on the CPU, jitgrad beside PyTorch in one process, interleaved:
-``python -m benchmarks.compare_bmm [--threads N] [--reps R]``.
+"""Batched matrix products on the CPU, jitgrad beside PyTorch in one process, interleaved (the
+order rotates each round): ``python -m benchmarks.compare_bmm [--threads N] [--reps R]``.
 
 Rows: bmm (64, 128, 64) x (64, 64, 128) forward and forward+backward; 4-D matmul
 (8, 8, 128, 64) @ (8, 8, 64, 128); scaled_dot_product_attention forward+backward at
@@ -97,8 +97,11 @@ def main():
         steps = {"jitgrad": (make(jg), contextlib.nullcontext),
                  "jitgrad-np": (make(jg), numpy_stacks), "torch": (make(torch), None)}
         times = {k: [] for k in steps}
+        order = list(steps)
         for _ in range(3 + args.reps):  # 3 warm-up rounds (kernels compiled, buffers pooled)
-            for impl, (step, ctx) in steps.items():
+            order = order[1:] + order[:1]  # rotate: no implementation always runs first
+            for impl in order:
+                step, ctx = steps[impl]
                 with ctx() if ctx else contextlib.nullcontext():
                     t0 = time.perf_counter()
                     step()
