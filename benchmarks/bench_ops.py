@@ -1,6 +1,6 @@
 """Per-op forward and forward+backward times at a few sizes: elementwise, reduction, matmul,
-softmax (float32). jitgrad vs PyTorch eager vs NumPy (NumPy's "backward" is the hand-written
-VJP of the same op)."""
+batched matmul, softmax (float32). jitgrad vs PyTorch eager vs NumPy (NumPy's "backward" is the
+hand-written VJP of the same op)."""
 from __future__ import annotations
 
 import numpy as np
@@ -97,6 +97,27 @@ class Matmul(_Op):
         g = np.ones((x.shape[0], w.shape[1]), dtype=x.dtype)
         x @ w
         return g @ w.T, x.T @ g
+
+
+class BatchedMatmul(_Op):
+    """``torch.bmm`` over a stack of (128, 64) @ (64, 128) products, attention's q @ k^T shape
+    (8 heads x 8 sequences = 64); backward is two more stacks, with transposed operands."""
+
+    params = [IMPLS, [8, 64]]
+
+    def make(self, batch):
+        self.np_inputs = arrays((batch, 128, 64), (batch, 64, 128))
+
+    def forward(self, x, w):
+        return x.bmm(w)
+
+    def np_forward(self, x, w):
+        return x @ w
+
+    def np_backward(self, x, w):
+        g = np.ones((x.shape[0], x.shape[1], w.shape[2]), dtype=x.dtype)
+        x @ w
+        return g @ w.transpose(0, 2, 1), x.transpose(0, 2, 1) @ g
 
 
 class Softmax(_Op):

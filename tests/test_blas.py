@@ -50,3 +50,135 @@ def test_env_var_forces_numpy():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "numpy"
+
+
+# ------------------------------------------------------------------------ stacks of matrices
+
+def _path(monkeypatch, path):
+    """Pin the route stacks take: MKL's strided batch call, its pointer-array batch call, a
+    loop of single GEMMs (an MKL without batch APIs), or NumPy (no MKL)."""
+    if blas.backend() != "mkl":
+        if path != "numpy":
+            pytest.skip("MKL is not installed")
+        return
+    monkeypatch.setattr(blas, "STACK_MIN_WORK", 0)  # the small test matrices too
+    if path in ("pointers", "loop"):
+        monkeypatch.setattr(blas, "_gemm_strided", {})
+    if path == "loop":
+        monkeypatch.setattr(blas, "_gemm_batch", {})
+    if path == "numpy":
+        monkeypatch.setattr(blas, "_gemm", {})
+
+
+def _stack(shape, layout, dtype):
+    """A ``shape`` stack in one of the layouts GEMM can or can't read without a copy."""
+    *batch, r, c = shape
+    if layout == "C":
+        return RNG.standard_normal(shape).astype(dtype)
+    if layout == "T":  # transposed matrices: x.transpose(-1, -2)
+        return RNG.standard_normal((*batch, c, r)).astype(dtype).swapaxes(-1, -2)
+    if layout == "batch-step":  # every other matrix: batch stride 2 * r * c
+        return RNG.standard_normal((2 * batch[0], *batch[1:], r, c)).astype(dtype)[::2]
+    if layout == "batch-reversed":  # negative batch stride
+        return RNG.standard_normal(shape).astype(dtype)[::-1]
+    if layout == "batch-inner":  # batch dim inside the rows: (r, B, c).transpose(0, 1)
+        return np.moveaxis(RNG.standard_normal((r, *batch, c)).astype(dtype), 0, -2)
+    if layout == "broadcast":  # one matrix repeated: batch stride 0
+        return np.broadcast_to(RNG.standard_normal((r, c)).astype(dtype), shape)
+    if layout == "strided-cols":  # no unit stride in either matrix dim: copied
+        return RNG.standard_normal((*batch, r, 2 * c)).astype(dtype)[..., ::2]
+    raise ValueError(layout)
+
+
+STACK_LAYOUTS = ["C", "T", "batch-step", "batch-reversed", "batch-inner", "broadcast",
+                 "strided-cols"]
+
+
+@pytest.mark.parametrize("path", ["strided", "pointers", "loop", "numpy"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("layout_a", STACK_LAYOUTS)
+@pytest.mark.parametrize("layout_b", STACK_LAYOUTS)
+def test_stacks_match_numpy(monkeypatch, path, dtype, layout_a, layout_b):
+    _path(monkeypatch, path)
+    a, b = _stack((4, 5, 3), layout_a, dtype), _stack((4, 3, 6), layout_b, dtype)
+    got = blas.matmul(a, b)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), rtol=tol,
+                               atol=tol * 3)
+    assert got.dtype == dtype and got.shape == (4, 5, 6) and got.flags.c_contiguous
+
+
+@pytest.mark.parametrize("path", ["strided", "pointers", "loop", "numpy"])
+@pytest.mark.parametrize("sa,sb", [
+    ((1, 5, 3), (4, 3, 6)), ((2, 1, 5, 3), (1, 4, 3, 6)), ((5, 3), (2, 4, 3, 6)),
+    ((2, 3, 5, 3), (3, 6)), ((0, 5, 3), (0, 3, 6)), ((4, 0, 3), (4, 3, 6)),
+    ((4, 5, 0), (4, 0, 6)), ((4, 5, 3), (4, 3, 0)), ((4, 1, 3), (4, 3, 1)),
+    ((4, 5, 1), (4, 1, 6)), ((1, 1, 1), (1, 1, 1)), ((3, 1, 2, 5, 3), (4, 1, 3, 6))], ids=str)
+def test_stack_shapes_and_broadcasting(monkeypatch, path, sa, sb):
+    _path(monkeypatch, path)
+    a, b = RNG.standard_normal(sa), RNG.standard_normal(sb)
+    got = blas.matmul(a, b)
+    want = np.matmul(a, b)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("path", ["strided", "pointers", "loop", "numpy"])
+def test_stack_out_and_accumulate(monkeypatch, path):
+    _path(monkeypatch, path)
+    a, b = RNG.standard_normal((3, 4, 5)), RNG.standard_normal((3, 5, 2))
+    bias = RNG.standard_normal((3, 4, 2))
+    out = bias.copy()
+    assert blas.matmul(a, b, out=out, accumulate=True) is out
+    np.testing.assert_allclose(out, bias + a @ b, rtol=1e-12, atol=1e-12)
+    out = np.full((3, 4, 2), np.nan)
+    blas.matmul(a, b, out=out)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_stack_shape_error_is_numpys():
+    a, b = np.ones((2, 3, 4)), np.ones((3, 4, 5))
+    with pytest.raises(ValueError):
+        blas.matmul(a, b)
+    with pytest.raises(ValueError):
+        blas.matmul(a, np.ones((2, 5, 5)))
+
+
+@pytest.mark.skipif(blas.backend() != "mkl", reason="MKL is not installed")
+@pytest.mark.parametrize("layout_a,layout_b", [("C", "C"), ("T", "C"), ("C", "T"),
+                                               ("batch-step", "T"), ("broadcast", "C")])
+def test_stack_layouts_go_to_one_strided_call_without_copies(monkeypatch, layout_a, layout_b):
+    a, b = _stack((4, 5, 3), layout_a, np.float32), _stack((4, 3, 6), layout_b, np.float32)
+    monkeypatch.setattr(blas, "STACK_MIN_WORK", 0)
+    calls = []
+    real = blas._gemm_strided[np.dtype(np.float32)]
+    monkeypatch.setitem(blas._gemm_strided, np.dtype(np.float32),
+                        lambda *args: calls.append(args) or real(*args))
+
+    def no_copy(*args, **kwargs):
+        raise AssertionError("operand copied")
+    monkeypatch.setattr(blas.np, "ascontiguousarray", no_copy)
+    got = blas.matmul(a, b)
+    monkeypatch.undo()
+    assert len(calls) == 1
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-5, atol=3e-5)
+
+
+def test_stack_integer_dtypes_fall_back_to_numpy():
+    a, b = RNG.integers(-5, 5, (3, 4, 5)), RNG.integers(-5, 5, (3, 5, 2))
+    np.testing.assert_array_equal(blas.matmul(a, b), a @ b)
+
+
+@pytest.mark.skipif(blas.backend() != "mkl", reason="MKL is not installed")
+def test_small_stacks_stay_with_numpy(monkeypatch):
+    """Below STACK_MIN_WORK multiply-adds per matrix NumPy's loop beats MKL's batched call."""
+    def refuse(*args):
+        raise AssertionError("MKL called for a small stack")
+    for table in (blas._gemm_strided, blas._gemm_batch):
+        for dt in list(table):
+            monkeypatch.setitem(table, dt, refuse)
+    a, b = RNG.standard_normal((8, 16, 16)), RNG.standard_normal((8, 16, 16))
+    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+    big = RNG.standard_normal((2, 128, 64)), RNG.standard_normal((2, 64, 128))
+    with pytest.raises(AssertionError, match="MKL called"):
+        blas.matmul(*big)  # 128 * 64 * 128 multiply-adds per matrix: MKL's

@@ -6,6 +6,14 @@ are busy (a 256x784x512 product went from 1.4 ms to 32 ms under load; MKL stayed
 So when ``libmkl_rt`` is present (``pip install "jitgrad[mkl]"``) 2-D float32/float64 products
 call ``cblas_?gemm`` directly through ctypes, passing transposed operands as flags instead of
 copying them. ``JITGRAD_BLAS=numpy`` forces NumPy.
+
+Stacks of matrices (3-D and up, batch dims broadcast as ``np.matmul`` does) of large enough
+matrices go to MKL too, in one call: NumPy's stacked matmul calls OpenBLAS once per matrix, and
+those per-matrix calls are what collapses when the cores are busy. When every operand's batch
+folds into one uniform stride (contiguous stacks, broadcast stacks: stride 0, sliced stacks)
+that is ``cblas_?gemm_batch_strided``; other batch layouts pass one pointer per matrix to
+``cblas_?gemm_batch``; an MKL without either gets a loop of ``cblas_?gemm`` calls. Each matrix
+goes in without a copy when one of its dims has unit stride (transposed views: the flag).
 """
 from __future__ import annotations
 
@@ -22,6 +30,15 @@ __all__ = ["matmul", "backend"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _gemm = None  # {np.dtype: ctypes function} once loaded, {} when MKL is unavailable
+_gemm_strided = {}  # {np.dtype: cblas_?gemm_batch_strided} where this MKL has it
+_gemm_batch = {}  # {np.dtype: cblas_?gemm_batch (pointer arrays)} where this MKL has it
+_INT_MAX = 2 ** 31 - 1  # MKL_INT of the LP64 interface libmkl_rt selects by default
+# Stacks go to MKL only when each product has at least this many multiply-adds (m * n * k):
+# below it MKL's batched call costs more than NumPy's per-matrix loop (on an AMD EPYC, MKL
+# 2026.2: 64 x (16x16x16) 65 us vs 8 us, 64 x (32x32x32) 115 vs 42; even at 1 thread); from
+# 64 x (128x64x128) up they are level at best and MKL keeps its speed when the cores are busy
+# (NumPy's median went 2-4x its best there). benchmarks/compare_bmm.py measures.
+STACK_MIN_WORK = 1 << 19
 
 
 def _find_mkl():
@@ -52,6 +69,16 @@ def _load():
         fn.restype = None
         fn.argtypes = [i, i, i, i, i, i, scalar, vp, i, vp, i, scalar, vp, i]
         _gemm[np.dtype(dt)] = fn
+        fn = getattr(lib, name + "_batch_strided", None)
+        if fn is not None:  # MKL 2020.2 and later
+            fn.restype = None
+            fn.argtypes = [i, i, i, i, i, i, scalar, vp, i, i, vp, i, i, scalar, vp, i, i, i]
+            _gemm_strided[np.dtype(dt)] = fn
+        fn = getattr(lib, name + "_batch", None)
+        if fn is not None:
+            fn.restype = None
+            fn.argtypes = [i] + [vp] * 13 + [i, vp]
+            _gemm_batch[np.dtype(dt)] = fn
 
 
 def backend() -> str:
@@ -86,6 +113,11 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
     if _gemm is None:
         _load()
     fn = _gemm.get(x.dtype) if _gemm else None
+    if fn is not None and x.ndim >= 2 and y.ndim >= 2 and (x.ndim > 2 or y.ndim > 2) and \
+            y.dtype == x.dtype:
+        res = _matmul_stack(fn, x, y, out, accumulate)
+        if res is not None:
+            return res
     if fn is None or x.ndim != 2 or y.ndim != 2 or y.dtype != x.dtype or (
             out is not None and not out.flags.c_contiguous):
         if accumulate:
@@ -112,4 +144,116 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
         else:
             fn(_ROW_MAJOR, ta[0], tb[0], m, n, k, 1.0, _address(x), ta[1], _address(y), tb[1],
                1.0 if accumulate else 0.0, _address(out), max(n, 1))
+    return out
+
+
+# ------------------------------------------------------------------------------ stacks of matrices
+
+def _matrix_layout(a):
+    """(transpose flag, leading dimension) of the matrices (last two dims) of ``a`` as GEMM reads
+    them, or None when neither dim has unit stride. A dim of size 1 has no stride to honour."""
+    rows, cols = a.shape[-2:]
+    item = a.itemsize
+    sr, sc = a.strides[-2:]
+    if sr % item or sc % item:
+        return None
+    sr = sr // item if rows > 1 else None
+    sc = sc // item if cols > 1 else None
+    if sc in (None, 1) and (sr is None or sr >= cols):
+        return _NO_TRANS, sr if sr is not None else max(cols, 1)
+    if sr in (None, 1) and (sc is None or sc >= rows):
+        return _TRANS, sc if sc is not None else max(rows, 1)
+    return None
+
+
+def _batch_strides(a, batch):
+    """Element strides of ``a``'s batch dims broadcast to ``batch`` (0 where broadcast)."""
+    lead = len(batch) - (a.ndim - 2)
+    item = a.itemsize
+    return [0] * lead + [s // item if d > 1 else 0
+                         for d, s in zip(a.shape[:-2], a.strides[:-2])]
+
+
+def _fold(batch, strides, span):
+    """One stride that walks every matrix of the batch in C order, or None when the batch dims
+    don't fold into one (or a stride is negative, or matrices would overlap: then MKL may reject
+    the stride, the pointer-per-matrix call takes it)."""
+    last = None
+    for d, s in zip(batch, strides):
+        if d == 1:
+            continue
+        if last is not None and last[1] != s * d:
+            return None
+        last = (d, s)
+    stride = 0 if last is None else last[1]
+    return stride if stride == 0 or stride >= span else None
+
+
+def _offsets(batch, strides, item):
+    """Byte offset of each matrix of the batch, C order."""
+    off = np.zeros((), np.int64)
+    for d, s in zip(batch, strides):
+        off = np.add.outer(off, np.arange(d, dtype=np.int64) * (s * item))
+    return off.reshape(-1)
+
+
+def _matmul_stack(gemm, x, y, out, accumulate):
+    """``x @ y`` for stacks (``np.matmul``'s broadcasting of the batch dims) through MKL, or None
+    when NumPy must do it: small matrices (``STACK_MIN_WORK``), a shape error (NumPy raises its
+    own), an ``out`` that isn't a C-contiguous array of the result's shape, sizes past
+    MKL_INT."""
+    m, k = x.shape[-2:]
+    n = y.shape[-1]
+    if y.shape[-2] != k or m * n * k < STACK_MIN_WORK:
+        return None
+    try:
+        batch = tuple(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
+    except ValueError:
+        return None
+    shape = batch + (m, n)
+    if out is None:
+        out = cpu.empty(shape, x.dtype)  # pooled, as the 2-D path
+    elif out.shape != shape or out.dtype != x.dtype or not out.flags.c_contiguous:
+        return None
+    if out.size == 0:
+        return out
+    if k == 0:
+        if not accumulate:
+            out[...] = 0
+        return out
+    la, lb = _matrix_layout(x), _matrix_layout(y)
+    if la is None or not x.flags.aligned:
+        x = np.ascontiguousarray(x)  # copies the stack once, not the broadcast
+        la = (_NO_TRANS, k)
+    if lb is None or not y.flags.aligned:
+        y = np.ascontiguousarray(y)
+        lb = (_NO_TRANS, n)
+    nb = out.size // (m * n)
+    xs, ys = _batch_strides(x, batch), _batch_strides(y, batch)
+    if max(m, n, k, nb, la[1], lb[1], *xs, *ys) > _INT_MAX or m * n * nb > _INT_MAX:
+        return None
+    beta = 1.0 if accumulate else 0.0
+    sx = _fold(batch, xs, la[1] * (m if la[0] == _NO_TRANS else k))
+    sy = _fold(batch, ys, lb[1] * (k if lb[0] == _NO_TRANS else n))
+    strided = _gemm_strided.get(x.dtype)
+    if strided is not None and sx is not None and sy is not None:
+        strided(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, _address(x), la[1], sx,
+                _address(y), lb[1], sy, beta, _address(out), n, m * n, nb)
+        return out
+    item = x.itemsize
+    ax = _address(x) + _offsets(batch, xs, item)
+    ay = _address(y) + _offsets(batch, ys, item)
+    ac = _address(out) + np.arange(nb, dtype=np.int64) * (m * n * item)
+    pointers = _gemm_batch.get(x.dtype)
+    if pointers is not None:
+        i32, scalar = np.intc, x.dtype.type
+        args = [np.array([v], i32) for v in (la[0], lb[0], m, n, k)]
+        args += [np.array([1.0], scalar), ax, np.array([la[1]], i32), ay,
+                 np.array([lb[1]], i32), np.array([beta], scalar), ac, np.array([n], i32),
+                 np.array([nb], i32)]  # one group: every pointer array has nb entries
+        *addresses, group_size = [_address(a) for a in args]  # args keeps the arrays alive
+        pointers(_ROW_MAJOR, *addresses, 1, group_size)
+        return out
+    for px, py, pc in zip(ax.tolist(), ay.tolist(), ac.tolist()):  # an MKL before batch APIs
+        gemm(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, px, la[1], py, lb[1], beta, pc, n)
     return out
