@@ -145,7 +145,7 @@ def binary_cross_entropy(input, target, weight, reduction):
             loss = loss * wt
         data = _reduce(loss, reduction)
     # the CPU node's backward: its differentiable branch runs on device tensors as they are
-    from .functional import _bce_backward
+    from .functional.loss_bce import _bce_backward
     return record("BinaryCrossEntropyBackward0", (input, target), data._data, _bce_backward,
                   save=(("x", input), ("t", target)),
                   attrs={"n": max(input.numel(), 1), "reduction": reduction, "weight": wt})

@@ -625,4 +625,4 @@ def test_functions_exported():
              "triplet_margin_loss", "cosine_similarity", "pairwise_distance"]
     for n in names:
         assert n in jt.nn.functional.__all__
-    assert math.isclose(jt.nn.functional._SELU_SCALE, 1.0507009873554805)
+    assert math.isclose(jt.nn.functional.activation_extra._SELU_SCALE, 1.0507009873554805)

@@ -4,6 +4,7 @@ embedding losses."""
 from __future__ import annotations
 
 from .. import functional as F
+from ..functional._common import _legacy_reduction
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
@@ -16,7 +17,7 @@ class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            self.reduction = F._legacy_reduction(size_average, reduce)
+            self.reduction = _legacy_reduction(size_average, reduce)
         else:
             self.reduction = reduction
 

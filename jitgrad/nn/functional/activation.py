@@ -1,0 +1,141 @@
+"""The core activations (relu, gelu, silu, elu, leaky_relu, softplus, ...), softmax /
+log_softmax / softmin and ``normalize``."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ... import _dtype as D
+from ...ops import functional as _F
+from ...ops import softmax as _softmax
+from ...ops.composite import record_composition
+from ...tensor import Tensor
+
+
+def _float_only(input, kernel):
+    """PyTorch's CPU kernels for these activations are defined for floating types only."""
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D.scalar_name(input.dtype)}'")
+
+
+def _named(node, input, build):
+    """``build(input)`` (a composition) recorded as PyTorch's single node ``node``."""
+    return record_composition(node, (input,), build)
+
+
+def _inplace_named(input, node, build):
+    """The in-place variant: ``input`` takes the value, its grad_fn is ``node``."""
+    from ...ops.inplace import apply_inplace
+    return apply_inplace(input, lambda t: _named(node, t, build))
+
+
+def relu(input, inplace=False):
+    if inplace:
+        return input.relu_()
+    return _F.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(input, min_val, max_val)`` recorded as HardtanhBackward0; integer inputs keep
+    their dtype (PyTorch's hardtanh is defined for them)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not input.is_floating_point() and input.dtype is not D.bool_:
+        data = np.clip(input._data, min_val, max_val).astype(input._data.dtype)
+        if inplace:
+            input._data[...] = data
+            input._vc.value += 1
+            return input
+        return Tensor._make(data)
+
+    def build(t):
+        return _F.clamp(t, min_val, max_val)
+
+    if inplace:
+        return _inplace_named(input, "HardtanhBackward0", build)
+    return _named("HardtanhBackward0", input, build)
+
+
+def gelu(input, approximate="none"):
+    return _F.gelu(input, approximate=approximate)
+
+
+def _silu(t):
+    return t * _F.sigmoid(t)
+
+
+def silu(input, inplace=False):
+    _float_only(input, "silu_cpu")
+    if inplace:
+        return _inplace_named(input, "SiluBackward0", _silu)
+    return _named("SiluBackward0", input, _silu)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    _float_only(input, "elu_cpu")
+
+    def build(t):
+        return _F.where(t > 0, t, (_F.exp(_F.clamp(t, max=0.0)) - 1) * alpha)
+
+    if inplace:  # PyTorch's elu_ records EluBackward1
+        return _inplace_named(input, "EluBackward1", build)
+    return _named("EluBackward0", input, build)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:  # PyTorch's leaky_relu_ records LeakyReluBackward1
+        return _inplace_named(input, "LeakyReluBackward1",
+                              lambda t: _F.leaky_relu(t, negative_slope))
+    return _F.leaky_relu(input, negative_slope)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _F.softplus(input, beta=beta, threshold=threshold)
+
+
+def logsigmoid(input):
+    # log(sigmoid(x)) = -softplus(-x), computed stably
+    _float_only(input, "log_sigmoid_cpu")
+    return _named("LogSigmoidBackward0", input, lambda t: -_F.softplus(-t))
+
+
+def tanh(input):
+    return _F.tanh(input)
+
+
+def sigmoid(input):
+    return _F.sigmoid(input)
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _softmax.softmax(input, dim, _stacklevel, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``(-input).softmax(dim)`` (SoftmaxBackward0 over NegBackward0); the implicit-dim warning
+    names softmin, as PyTorch's."""
+    if dim is None:
+        warnings.warn("Implicit dimension choice for softmin has been deprecated. Change the "
+                      "call to include dim=X as an argument.", UserWarning,
+                      stacklevel=max(_stacklevel - 1, 1))
+        dim = 0 if input.dim() in (0, 1, 3) else 1
+    return _softmax.softmax(-input, dim, _stacklevel, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    return _softmax.log_softmax(input, dim, _stacklevel, dtype=dtype)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom

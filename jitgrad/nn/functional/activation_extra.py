@@ -1,0 +1,287 @@
+"""More activations: softsign, hardswish/hardsigmoid, mish, selu, celu, glu, prelu,
+threshold and the shrink family, with their in-place forms."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype as D
+from ...autograd import grad_mode
+from ...ops import functional as _F
+from ...ops.composite import record, record_composition
+from ...tensor import Tensor
+from ._common import _check_tensor
+from .activation import _float_only, _inplace_named, _named
+
+# Compositions of core ops; where PyTorch's CPU path records one node (HardswishBackward0,
+# EluBackward0 for selu, GluBackward0, ...), the composition is a ``record_composition`` under
+# that name, so the gradient and double backward are the composition's. Values follow ATen's
+# formulas in the same operation order.
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _in_dtype(value, dt):
+    """A Python scalar rounded to ``dt`` (ATen converts its Scalars to the kernel's type)."""
+    return float(np.dtype(dt.np).type(value)) if dt.is_floating_point else value
+
+
+def _elu_build(alpha, scale, input_scale, dt):
+    """ATen's elu kernel: ``x > 0 ? x * scale : (exp(x * input_scale) - 1) * alpha * scale``
+    (alpha * scale multiplied in the tensor's dtype, as ATen's coefficients are)."""
+    negcoef = _in_dtype(_in_dtype(alpha, dt) * _in_dtype(scale, dt), dt)
+
+    def build(t):
+        neg = _F.clamp(t, max=0.0)
+        if input_scale != 1.0:
+            neg = neg * input_scale
+        pos = t * scale if scale != 1.0 else t
+        return _F.where(t > 0, pos, (_F.exp(neg) - 1) * negcoef)
+    return build
+
+
+def softsign(input):
+    """``input / (input.abs() + 1)`` (DivBackward0), PyTorch's Python definition."""
+    return input / (input.abs() + 1)
+
+
+def _relu6_shifted(t):
+    """``clamp(t + 3, 0, 6)`` whose derivative is 1 strictly inside (-3, 3) and 0 at and
+    beyond the kinks (ATen's hardswish/hardsigmoid gradients): outside, a constant."""
+    inside = (t > -3.0) & (t < 3.0)
+    return _F.where(inside, t + 3, _F.clamp(t.detach() + 3, 0.0, 6.0))
+
+
+def _hardswish(t):
+    return t * _relu6_shifted(t) / 6
+
+
+def hardswish(input, inplace=False):
+    """``x * clamp(x + 3, 0, 6) / 6`` (HardswishBackward0, also in place)."""
+    _check_tensor(input, "hardswish")
+    _float_only(input, "hardswish_cpu")
+    if inplace:
+        return _inplace_named(input, "HardswishBackward0", _hardswish)
+    return _named("HardswishBackward0", input, _hardswish)
+
+
+def _hardsigmoid_backward(node, g):
+    # ATen: g * (1.0f / 6.0f) strictly inside (-3, 3), else 0 (the float constant even for
+    # float64, so its gradients carry float32's 1/6)
+    x = node.saved("x")
+    inside = (x > -3.0) & (x < 3.0)
+    return ((g * float(np.float32(1.0) / np.float32(6.0))).masked_fill(~inside, 0.0),)
+
+
+def _hardsigmoid(t):
+    with grad_mode.no_grad():
+        out = _F.clamp(t + 3, 0.0, 6.0) / 6
+    return record("HardsigmoidBackward0", (t,), out._data, _hardsigmoid_backward,
+                  save=(("x", t),))
+
+
+def hardsigmoid(input, inplace=False):
+    """``clamp(x + 3, 0, 6) / 6`` (HardsigmoidBackward0, also in place)."""
+    _check_tensor(input, "hardsigmoid")
+    _float_only(input, "hardsigmoid_cpu")
+    if inplace:
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, _hardsigmoid)
+    return _hardsigmoid(input)
+
+
+def _mish(t):
+    return t * _F.tanh(_F.softplus(t))
+
+
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))`` (MishBackward0, also in place)."""
+    _check_tensor(input, "mish")
+    _float_only(input, "mish_cpu")
+    if inplace:
+        return _inplace_named(input, "MishBackward0", _mish)
+    return _named("MishBackward0", input, _mish)
+
+
+def selu(input, inplace=False):
+    """``scale * elu(x, alpha)`` with PyTorch's constants: EluBackward0 (in place
+    EluBackward1), as ATen computes it with its elu kernel."""
+    _check_tensor(input, "selu")
+    _float_only(input, "elu_cpu")
+    build = _elu_build(_SELU_ALPHA, _SELU_SCALE, 1.0, input.dtype)
+    if inplace:
+        return _inplace_named(input, "EluBackward1", build)
+    return _named("EluBackward0", input, build)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (CeluBackward0; in place
+    CeluBackward1)."""
+    _check_tensor(input, "celu")
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _float_only(input, "elu_cpu")
+    dt = input.dtype
+    build = _elu_build(alpha, 1.0, 1.0 / alpha, dt)
+    # PyTorch's derivative scales the input by 1.0 / float(alpha) (float32's alpha even for
+    # float64 tensors), not by the forward's 1 / alpha: its own backward, so gradients match
+    attrs = {"negcoef": _in_dtype(alpha, dt),
+             "ipt": _in_dtype(1.0 / float(np.float32(alpha)), dt)}
+
+    def fn(t):
+        with grad_mode.no_grad():
+            out = build(t)
+        return record("CeluBackward0", (t,), out._data, _celu_backward, save=(("x", t),),
+                      attrs=attrs)
+
+    def fn_(t):  # celu_ differentiates through its result (ATen's is_result form)
+        with grad_mode.no_grad():
+            out = build(t)
+        return record("CeluBackward1", (t,), out._data, _celu_backward_result,
+                      save_outputs=(("out", 0),), attrs=attrs)
+
+    if inplace:
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, fn_)
+    return fn(input)
+
+
+def _celu_backward(node, g):
+    a = node.ctx.attrs
+    x = node.saved("x")
+    neg = g * a["ipt"] * a["negcoef"] * _F.exp(_F.clamp(x, max=0.0) * a["ipt"])
+    return (_F.where(x > 0, g, neg),)
+
+
+def _celu_backward_result(node, g):
+    a = node.ctx.attrs
+    y = node.saved("out")
+    return (_F.where(y > 0, g, g * a["ipt"] * (y + a["negcoef"])),)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``x <= threshold ? value : x`` (ThresholdBackward0; in place ThresholdBackward1). Integer
+    tensors keep their dtype (the scalars converted to it, as ATen does)."""
+    _check_tensor(input, "threshold")
+    if input.dtype is D.bool_:
+        raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+    if not input.is_floating_point():
+        x = input._data
+        if x.__class__ is not np.ndarray:
+            raise NotImplementedError("threshold of an integer CUDA tensor")
+        data = np.where(x <= int(threshold), x.dtype.type(int(value)), x)
+        if inplace:
+            x[...] = data
+            input._vc.value += 1
+            return input
+        return Tensor._make(data)
+
+    def build(t):
+        return _F.where(t <= threshold, value, t)
+
+    if inplace:
+        return _inplace_named(input, "ThresholdBackward1", build)
+    return _named("ThresholdBackward0", input, build)
+
+
+def _shrink_lambda_check(input, lambd):
+    if input.is_floating_point():
+        top = float(np.finfo(input.dtype.np).max)
+        if not 0 <= lambd <= top:
+            raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                               f"{D.scalar_name(input.dtype)}, but found {lambd:g}")
+
+
+def softshrink(input, lambd=0.5):
+    """``x - l`` above ``l``, ``x + l`` below ``-l``, 0 between (SoftshrinkBackward0)."""
+    _check_tensor(input, "softshrink")
+    _float_only(input, "softshrink_check")
+    _shrink_lambda_check(input, lambd)
+    lam = _in_dtype(lambd, input.dtype)
+
+    def build(t):
+        return _F.where(t > lam, t - lam, _F.where(t < -lam, t + lam, t * 0))
+
+    return _named("SoftshrinkBackward0", input, build)
+
+
+def hardshrink(input, lambd=0.5):
+    """``x`` outside ``[-l, l]``, 0 inside (HardshrinkBackward0)."""
+    _check_tensor(input, "hardshrink")
+    _float_only(input, "hardshrink_cpu")
+    lam = _in_dtype(lambd, input.dtype)
+
+    def build(t):
+        return _F.where((t >= -lam) & (t <= lam), 0.0, t)
+
+    return _named("HardshrinkBackward0", input, build)
+
+
+def tanhshrink(input):
+    """``input - input.tanh()`` (SubBackward0), PyTorch's Python definition."""
+    return input - input.tanh()
+
+
+def glu(input, dim=-1):
+    """``a * sigmoid(b)`` for the two halves of ``dim`` (GluBackward0)."""
+    _check_tensor(input, "glu")
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = input._wrap_dim(dim)
+    n = input.shape[d]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    _float_only(input, "glu_cpu")
+    h = n // 2
+
+    def build(t):
+        return t.narrow(d, 0, h) * _F.sigmoid(t.narrow(d, h, h))
+
+    return _named("GluBackward0", input, build)
+
+
+def prelu(input, weight):
+    """``x > 0 ? x : weight * x`` with one weight per channel (dim 1) or a single one
+    (PreluKernelBackward0; the weight reshaped to broadcast first, ViewBackward0, as ATen)."""
+    _check_tensor(input, "prelu")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{D.scalar_name(input.dtype)} and {D.scalar_name(weight.dtype)}")
+    nd, nw = input.dim(), weight.numel()
+    if nw != 1:
+        if nd == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if nd > 1 else 1
+        if channels != nw:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {nw} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    _float_only(input, "prelu_cpu")
+    w = weight
+    if nd != weight.dim():
+        shape = [1] * nd
+        if nd > 1:
+            shape[1] = nw
+        w = weight.reshape(shape)
+
+    def build(x, w):
+        return _F.where(x > 0, x, w * x)
+
+    return record_composition("PreluKernelBackward0", (input, w), build)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold, value):  # noqa: F811 - PyTorch's name, like threshold's arg
+    return globals()["threshold"](input, threshold, value, inplace=True)

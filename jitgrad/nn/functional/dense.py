@@ -1,0 +1,92 @@
+"""``linear`` and ``bilinear`` (``linear`` is ``addmm(bias, x, w.t())`` -> AddmmBackward0; a
+fused NumPy/BLAS path when no graph is needed)."""
+from __future__ import annotations
+
+from ...backends import blas, cpu
+from ...ops.composite import record, record_composition
+from ...ops.linalg import addmm, matmul
+from ...tensor import Tensor
+from .. import _device
+from ._common import _check_tensor, _creating_graph
+
+
+def _linear_backward(node, g):
+    """AddmmBackward0 of ``addmm(bias, x, w.t())``, with PyTorch's layouts: the gradient for
+    the ``w.t()`` slot is computed as ``(g^T x)^T`` so that, after TBackward0, the weight's
+    gradient is a C-contiguous (out, in) array; the bias gradient is summed here directly."""
+    need_b, need_x, need_wt = node.ctx.needs_input_grad
+    gb = gx = gwt = None
+    if not _creating_graph():
+        gd = g._data
+        if need_b:
+            gb = Tensor._make(gd.sum(axis=0))
+        if need_wt:
+            gwt = Tensor._make(blas.matmul(gd.T, node.saved_array("x")).T)
+        if need_x:  # last, so it is still in cache when the activation's VJP reads it next
+            gx = Tensor._make(blas.matmul(gd, node.saved_array("w")))
+        return (gb, gx, gwt)
+    if need_b:
+        gb = g.sum(0)
+    if need_x:
+        gx = g @ node.saved("w")
+    if need_wt:
+        gwt = (g.t() @ node.saved("x")).t()
+    return (gb, gx, gwt)
+
+
+def _fast_linear(input, weight, bias):
+    """2-D ``addmm(bias, input, weight.t())`` as one composite op (AddmmBackward0 with slots
+    bias, input, weight.t()), or None when the operands need the general path (dtype
+    mismatches, unusual shapes: the core op then raises PyTorch's errors)."""
+    x, w, b = input._data, weight._data, bias._data
+    if not (x.dtype == w.dtype == b.dtype) or x.dtype.kind != "f" or w.ndim != 2 or \
+            b.shape != (w.shape[0],) or x.shape[1] != w.shape[1]:
+        return None
+    out = cpu.empty((x.shape[0], w.shape[0]), x.dtype)
+    out[...] = b  # the bias as GEMM's C (beta = 1), as PyTorch's addmm does
+    blas.matmul(x, w.T, out=out, accumulate=True)
+    wt = weight.t()
+    save = []
+    if weight._requires_grad:
+        save.append(("x", input))
+    if input._requires_grad:
+        save.append(("w", weight))
+    return record("AddmmBackward0", (bias, input, wt), out, _linear_backward, save=tuple(save))
+
+
+def linear(input, weight, bias=None):
+    """``y = x W^T + b``. 2-D input with bias records AddmmBackward0 (like PyTorch)."""
+    _check_tensor(input, "linear")
+    if _device.is_cuda(input):
+        return _device.linear(input, weight, bias)
+    nd = input.ndim
+    if bias is None:
+        return matmul(input, weight.t())
+    if nd == 2:
+        out = _fast_linear(input, weight, bias)
+        return out if out is not None else addmm(bias, input, weight.t())
+    if nd == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
+                           f"and {weight.ndim}D")
+    lead = tuple(input.shape[:-1])
+    x2 = input.unsqueeze(0) if nd == 1 else input.reshape(-1, input.shape[-1])
+    out = _fast_linear(x2, weight, bias)
+    if out is None:
+        out = addmm(bias, x2, weight.t())
+    return out.view(*lead, out.shape[-1])
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y_k = x1^T W_k x2 + b_k``: PyTorch's ``_trilinear`` over the flattened inputs
+    (TrilinearBackward0), viewed back to the leading shape (ViewBackward0), plus the bias."""
+    lead = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+
+    def build(a, w, b):
+        y = (a.unsqueeze(1).unsqueeze(1) @ w) @ b.unsqueeze(1).unsqueeze(-1)
+        return y.squeeze(-1).squeeze(-1)
+
+    y = record_composition("TrilinearBackward0", (x1, weight, x2), build)
+    y = y.view(*lead, weight.shape[0])
+    return y + bias if bias is not None else y

@@ -1,0 +1,223 @@
+"""``nll_loss`` and ``cross_entropy`` (class indices or probabilities, weights,
+``ignore_index``, ``label_smoothing``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype as D
+from ...autograd import grad_mode
+from ...ops.composite import record, record_composition
+from ...tensor import Tensor
+from .. import _device
+from ._common import _check_tensor, _const, _creating_graph, _reduction
+from .activation import log_softmax
+
+
+def _nll_backward(node, g):
+    a = node.ctx.attrs
+    coef = a["coef"]  # (N, C, ...) array: -w[t]/denominator at the target class, 0 elsewhere
+    reduction = a["reduction"]
+    out_shape = a.get("out_shape")
+    if not _creating_graph():
+        gd = g._data
+        if reduction == "none":
+            if out_shape is not None:
+                gd = gd.reshape(out_shape)
+            gd = np.expand_dims(gd, a["class_dim"])
+        return (Tensor._make(coef * gd),)
+    if reduction == "none":
+        if out_shape is not None:
+            g = g.reshape(out_shape)
+        g = g.unsqueeze(a["class_dim"])
+    return (_const(coef) * g,)
+
+
+def _nll_common(input, target, ignore_index, reduction):
+    """The usual case, (N, C) floats, N int64 class indices all in range and none ignored, no
+    class weights, in a few NumPy calls; None means: take the general path (which also raises
+    the errors)."""
+    x, t = input._data, target._data
+    if x.ndim != 2 or t.ndim != 1 or t.dtype != np.int64 or x.dtype.kind != "f" or \
+            x.shape[0] != t.shape[0] or not t.size or reduction == "none":
+        return None
+    n, C = x.shape
+    lo, hi = t.min(), t.max()
+    if lo < 0 or hi >= C or (lo <= ignore_index <= hi and np.any(t == ignore_index)):
+        return None
+    rows = np.arange(n)
+    total = -x[rows, t].sum(dtype=np.float64)
+    scale = 1.0 / n if reduction == "mean" else 1.0
+    data = np.asarray(total * scale, dtype=x.dtype)
+    if not (grad_mode.is_grad_enabled() and input._requires_grad):
+        return Tensor._make(data)
+    coef = np.zeros(x.shape, dtype=x.dtype)
+    coef[rows, t] = x.dtype.type(-scale)
+    return record("NllLossBackward0", (input,), data, _nll_backward,
+                  attrs={"coef": coef, "reduction": reduction, "class_dim": 1})
+
+
+def _nll_check_target(input, target):
+    """PyTorch's checks of an nll_loss target, in its order: batch size, target shape, dtype."""
+    nd = input.ndim
+    if nd < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {nd})")
+    if nd >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
+    if nd == 1:
+        if target.ndim == 1 and target.shape[0] != 1:
+            raise ValueError("For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
+        if target.ndim > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif nd == 2:
+        if target.ndim != 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    elif tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}, "
+                           f"got {list(target.shape)}")
+    if target.dtype.is_floating_point or target.dtype not in (D.int64, D.uint8):
+        raise RuntimeError("expected target dtype to be Long or Byte, but got "
+                           f"{D.scalar_name(target.dtype)}")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood over class indices (NllLossBackward0 / NllLoss2DBackward0)."""
+    _check_tensor(input, "nll_loss")
+    _check_tensor(target, "nll_loss", "target")
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is None and not _device.is_cuda(input):
+        out = _nll_common(input, target, ignore_index, reduction)
+        if out is not None:
+            return out
+    nd = input.ndim
+    _nll_check_target(input, target)
+    x = input._data
+    class_dim = 0 if nd == 1 else 1
+    C = x.shape[class_dim]
+    if weight is not None and (weight.ndim != 1 or weight.shape[0] != C):
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no "
+                           f"classes but got weight tensor of shape: {list(weight.shape)}")
+    if _device.is_cuda(input, target):  # shapes/dtypes checked above; values not (no d2h)
+        return _device.nll_loss(input, target, weight, ignore_index, reduction)
+    t = target._data.astype(np.int64, copy=False)
+    if nd == 1:
+        t = t.reshape(())
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= C))
+    if np.any(bad):
+        from ...ops.index_rules import range_error
+        raise range_error("nll_target", t[bad].flat[0], class_dim, C)
+    ts = np.where(valid, t, 0)
+    ti = np.expand_dims(ts, class_dim)
+    picked = np.take_along_axis(x, ti, axis=class_dim).squeeze(class_dim)
+    if weight is not None:
+        wt = weight._data.astype(x.dtype, copy=False)[ts] * valid
+    else:
+        wt = valid.astype(x.dtype)
+    losses = -(picked * wt)
+    if reduction == "none":
+        data = np.asarray(losses, dtype=x.dtype)
+        denom = None
+        coef_w = 0 - wt
+    else:
+        total = losses.astype(np.float64).sum()
+        if reduction == "mean":
+            denom = float(wt.astype(np.float64).sum())
+            with np.errstate(invalid="ignore", divide="ignore"):
+                data = np.asarray(total / denom, dtype=x.dtype)
+            # 0 - wt, not -wt: ignored targets get +0.0 in the gradient, as PyTorch prints;
+            # a zero total weight: PyTorch's -(g / 0) * w is NaN, but ignored targets stay 0
+            if denom != 0:
+                coef_w = (0 - wt) / x.dtype.type(denom)
+            else:
+                coef_w = np.where(valid, x.dtype.type(np.nan), x.dtype.type(0))
+        else:
+            data = np.asarray(total, dtype=x.dtype)
+            coef_w = 0 - wt
+    name = "NllLoss2DBackward0" if nd >= 3 else "NllLossBackward0"
+    if not (grad_mode.is_grad_enabled() and input._requires_grad):
+        return Tensor._make(data)
+    coef = np.zeros(x.shape, dtype=x.dtype)
+    np.put_along_axis(coef, ti, np.expand_dims(coef_w.astype(x.dtype, copy=False), class_dim),
+                      axis=class_dim)
+    viewed = reduction == "none" and nd >= 3 and nd != 4
+    if viewed:  # PyTorch runs nll_loss2d on a 4-D view and views the result back
+        shape = data.shape
+        data = data.reshape(shape[0], -1, 1) if nd == 3 else data.reshape(shape[0], 1, -1)
+    out = record(name, (input,), data, _nll_backward,
+                 attrs={"coef": coef, "reduction": reduction, "class_dim": class_dim,
+                        "out_shape": shape if viewed else None})
+    return out.view(*shape) if viewed else out
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """``nll_loss(log_softmax(input, 1), target)`` for class indices; soft targets (class
+    probabilities, same shape as input) are supported too."""
+    _check_tensor(input, "cross_entropy")
+    _check_tensor(target, "cross_entropy", "target")
+    reduction = _reduction(reduction, size_average, reduce)
+    if label_smoothing > 1.0:  # PyTorch lets a negative value through (= no smoothing)
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing,
+                                    class_dim)
+    xd, td = input._data, target._data
+    if not (xd.ndim == 2 and td.ndim == 1 and target.dtype is D.int64 and
+            xd.shape[0] == td.shape[0]):  # the common case needs no further checks
+        if xd.ndim == 0:
+            raise RuntimeError("Expected floating point type for target with class "
+                               "probabilities, got "
+                               f"{D.scalar_name(target.dtype)}")
+        _nll_check_target(input, target)
+    lsm = log_softmax(input, class_dim)
+    nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0.0:
+        return nll
+    C = input.shape[class_dim]
+    ignore_mask = target == ignore_index
+    if weight is not None:
+        wshape = [1] * input.ndim
+        wshape[class_dim] = C
+        smooth = -(lsm * weight.view(*wshape)).sum(class_dim)
+    else:
+        smooth = -lsm.sum(class_dim)
+    smooth = smooth.masked_fill(ignore_mask, 0.0)
+    if reduction == "mean":
+        if weight is not None:
+            tsafe = target.masked_fill(ignore_mask, 0)
+            wsum = (weight[tsafe.reshape(-1)] * (~ignore_mask).reshape(-1).to(weight.dtype))
+            ret = smooth.sum() / wsum.sum()
+        else:
+            ret = smooth.sum() / (~ignore_mask).sum()
+    elif reduction == "sum":
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
+
+
+def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):
+    C = input.shape[class_dim]
+    lsm = log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        target = target * (1 - label_smoothing) + label_smoothing / C
+    prod = lsm * target
+    if weight is not None:
+        wshape = [1] * input.ndim
+        wshape[class_dim] = C
+        prod = prod * weight.view(*wshape)
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    total = -prod.sum()
+    if reduction == "sum":
+        return total
+    if input.numel() == 0:
+        return total.fill_(float("nan"))
+    n = input.numel() // C
+    # PyTorch divides by a Scalar: DivBackward1
+    return record_composition("DivBackward1", (total,), lambda t: t / n)
