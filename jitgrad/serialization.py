@@ -57,12 +57,34 @@ def _addr(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
 
+# A view may repeat its storage (expand/broadcast write stride 0, as torch.save does): the first
+# op on it allocates numel * itemsize bytes, which the file merely claims. torch.load accepts any
+# such view (torch.zeros(1).expand(2**36) saves in 1.5 kB, loads, and `+ 1` then asks for
+# 256 GiB); jitgrad.load refuses one that spans more than _MAX_REPEAT times its storage's bytes
+# and more than _MAX_REPEATED_BYTES, so what a file can make the first op allocate stays bounded
+# by its real size (or 1 GiB). Views jitgrad.save writes for ordinary expanded buffers fit easily.
+_MAX_REPEAT = 16
+_MAX_REPEATED_BYTES = 1 << 30
+_INTP_MAX = np.iinfo(np.intp).max
+
+
+def _over_repeated(shape, itemsize, storage_bytes):
+    """Why a view of ``shape`` over ``storage_bytes`` bytes claims too much memory, or None
+    (see _MAX_REPEAT)."""
+    claimed = math.prod(shape) * itemsize
+    if claimed <= max(_MAX_REPEAT * storage_bytes, _MAX_REPEATED_BYTES):
+        return None
+    return (f"a view of shape {list(shape)} repeats its {storage_bytes}-byte storage into "
+            f"{claimed} bytes; jitgrad.load accepts at most {_MAX_REPEAT}x the storage or "
+            f"{_MAX_REPEATED_BYTES} bytes")
+
+
 class _Encoder:
     def __init__(self):
         self.arrays = {}
-        self.groups = {}  # id(root array) -> [root, [(entry, array), ...]]
+        self.groups = {}  # id(root array) -> [root, [(entry, array, path), ...]]
 
-    def tensor(self, t: Tensor):
+    def tensor(self, t: Tensor, path: str):
         from .nn.parameter import Parameter
         data = t._data
         entry = {"requires_grad": bool(t._requires_grad),
@@ -80,7 +102,7 @@ class _Encoder:
             self.arrays[name] = _c(data)
             entry["__tensor__"] = name
             return entry
-        self.groups.setdefault(id(root), [root, []])[1].append((entry, data))
+        self.groups.setdefault(id(root), [root, []])[1].append((entry, data, path))
         return entry
 
     def storages(self):
@@ -89,18 +111,23 @@ class _Encoder:
             flat = root.reshape(-1, order="A").view(np.uint8)
             base = _addr(root)
             spans = [(_addr(a) - base + _extent(a)[0], _addr(a) - base + _extent(a)[1])
-                     for _, a in members]
+                     for _, a, _ in members]
             lo, hi = min(s[0] for s in spans), max(s[1] for s in spans)
+            for _, a, path in members:  # a file load would refuse is refused here, not later
+                problem = _over_repeated(a.shape, a.itemsize, hi - lo)
+                if problem:
+                    raise ValueError(f"jitgrad.save: cannot save the tensor at {path}: "
+                                     f"{problem}; save the tensor it expands instead")
             name = f"t{len(self.arrays)}"
             self.arrays[name] = flat[lo:hi].copy()
-            for entry, a in members:
+            for entry, a, _ in members:
                 entry.update({"__tensor__": name, "dtype": a.dtype.str,
                               "shape": list(a.shape), "strides": list(a.strides),
                               "offset": _addr(a) - base - lo})
 
     def encode(self, obj, path="obj"):
         if isinstance(obj, Tensor):
-            return self.tensor(obj)
+            return self.tensor(obj, path)
         if obj is None or isinstance(obj, (bool, str)):
             return obj
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, (bool, np.bool_)):
@@ -191,7 +218,8 @@ def _target_device(saved: str, map_location):
 
 def _view(storage: np.ndarray, entry):
     """The array a tensor entry describes inside its storage (checked: allowed dtype, every
-    element inside the storage)."""
+    element inside the storage, sizes NumPy can index, no more elements than the storage can
+    honestly back; see _MAX_REPEAT)."""
     try:
         dt_str = entry["dtype"]
         shape = tuple(_int(v) for v in entry["shape"])
@@ -215,6 +243,11 @@ def _view(storage: np.ndarray, entry):
     hi += dt.itemsize
     if offset + lo < 0 or offset + hi > storage.size:
         raise BadCheckpoint("malformed tensor entry (outside its storage)")
+    if any(abs(v) > _INTP_MAX for v in (offset, *strides)):
+        raise BadCheckpoint("malformed tensor entry (a stride or offset overflows)")
+    problem = _over_repeated(shape, dt.itemsize, storage.size)
+    if problem:
+        raise BadCheckpoint(f"malformed tensor entry ({problem})")
     try:
         return np.ndarray(shape, dt, buffer=storage, offset=offset, strides=strides)
     except (ValueError, TypeError) as e:  # e.g. more elements than an index can count

@@ -327,6 +327,20 @@ HOSTILE = {
                                   "t0": _claiming((10**12, 10**12), "|u1")}), "claims"),
     "view_of_1e12_elements": (_npz({"__jitgrad__": _doc(_entry(shape=[10**12])),
                                     "t0": _npy(np.zeros(8, np.uint8))}), "outside its storage"),
+    # in range of their storage, but repeating it (stride 0, as expand saves) into terabytes
+    "view_repeats_8_bytes_1e12_times": (_npz({"__jitgrad__": _doc(_entry(shape=[10**12],
+                                                                         strides=[0])),
+                                              "t0": _npy(np.zeros(8, np.uint8))}),
+                                        "repeats its 8-byte storage into 4000000000000 bytes"),
+    "view_2d_zero_strides": (_npz({"__jitgrad__": _doc(_entry(dtype="|u1", shape=[2**20, 2**20],
+                                                              strides=[0, 0])),
+                                   "t0": _npy(np.zeros(1, np.uint8))}), "repeats its 1-byte"),
+    "view_2d_row_broadcast": (_npz({"__jitgrad__": _doc(_entry(dtype="|u1", shape=[2**20, 2**20],
+                                                               strides=[1, 0])),
+                                    "t0": _npy(np.zeros(2**20, np.uint8))}),
+                              f"repeats its {2**20}-byte storage into {2**40} bytes"),
+    "view_stride_overflows": (_npz({"__jitgrad__": _doc(_entry(shape=[1], strides=[2**70])),
+                                    "t0": _npy(np.zeros(8, np.uint8))}), "stride or offset"),
     "json_nested_200k": (_npz({"__jitgrad__": _npy(np.array(
         '{"format": "jitgrad-npz", "version": 2, "root": ' + _deep(200_000) + "}"))}),
         "nested 200001 levels deep"),
@@ -412,6 +426,64 @@ def test_save_refuses_arrays_load_would_refuse():
     for arr in (np.ones(2, np.complex64), np.ones(2, np.uint64), np.array([None])):
         with pytest.raises(TypeError, match="cannot save a NumPy array of dtype"):
             jitgrad.save({"a": arr}, io.BytesIO())
+
+
+def _roundtrip(obj):
+    b = io.BytesIO()
+    jitgrad.save(obj, b)
+    b.seek(0)
+    return jitgrad.load(b)
+
+
+def test_expanded_views_within_the_bound_round_trip_without_copies():
+    """What jitgrad.save writes for an expanded view loads back as a view of the saved storage
+    (strides and sharing kept), up to a 1 GiB expand of 4 bytes (the absolute bound). Loading
+    allocates nothing of what the views span."""
+    big = jitgrad.arange(2.0**16)  # 256 kB storage
+    obj = {"ones": jitgrad.ones(1).expand(2**28),  # 2**28 float32 = exactly 1 GiB
+           "rows": big.reshape(1, -1).expand(16, -1), "big": big}
+    tracemalloc.start()
+    try:
+        d = _roundtrip(obj)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < (16 << 20), peak
+    assert d["ones"].shape == (2**28,) and d["ones"].stride() == (0,)
+    assert d["rows"].shape == (16, 2**16) and d["rows"].stride() == (0, 1)
+    d["big"].add_(1)  # still one storage: the expanded rows see it
+    assert float(d["rows"][15, 7]) == 8.0 and float(d["ones"][2**28 - 1]) == 1.0
+
+
+def test_the_relative_bound_lets_large_storages_repeat_16_times(monkeypatch):
+    """Above the absolute bound (lowered here so the storages stay small), a view may still
+    span 16x its storage's bytes, and not more."""
+    from jitgrad import serialization
+    monkeypatch.setattr(serialization, "_MAX_REPEATED_BYTES", 1024)
+    big = jitgrad.arange(256.0)  # 1 kB
+    d = _roundtrip({"rows": big.reshape(1, -1).expand(16, -1), "big": big})
+    assert d["rows"].stride() == (0, 1)
+    d["big"].add_(1)
+    assert float(d["rows"][15, 255]) == 256.0
+    with pytest.raises(ValueError, match="repeats its 1024-byte storage into 17408 bytes"):
+        jitgrad.save(big.reshape(1, -1).expand(17, -1), io.BytesIO())
+    monkeypatch.undo()
+    b = io.BytesIO()
+    jitgrad.save(big.reshape(1, -1).expand(17, -1), b)  # written under the 1 GiB bound
+    monkeypatch.setattr(serialization, "_MAX_REPEATED_BYTES", 1024)
+    b.seek(0)
+    with pytest.raises(RuntimeError, match="^jitgrad.load: <BytesIO>: malformed tensor entry "
+                                           r"\(a view of shape \[17, 256\] repeats"):
+        jitgrad.load(b)
+
+
+def test_save_refuses_an_expanded_view_load_would_refuse():
+    with pytest.raises(ValueError, match=r"^jitgrad.save: cannot save the tensor at obj\['x'\]: "
+                                         r"a view of shape \[268435457\] repeats its 4-byte"):
+        jitgrad.save({"x": jitgrad.ones(1).expand(2**28 + 1)}, io.BytesIO())
+    big = jitgrad.arange(2.0**16)
+    with pytest.raises(ValueError, match="at most 16x the storage"):
+        jitgrad.save(big.reshape(1, -1).expand(2**15, -1), io.BytesIO())
 
 
 def test_random_damage_never_escapes_as_another_error():

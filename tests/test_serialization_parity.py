@@ -50,12 +50,13 @@ DTYPES = ["float32", "float64", "float16", "int8", "uint8", "int16", "int32", "i
 
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed_view", "zero_dim", "empty",
-                                    "strided"])
+                                    "strided", "expanded", "broadcast_column"])
 def test_tensor_round_trip(dt, layout):
     def f(t):
         base = (t.arange(24) % 3).to(getattr(t, dt)).reshape(4, 6)
         x = {"contiguous": base, "transposed_view": base.t()[1:], "zero_dim": base[1, 2],
-             "empty": base[:0], "strided": base[:, ::2]}[layout]
+             "empty": base[:0], "strided": base[:, ::2], "expanded": base[1:2].expand(3, 6),
+             "broadcast_column": base[:, 2:3].expand(4, 5)}[layout]
         y = rt(t, x)
         return [y, str(y.dtype), y.stride(), y.is_contiguous(), y.storage_offset()
                 if layout == "contiguous" else 0]
@@ -79,6 +80,15 @@ def test_shared_storage_and_views():
         sd["emb"]["weight"].zero_()
         return sd["head"]["weight"]
     same(tied)
+
+
+def test_expanded_views_share_their_storage_again():
+    def f(t):
+        x = t.arange(4.)
+        d = rt(t, {"x": x, "rows": x.expand(1000, 4), "one": x[3:].expand(2, 3, 5)})
+        d["x"].mul_(2)  # the expanded views still read the one saved storage
+        return [d["rows"][999], d["one"], d["rows"].stride(), d["one"].stride()]
+    same(f)
 
 
 def test_tensor_flags():
