@@ -164,6 +164,36 @@ def test_double_backward_matches_torch_and_node_names():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("fname,ws,need", [
+    ("conv2d", (4, 3, 3, 3), (True, True, True)),
+    ("conv2d", (4, 3, 3, 3), (True, False, False)),
+    ("conv2d", (4, 3, 3, 3), (False, True, True)),
+    ("conv_transpose2d", (3, 4, 3, 3), (True, True, True)),
+    ("conv_transpose2d", (3, 4, 3, 3), (True, False, False)),
+])
+def test_gradients_of_a_constant_upstream_are_recorded_like_torch(fname, ws, need):
+    """o.sum()'s upstream gradient is a constant: PyTorch still records the gradients as
+    ConvolutionBackwardBackward0 (over grad_output, input, weight) because the saved input and
+    weight require grad; second derivatives through them match."""
+    arrays = (_randn(2, 3, 5, 5), _randn(*ws), _randn(ws[1] if "transpose" in fname else ws[0]))
+    out = {}
+    for lib, mod, f in (("jg", jg, F), ("torch", torch, TF)):
+        x, w, b = (mod.tensor(a, requires_grad=r) for a, r in zip(arrays, need))
+        wanted = [t for t, r in zip((x, w, b), need) if r]
+        grads = mod.autograd.grad(getattr(f, fname)(x, w, b).sum(), wanted, create_graph=True)
+        info = [(type(g.grad_fn).__name__, g.requires_grad) for g in grads]
+        second = []
+        if need[0] and need[1]:
+            second = [t.detach().numpy() for t in mod.autograd.grad(
+                (grads[0] * grads[0]).sum(), (w,), create_graph=True)]
+            second.append(mod.autograd.grad((grads[1] ** 2).sum(), x)[0].numpy())
+        out[lib] = info, [g.detach().numpy() for g in grads], second
+    assert out["jg"][0] == out["torch"][0]
+    assert all(name == "ConvolutionBackwardBackward0" for name, _ in out["jg"][0])
+    for a, b in zip(out["jg"][1] + out["jg"][2], out["torch"][1] + out["torch"][2]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
 # ----------------------------------------------------------------------------- unfold / fold
 
 

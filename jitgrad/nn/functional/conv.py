@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.composite import ieee_quiet, record, record_composition
+from ...ops.composite import ieee_quiet, record
 from ...tensor import Tensor
 from . import _conv_arrays as A
 
@@ -175,10 +175,16 @@ def _creating_graph() -> bool:
     return grad_mode.is_grad_enabled()
 
 
-def _map(kind, a, b, geo, shape, name):
+def _map(kind, a, b, geo, shape, name, anchor=None):
     """One of the three maps on Tensors, recorded (node ``name``) so it is differentiable:
     ``forward(z, w)``, ``input_grad(y, w)`` (``shape``: the z-side channel count) or
-    ``weight_grad(z, y)`` (``shape``: the weight's shape)."""
+    ``weight_grad(z, y)`` (``shape``: the weight's shape).
+
+    ``anchor``: a third input the value does not depend on. PyTorch's double-backward node takes
+    (grad_output, input, weight) whatever it outputs, so a gradient computed with
+    ``create_graph`` is recorded whenever any of the three requires grad (e.g. the input
+    gradient of ``conv(x, w).sum()`` when only ``x`` does); its derivative along ``anchor`` is
+    zero (no edge is followed)."""
     nd = a.ndim - 2
     a5, b5 = _as5d(a._data), _as5d(b._data)
     if kind == "forward":
@@ -188,8 +194,8 @@ def _map(kind, a, b, geo, shape, name):
     else:
         w5 = tuple(shape[:2]) + (1,) * (3 - nd) + tuple(shape[2:])
         out = _compute(lambda z, y: A.weight_grad(z, y, geo, w5), a5, b5)
-    return record(name, (a, b), _rank(out, nd), _map_backward, save=(("a", a), ("b", b)),
-                  attrs={"kind": kind, "geo": geo, "shape": shape})
+    return record(name, (a, b, anchor), _rank(out, nd), _map_backward,
+                  save=(("a", a), ("b", b)), attrs={"kind": kind, "geo": geo, "shape": shape})
 
 
 _BACKWARD_NAME = "ConvolutionBackwardBackward0"
@@ -201,7 +207,7 @@ def _map_backward(node, g):
     weight_grad(z, y) -> (input_grad(y, g), forward(z, g))."""
     at = node.ctx.attrs
     kind, geo = at["kind"], at["geo"]
-    need_a, need_b = node.ctx.needs_input_grad
+    need_a, need_b = node.ctx.needs_input_grad[:2]
     a, b = node.saved("a"), node.saved("b")
     ga = gb = None
     if kind == "forward":
@@ -219,19 +225,33 @@ def _map_backward(node, g):
             ga = _map("input_grad", b, g, geo, a.shape[1], _BACKWARD_NAME)
         if need_b:
             gb = _map("forward", a, g, geo, None, _BACKWARD_NAME)
-    return ga, gb
+    return ga, gb, None
 
 
-def _bias_grad(g):
-    """Sum of ``g`` (N, C, ...) over every dim but 1."""
-    if not _creating_graph() and g._data.__class__ is np.ndarray:
-        gd = g._data
+def _bias_grad(g, x, w):
+    """Sum of ``g`` (N, C, ...) over every dim but 1. With ``create_graph`` it is an output of
+    PyTorch's ConvolutionBackwardBackward0 over (grad_output, input, weight), so it requires
+    grad when any of them does (only ``g`` carries a derivative)."""
+    gd = g._data
+    if gd.__class__ is np.ndarray:
         acc = gd.dtype if gd.dtype != np.float16 else np.float32
-        return Tensor._make(gd.reshape(gd.shape[0], gd.shape[1], int(np.prod(gd.shape[2:]))).sum(
-            axis=(0, 2), dtype=acc).astype(gd.dtype))
-    dims = [d for d in range(g.ndim) if d != 1]
-    # with create_graph PyTorch's bias gradient is an output of ConvolutionBackwardBackward0
-    return record_composition(_BACKWARD_NAME, (g,), lambda t: t.sum(dims))
+        out = gd.reshape(gd.shape[0], gd.shape[1], int(np.prod(gd.shape[2:]))).sum(
+            axis=(0, 2), dtype=acc).astype(gd.dtype)
+    else:
+        with grad_mode.no_grad():
+            out = g.sum([d for d in range(g.ndim) if d != 1])._data
+    if not _creating_graph():
+        return Tensor._make(out)
+    return record(_BACKWARD_NAME, (g, x, w), out, _bias_grad_backward,
+                  attrs={"shape": tuple(g.shape)})
+
+
+def _bias_grad_backward(node, u):
+    """The sum's adjoint: ``u`` (C,) broadcast back over ``g``'s shape; nothing for x, w."""
+    if not node.ctx.needs_input_grad[0]:
+        return None, None, None
+    shape = node.ctx.attrs["shape"]
+    return u.reshape((1, -1) + (1,) * (len(shape) - 2)).expand(shape), None, None
 
 
 def _convolution_backward(node, g):
@@ -244,15 +264,15 @@ def _convolution_backward(node, g):
     gx = gw = None
     if not transposed:
         if need_x:
-            gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME)
+            gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME, anchor=x)
         if need_w:
-            gw = _map("weight_grad", x, g, geo, tuple(w.shape), _BACKWARD_NAME)
+            gw = _map("weight_grad", x, g, geo, tuple(w.shape), _BACKWARD_NAME, anchor=w)
     else:
         if need_x:
-            gx = _map("forward", g, w, geo, None, _BACKWARD_NAME)
+            gx = _map("forward", g, w, geo, None, _BACKWARD_NAME, anchor=x)
         if need_w:
-            gw = _map("weight_grad", g, x, geo, tuple(w.shape), _BACKWARD_NAME)
-    return gx, gw, (_bias_grad(g) if need_b else None)
+            gw = _map("weight_grad", g, x, geo, tuple(w.shape), _BACKWARD_NAME, anchor=w)
+    return gx, gw, (_bias_grad(g, x, w) if need_b else None)
 
 
 def _add_channel_bias(out, bd):
