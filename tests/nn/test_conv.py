@@ -250,6 +250,25 @@ ERRORS = [
     ("conv2d", (X, W), dict(stride=-1)),
     ("conv2d", (X, W), dict(dilation=0)),
     ("conv2d", (X, W), dict(dilation=-1)),
+    # a zero dilation is the kernel's to reject, after the shape checks, before the type checks,
+    # in the words of the kernel PyTorch picks (oneDNN for this float32 batch, else the slow one)
+    ("conv2d", (X, _randn(4, 2, 3, 3).astype(np.float32)), dict(dilation=0)),  # channels first
+    ("conv2d", (X, W, _randn(3).astype(np.float32)), dict(dilation=0)),          # bias size first
+    ("conv2d", (X[:1].astype(np.float64), _randn(4, 3, 3, 3)), dict(dilation=(1, 0))),
+    ("conv2d", (X[:1], W), dict(dilation=0)),                   # float32 the slow kernel takes
+    ("conv2d", (X[:1].astype(np.float64), W), dict(dilation=0)),  # before the dtype check
+    ("conv1d", (_randn(2, 3, 6), _randn(4, 3, 2)), dict(dilation=0)),  # seen as 2-D: [1, 0]
+    ("conv3d", (_randn(1, 2, 4, 4, 4), _randn(2, 2, 2, 2, 2)), dict(dilation=(1, 0, 1))),
+    ("conv_transpose2d", (_randn(1, 3, 4, 4), _randn(3, 2, 3, 3)), dict(dilation=0)),
+    ("conv_transpose2d", (_randn(1, 4, 4, 4), _randn(3, 2, 3, 3)), dict(dilation=0)),
+    ("conv_transpose2d", (_randn(1, 3, 4, 4), _randn(3, 2, 3, 3)),
+     dict(dilation=0, output_padding=1)),
+    ("conv_transpose1d", (_randn(2, 3, 4), _randn(3, 2, 3)), dict(dilation=0)),
+    ("conv_transpose3d", (_randn(1, 2, 3, 3, 3), _randn(2, 2, 2, 2, 2)), dict(dilation=(1, 0, 1))),
+    # output too small: the 2-D kernel reports a 1-D one with a unit height
+    ("conv_transpose1d", (_randn(1, 2, 3), _randn(2, 1, 2)), dict(padding=4)),
+    ("conv_transpose1d", (_randn(2, 3), _randn(2, 1, 2)), dict(padding=4)),
+    ("conv_transpose1d", (_randn(1, 2, 3), _randn(2, 2, 3)), dict(padding=5, dilation=2, stride=2)),
     ("conv2d", (X, W), dict(padding="same", stride=2)),
     ("conv2d", (X, W), dict(padding="foo")),
     ("conv2d", (X, W, _randn(3).astype(np.float32)), {}),       # bias size

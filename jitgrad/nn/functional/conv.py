@@ -88,6 +88,33 @@ def _fmt(sizes):
     return " x ".join(str(s) for s in sizes)
 
 
+def _as_2d_view(sizes, fill):
+    """PyTorch's backends see a 1-D convolution as a 2-D one with a unit height."""
+    return (fill,) + tuple(sizes) if len(sizes) == 1 else tuple(sizes)
+
+
+def _check_backend_dilation(input, weight, dilation, groups, transposed):
+    """A zero dilation passes ``check_shape_forward``; PyTorch rejects it in the kernel it then
+    picks, after the shape checks (a channel mismatch is reported first) and before the type
+    checks, and not at all for an empty input (no kernel runs). The words are the kernel's:
+    oneDNN's for a float32 convolution it takes (``ConvParams::use_mkldnn``), else the slow
+    kernels' (transposed float32 ones that oneDNN would take fail there with oneDNN's own
+    internal text; the slow kernel's is given instead)."""
+    if all(d > 0 for d in dilation) or input.numel() == 0:
+        return
+    view = _as_2d_view(dilation, 1)
+    if not transposed:
+        xs, ks = _as_2d_view(input.shape[2:], 1), _as_2d_view(weight.shape[2:], 1)
+        if input.dtype.name == "float32" and not input.is_cuda and (
+                groups > 1 or (ks[-1] > 3 and ks[-2] > 3) or input.shape[0] > 1 or
+                input.shape[0] * input.shape[1] * xs[0] * xs[1] > 20480):
+            raise RuntimeError("non-positive dilation is not supported")
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(view)}")
+    names = ("depth", "height", "width")[3 - len(view):]
+    raise RuntimeError("dilation should be greater than zero, but got " + ", ".join(
+        f"dilation_{n}: {d}" for n, d in zip(names, view)))
+
+
 def _check_common(input, weight, bias, stride, padding, dilation, groups, transposed,
                   output_padding=None):
     """PyTorch's ``check_shape_forward`` (less what the caller checks), in its order."""
@@ -107,8 +134,6 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, transp
         raise RuntimeError("non-positive stride is not supported")
     if any(d < 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
-    if any(d == 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if weight.ndim != nd + 2:
@@ -358,6 +383,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({_fmt(padded)}). "
                            f"Kernel size: ({_fmt(reach)}). Kernel size can't be greater than "
                            "actual input size")
+    _check_backend_dilation(x, weight, dilation, groups, False)
     _check_types(x, weight, bias, f"slow_conv{'3d' if nd == 3 else '2d'}_cpu"
                  if not x.is_cuda else "conv_depthwise2d")
     y = tuple((p - r) // s + 1 for p, r, s in zip(padded, reach, stride))
@@ -386,6 +412,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     groups = int(groups)
     x, squeezed = _batched(input, nd, fname)
     _check_common(x, weight, bias, stride, padding, dilation, groups, True, output_padding)
+    _check_backend_dilation(x, weight, dilation, groups, True)
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
         names = ("depth", "height", "width")[3 - max(nd, 2):]
         ops, ss, ds = (_pad3(t, v)[3 - len(names):] for t, v in
@@ -405,8 +432,10 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     z = tuple((i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
               zip(y, stride, padding, dilation, k, output_padding))
     if any(v <= 0 for v in z):
-        raise RuntimeError(f"Given input size per channel: ({_fmt(y)}). Calculated output size "
-                           f"per channel: ({_fmt(z)}). Output size is too small")
+        # checked by the 2-D kernel, so a 1-D one reports a unit height too
+        raise RuntimeError(f"Given input size per channel: ({_fmt(_as_2d_view(y, 1))}). "
+                           f"Calculated output size per channel: ({_fmt(_as_2d_view(z, 1))}). "
+                           "Output size is too small")
     geo = A.Geometry(_pad3(z, 1), _pad3(y, 1), _pad3(k, 1), _pad3(stride, 1),
                      _pad3(dilation, 1), _pad3(padding, 0), groups)
     out = _convolution(x, weight, bias, geo, True)
