@@ -449,3 +449,23 @@ def test_top_level_aliases():
                  "conv_transpose3d"):
         assert getattr(jg, name) is getattr(F, name)
         assert hasattr(torch, name)
+
+
+def test_gather_index_cache_is_bounded_and_shared_across_batch_sizes():
+    """The host im2col/col2im index cache: at most ``_GATHER_CACHE_BYTES`` however many
+    geometries pass through it, one entry per geometry whatever the batch size (the smaller
+    last batch of an epoch reads the first columns of the larger one's index), and results
+    (forward and both gradients, which use col2im) still PyTorch's."""
+    from jitgrad.nn.functional import _conv_arrays as A
+    A._gather_cache.clear()
+    w0 = _randn(8, 4, 3, 3)
+    entries = []
+    for n in (16, 5, 16):  # a full batch, the last partial one, the next epoch's full one
+        _compare("conv2d", (_randn(n, 4, 12, 12), w0, None), padding=1)
+        entries.append(len(A._gather_cache))
+    assert entries[0] == entries[1] == entries[2] >= 1
+    for side in range(8, 48):  # 40 geometries with indices of up to ~4 MiB each
+        x = jg.tensor(_randn(4, 8, side, side).astype(np.float32))
+        F.conv2d(x, jg.tensor(_randn(8, 8, 3, 3).astype(np.float32)), padding=1)
+        assert sum(a.nbytes for a in A._gather_cache.values()) <= A._GATHER_CACHE_BYTES
+    assert any(a.nbytes > 2 << 20 for a in A._gather_cache.values())  # the big ones are cached
