@@ -6,7 +6,8 @@
 The first CNN of any PyTorch tutorial, with ``import jitgrad as torch``: two blocks of
 ``Conv2d -> BatchNorm2d -> ReLU -> MaxPool2d`` (8x8 -> 4x4 -> 2x2), then a ``Linear`` layer,
 trained with ``CrossEntropyLoss``, AdamW and a cosine learning-rate schedule. Same shape as
-``train_mlp.py`` (whose data, evaluation, plot and checkpoint helpers it reuses): a tqdm
+``train_mlp.py`` (whose data, training loop, evaluation, plot and checkpoint helpers it
+reuses): a tqdm
 progress bar per epoch, one line per epoch with the training loss and accuracy and the test
 accuracy, then ``curves.png`` and ``checkpoint.pt`` in ``--out`` and ``test accuracy: 0.xxx``.
 """
@@ -21,7 +22,7 @@ import jitgrad as torch
 import jitgrad.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_mlp import evaluate, load_data, save_plot, to_cpu  # noqa: E402
+from train_mlp import evaluate, load_data, save_plot, to_cpu, train  # noqa: E402
 
 sys.path.pop(0)
 
@@ -69,7 +70,6 @@ def make_model(channels, n_classes=10):
 
 def main(argv=None):
     args = parse_args(argv)
-    from tqdm import tqdm
 
     t_start = time.perf_counter()
     torch.manual_seed(args.seed)
@@ -95,33 +95,8 @@ def main(argv=None):
     print(f"jitgrad {torch.__version__} | digits: {len(Xtr)} train / {len(Xte)} test | "
           f"model: {n_params} parameters | device: {args.device}")
 
-    history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
-    for epoch in range(1, args.epochs + 1):
-        total_loss, correct, seen = 0.0, 0, 0
-        bar = tqdm(loader, desc=f"epoch {epoch:>3}/{args.epochs}", leave=False, unit="batch",
-                   disable=args.no_progress, file=sys.stderr)
-        for xb, yb in bar:
-            xb, yb = xb.to(device), yb.to(device)
-            optimizer.zero_grad()
-            logits = model(xb)
-            loss = criterion(logits, yb)
-            loss.backward()
-            optimizer.step()
-            n = yb.shape[0]
-            loss_value = loss.item()  # one device->host read per step on CUDA
-            total_loss += loss_value * n
-            correct += int((logits.argmax(1) == yb).sum().item())
-            seen += n
-            bar.set_postfix(loss=f"{loss_value:.4f}")
-        scheduler.step()
-        train_loss, train_acc = total_loss / seen, correct / seen
-        test_loss, test_acc = evaluate(model, Xte, yte)  # eval mode: running BN statistics
-        for key, value in (("train_loss", train_loss), ("train_acc", train_acc),
-                           ("test_loss", test_loss), ("test_acc", test_acc)):
-            history[key].append(value)
-        print(f"epoch {epoch:>3}/{args.epochs}  loss {train_loss:.4f}  train acc "
-              f"{train_acc:.3f}  test loss {test_loss:.4f}  test acc {test_acc:.3f}  "
-              f"lr {scheduler.get_last_lr()[0]:.2e}", flush=True)
+    history = train(model, model, loader, optimizer, scheduler, criterion, device, args.epochs,
+                    (Xte, yte), progress=not args.no_progress)
 
     os.makedirs(args.out, exist_ok=True)
     plot_path = os.path.join(args.out, "curves.png")

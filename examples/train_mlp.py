@@ -177,6 +177,50 @@ def to_cpu(obj):
     return obj
 
 
+def train(net, model, loader, optimizer, scheduler, criterion, device, epochs, test, *,
+          sampler=None, progress=True, say=print, distributed=False):
+    """The training loop the examples share: ``epochs`` passes over ``loader`` (each batch moved
+    to ``device``; ``net`` is ``model`` or its DistributedDataParallel wrapper), a progress bar
+    per epoch, the scheduler stepped per epoch, then one line per epoch with the training loss
+    and accuracy and the loss and accuracy of ``model`` on ``test`` = (X, y) in eval mode.
+    ``distributed``: the epoch's totals are summed over every rank. Returns the history."""
+    history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
+    for epoch in range(1, epochs + 1):
+        if sampler is not None:
+            sampler.set_epoch(epoch)
+        total_loss, correct, seen = 0.0, 0, 0
+        bar = Progress(len(loader), f"epoch {epoch:>3}/{epochs}", enabled=progress)
+        for xb, yb in loader:
+            xb, yb = xb.to(device), yb.to(device)
+            optimizer.zero_grad()
+            logits = net(xb)
+            loss = criterion(logits, yb)
+            loss.backward()
+            optimizer.step()
+            n = yb.shape[0]
+            loss_value = loss.item()  # one device->host read per step on CUDA
+            total_loss += loss_value * n
+            correct += int((logits.argmax(1) == yb).sum().item())
+            seen += n
+            bar.step(loss_value)
+        bar.close()
+        scheduler.step()
+        if distributed:  # the epoch's totals over every rank's samples
+            import jitgrad.distributed as dist
+            totals = torch.tensor([total_loss, correct, seen], dtype=torch.float64)
+            dist.all_reduce(totals)
+            total_loss, correct, seen = totals.tolist()
+        train_loss, train_acc = total_loss / seen, correct / seen
+        test_loss, test_acc = evaluate(model, *test)  # eval mode (dropout off, BN running stats)
+        for key, value in (("train_loss", train_loss), ("train_acc", train_acc),
+                           ("test_loss", test_loss), ("test_acc", test_acc)):
+            history[key].append(value)
+        say(f"epoch {epoch:>3}/{epochs}  loss {train_loss:.4f}  train acc "
+            f"{train_acc:.3f}  test loss {test_loss:.4f}  test acc {test_acc:.3f}  "
+            f"lr {scheduler.get_last_lr()[0]:.2e}", flush=True)
+    return history
+
+
 def main(argv=None):
     args = parse_args(argv)
     rank, world = 0, 1
@@ -227,40 +271,9 @@ def main(argv=None):
     say(f"jitgrad {torch.__version__} | digits: {len(Xtr)} train / {len(Xte)} test | "
         f"model: {n_params} parameters | {where}")
 
-    history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
-    for epoch in range(1, args.epochs + 1):
-        if sampler is not None:
-            sampler.set_epoch(epoch)
-        total_loss, correct, seen = 0.0, 0, 0
-        bar = Progress(len(loader), f"epoch {epoch:>3}/{args.epochs}",
-                       enabled=lead and not args.no_progress)
-        for xb, yb in loader:
-            xb, yb = xb.to(device), yb.to(device)
-            optimizer.zero_grad()
-            logits = net(xb)
-            loss = criterion(logits, yb)
-            loss.backward()
-            optimizer.step()
-            n = yb.shape[0]
-            loss_value = loss.item()  # one device->host read per step on CUDA
-            total_loss += loss_value * n
-            correct += int((logits.argmax(1) == yb).sum().item())
-            seen += n
-            bar.step(loss_value)
-        bar.close()
-        scheduler.step()
-        if args.distributed:  # the epoch's totals over every rank's samples
-            totals = torch.tensor([total_loss, correct, seen], dtype=torch.float64)
-            dist.all_reduce(totals)
-            total_loss, correct, seen = totals.tolist()
-        train_loss, train_acc = total_loss / seen, correct / seen
-        test_loss, test_acc = evaluate(model, Xte, yte)
-        for key, value in (("train_loss", train_loss), ("train_acc", train_acc),
-                           ("test_loss", test_loss), ("test_acc", test_acc)):
-            history[key].append(value)
-        say(f"epoch {epoch:>3}/{args.epochs}  loss {train_loss:.4f}  train acc "
-            f"{train_acc:.3f}  test loss {test_loss:.4f}  test acc {test_acc:.3f}  "
-            f"lr {scheduler.get_last_lr()[0]:.2e}", flush=True)
+    history = train(net, model, loader, optimizer, scheduler, criterion, device, args.epochs,
+                    (Xte, yte), sampler=sampler, progress=lead and not args.no_progress,
+                    say=say, distributed=args.distributed)
 
     _, test_acc = evaluate(model, Xte, yte)
     if lead:

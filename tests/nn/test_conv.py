@@ -164,6 +164,36 @@ def test_double_backward_matches_torch_and_node_names():
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.parametrize("fname,ws,need", [
+    ("conv2d", (4, 3, 3, 3), (True, True, True)),
+    ("conv2d", (4, 3, 3, 3), (True, False, False)),
+    ("conv2d", (4, 3, 3, 3), (False, True, True)),
+    ("conv_transpose2d", (3, 4, 3, 3), (True, True, True)),
+    ("conv_transpose2d", (3, 4, 3, 3), (True, False, False)),
+])
+def test_gradients_of_a_constant_upstream_are_recorded_like_torch(fname, ws, need):
+    """o.sum()'s upstream gradient is a constant: PyTorch still records the gradients as
+    ConvolutionBackwardBackward0 (over grad_output, input, weight) because the saved input and
+    weight require grad; second derivatives through them match."""
+    arrays = (_randn(2, 3, 5, 5), _randn(*ws), _randn(ws[1] if "transpose" in fname else ws[0]))
+    out = {}
+    for lib, mod, f in (("jg", jg, F), ("torch", torch, TF)):
+        x, w, b = (mod.tensor(a, requires_grad=r) for a, r in zip(arrays, need))
+        wanted = [t for t, r in zip((x, w, b), need) if r]
+        grads = mod.autograd.grad(getattr(f, fname)(x, w, b).sum(), wanted, create_graph=True)
+        info = [(type(g.grad_fn).__name__, g.requires_grad) for g in grads]
+        second = []
+        if need[0] and need[1]:
+            second = [t.detach().numpy() for t in mod.autograd.grad(
+                (grads[0] * grads[0]).sum(), (w,), create_graph=True)]
+            second.append(mod.autograd.grad((grads[1] ** 2).sum(), x)[0].numpy())
+        out[lib] = info, [g.detach().numpy() for g in grads], second
+    assert out["jg"][0] == out["torch"][0]
+    assert all(name == "ConvolutionBackwardBackward0" for name, _ in out["jg"][0])
+    for a, b in zip(out["jg"][1] + out["jg"][2], out["torch"][1] + out["torch"][2]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
 # ----------------------------------------------------------------------------- unfold / fold
 
 
@@ -220,6 +250,25 @@ ERRORS = [
     ("conv2d", (X, W), dict(stride=-1)),
     ("conv2d", (X, W), dict(dilation=0)),
     ("conv2d", (X, W), dict(dilation=-1)),
+    # a zero dilation is the kernel's to reject, after the shape checks, before the type checks,
+    # in the words of the kernel PyTorch picks (oneDNN for this float32 batch, else the slow one)
+    ("conv2d", (X, _randn(4, 2, 3, 3).astype(np.float32)), dict(dilation=0)),  # channels first
+    ("conv2d", (X, W, _randn(3).astype(np.float32)), dict(dilation=0)),          # bias size first
+    ("conv2d", (X[:1].astype(np.float64), _randn(4, 3, 3, 3)), dict(dilation=(1, 0))),
+    ("conv2d", (X[:1], W), dict(dilation=0)),                   # float32 the slow kernel takes
+    ("conv2d", (X[:1].astype(np.float64), W), dict(dilation=0)),  # before the dtype check
+    ("conv1d", (_randn(2, 3, 6), _randn(4, 3, 2)), dict(dilation=0)),  # seen as 2-D: [1, 0]
+    ("conv3d", (_randn(1, 2, 4, 4, 4), _randn(2, 2, 2, 2, 2)), dict(dilation=(1, 0, 1))),
+    ("conv_transpose2d", (_randn(1, 3, 4, 4), _randn(3, 2, 3, 3)), dict(dilation=0)),
+    ("conv_transpose2d", (_randn(1, 4, 4, 4), _randn(3, 2, 3, 3)), dict(dilation=0)),
+    ("conv_transpose2d", (_randn(1, 3, 4, 4), _randn(3, 2, 3, 3)),
+     dict(dilation=0, output_padding=1)),
+    ("conv_transpose1d", (_randn(2, 3, 4), _randn(3, 2, 3)), dict(dilation=0)),
+    ("conv_transpose3d", (_randn(1, 2, 3, 3, 3), _randn(2, 2, 2, 2, 2)), dict(dilation=(1, 0, 1))),
+    # output too small: the 2-D kernel reports a 1-D one with a unit height
+    ("conv_transpose1d", (_randn(1, 2, 3), _randn(2, 1, 2)), dict(padding=4)),
+    ("conv_transpose1d", (_randn(2, 3), _randn(2, 1, 2)), dict(padding=4)),
+    ("conv_transpose1d", (_randn(1, 2, 3), _randn(2, 2, 3)), dict(padding=5, dilation=2, stride=2)),
     ("conv2d", (X, W), dict(padding="same", stride=2)),
     ("conv2d", (X, W), dict(padding="foo")),
     ("conv2d", (X, W, _randn(3).astype(np.float32)), {}),       # bias size
@@ -400,3 +449,23 @@ def test_top_level_aliases():
                  "conv_transpose3d"):
         assert getattr(jg, name) is getattr(F, name)
         assert hasattr(torch, name)
+
+
+def test_gather_index_cache_is_bounded_and_shared_across_batch_sizes():
+    """The host im2col/col2im index cache: at most ``_GATHER_CACHE_BYTES`` however many
+    geometries pass through it, one entry per geometry whatever the batch size (the smaller
+    last batch of an epoch reads the first columns of the larger one's index), and results
+    (forward and both gradients, which use col2im) still PyTorch's."""
+    from jitgrad.nn.functional import _conv_arrays as A
+    A._gather_cache.clear()
+    w0 = _randn(8, 4, 3, 3)
+    entries = []
+    for n in (16, 5, 16):  # a full batch, the last partial one, the next epoch's full one
+        _compare("conv2d", (_randn(n, 4, 12, 12), w0, None), padding=1)
+        entries.append(len(A._gather_cache))
+    assert entries[0] == entries[1] == entries[2] >= 1
+    for side in range(8, 48):  # 40 geometries with indices of up to ~4 MiB each
+        x = jg.tensor(_randn(4, 8, side, side).astype(np.float32))
+        F.conv2d(x, jg.tensor(_randn(8, 8, 3, 3).astype(np.float32)), padding=1)
+        assert sum(a.nbytes for a in A._gather_cache.values()) <= A._GATHER_CACHE_BYTES
+    assert any(a.nbytes > 2 << 20 for a in A._gather_cache.values())  # the big ones are cached

@@ -25,6 +25,7 @@ steps with the kernels of ``backends/cuda_kernels/conv.py`` and the device matmu
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
@@ -129,29 +130,40 @@ def _host_col2im(cols, geo, b, c):
 
 
 _GATHER_MAX = 1 << 19  # column elements up to which im2col/col2im use one precomputed index
-_gather_cache: dict = {}
+_GATHER_CACHE_BYTES = 32 << 20  # all cached indices together (an LRU: each is up to 4 MiB)
+_gather_cache: OrderedDict = OrderedDict()  # (geo, c) -> index for the most samples asked yet
 
 
 def _gather_index(geo, b, c):
-    """For each column element, the flat index of the padded-input element it reads (cached:
-    a training loop meets the same few geometries every step)."""
-    key = (geo, b, c)
+    """For each column element of a ``b``-sample batch, the flat index of the padded-input
+    element it reads: a (C * K, b * L) array.
+
+    Cached, since a training loop meets the same few geometries every step. The entry of a
+    geometry serves every batch size up to the largest seen: column ``j * L + p`` of sample ``j``
+    reads the same element whatever the batch size, so a smaller batch (an epoch's last one) is
+    the first ``b * L`` columns. Least recently used entries go once all of them together pass
+    ``_GATHER_CACHE_BYTES``."""
+    key = (geo, c)
     idx = _gather_cache.get(key)
-    if idx is None:
-        span = geo.span
-        size = span[0] * span[1] * span[2]
-        grids = np.meshgrid(*(np.arange(k) for k in geo.k), *(np.arange(y) for y in geo.y),
-                            indexing="ij")
-        t0, t1, t2, o0, o1, o2 = grids
-        pos = ((t0 * geo.d[0] + o0 * geo.s[0]) * span[1] + t1 * geo.d[1] + o1 * geo.s[1]) * \
-            span[2] + t2 * geo.d[2] + o2 * geo.s[2]
-        pos = pos.reshape(geo.taps, 1, geo.positions)
-        chan = (np.arange(c) * size).reshape(c, 1, 1, 1)
-        batch = (np.arange(b) * (c * size)).reshape(1, 1, b, 1)
-        idx = (pos[None] + chan + batch).reshape(c * geo.taps, b * geo.positions)
-        if len(_gather_cache) > 64:
-            _gather_cache.clear()
-        _gather_cache[key] = idx
+    if idx is not None and idx.shape[1] >= b * geo.positions:
+        _gather_cache.move_to_end(key)
+        return idx if idx.shape[1] == b * geo.positions else idx[:, :b * geo.positions]
+    span = geo.span
+    size = span[0] * span[1] * span[2]
+    grids = np.meshgrid(*(np.arange(k) for k in geo.k), *(np.arange(y) for y in geo.y),
+                        indexing="ij")
+    t0, t1, t2, o0, o1, o2 = grids
+    pos = ((t0 * geo.d[0] + o0 * geo.s[0]) * span[1] + t1 * geo.d[1] + o1 * geo.s[1]) * \
+        span[2] + t2 * geo.d[2] + o2 * geo.s[2]
+    pos = pos.reshape(geo.taps, 1, geo.positions)
+    chan = (np.arange(c) * size).reshape(c, 1, 1, 1)
+    batch = (np.arange(b) * (c * size)).reshape(1, 1, b, 1)
+    idx = (pos[None] + chan + batch).reshape(c * geo.taps, b * geo.positions)
+    _gather_cache.pop(key, None)
+    _gather_cache[key] = idx
+    total = sum(a.nbytes for a in _gather_cache.values())
+    while total > _GATHER_CACHE_BYTES and len(_gather_cache) > 1:
+        total -= _gather_cache.popitem(last=False)[1].nbytes
     return idx
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.composite import ieee_quiet, record, record_composition
+from ...ops.composite import ieee_quiet, record
 from ...tensor import Tensor
 from . import _conv_arrays as A
 
@@ -88,6 +88,33 @@ def _fmt(sizes):
     return " x ".join(str(s) for s in sizes)
 
 
+def _as_2d_view(sizes, fill):
+    """PyTorch's backends see a 1-D convolution as a 2-D one with a unit height."""
+    return (fill,) + tuple(sizes) if len(sizes) == 1 else tuple(sizes)
+
+
+def _check_backend_dilation(input, weight, dilation, groups, transposed):
+    """A zero dilation passes ``check_shape_forward``; PyTorch rejects it in the kernel it then
+    picks, after the shape checks (a channel mismatch is reported first) and before the type
+    checks, and not at all for an empty input (no kernel runs). The words are the kernel's:
+    oneDNN's for a float32 convolution it takes (``ConvParams::use_mkldnn``), else the slow
+    kernels' (transposed float32 ones that oneDNN would take fail there with oneDNN's own
+    internal text; the slow kernel's is given instead)."""
+    if all(d > 0 for d in dilation) or input.numel() == 0:
+        return
+    view = _as_2d_view(dilation, 1)
+    if not transposed:
+        xs, ks = _as_2d_view(input.shape[2:], 1), _as_2d_view(weight.shape[2:], 1)
+        if input.dtype.name == "float32" and not input.is_cuda and (
+                groups > 1 or (ks[-1] > 3 and ks[-2] > 3) or input.shape[0] > 1 or
+                input.shape[0] * input.shape[1] * xs[0] * xs[1] > 20480):
+            raise RuntimeError("non-positive dilation is not supported")
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(view)}")
+    names = ("depth", "height", "width")[3 - len(view):]
+    raise RuntimeError("dilation should be greater than zero, but got " + ", ".join(
+        f"dilation_{n}: {d}" for n, d in zip(names, view)))
+
+
 def _check_common(input, weight, bias, stride, padding, dilation, groups, transposed,
                   output_padding=None):
     """PyTorch's ``check_shape_forward`` (less what the caller checks), in its order."""
@@ -107,8 +134,6 @@ def _check_common(input, weight, bias, stride, padding, dilation, groups, transp
         raise RuntimeError("non-positive stride is not supported")
     if any(d < 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
-    if any(d == 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
     if weight.ndim != nd + 2:
@@ -175,10 +200,16 @@ def _creating_graph() -> bool:
     return grad_mode.is_grad_enabled()
 
 
-def _map(kind, a, b, geo, shape, name):
+def _map(kind, a, b, geo, shape, name, anchor=None):
     """One of the three maps on Tensors, recorded (node ``name``) so it is differentiable:
     ``forward(z, w)``, ``input_grad(y, w)`` (``shape``: the z-side channel count) or
-    ``weight_grad(z, y)`` (``shape``: the weight's shape)."""
+    ``weight_grad(z, y)`` (``shape``: the weight's shape).
+
+    ``anchor``: a third input the value does not depend on. PyTorch's double-backward node takes
+    (grad_output, input, weight) whatever it outputs, so a gradient computed with
+    ``create_graph`` is recorded whenever any of the three requires grad (e.g. the input
+    gradient of ``conv(x, w).sum()`` when only ``x`` does); its derivative along ``anchor`` is
+    zero (no edge is followed)."""
     nd = a.ndim - 2
     a5, b5 = _as5d(a._data), _as5d(b._data)
     if kind == "forward":
@@ -188,8 +219,8 @@ def _map(kind, a, b, geo, shape, name):
     else:
         w5 = tuple(shape[:2]) + (1,) * (3 - nd) + tuple(shape[2:])
         out = _compute(lambda z, y: A.weight_grad(z, y, geo, w5), a5, b5)
-    return record(name, (a, b), _rank(out, nd), _map_backward, save=(("a", a), ("b", b)),
-                  attrs={"kind": kind, "geo": geo, "shape": shape})
+    return record(name, (a, b, anchor), _rank(out, nd), _map_backward,
+                  save=(("a", a), ("b", b)), attrs={"kind": kind, "geo": geo, "shape": shape})
 
 
 _BACKWARD_NAME = "ConvolutionBackwardBackward0"
@@ -201,7 +232,7 @@ def _map_backward(node, g):
     weight_grad(z, y) -> (input_grad(y, g), forward(z, g))."""
     at = node.ctx.attrs
     kind, geo = at["kind"], at["geo"]
-    need_a, need_b = node.ctx.needs_input_grad
+    need_a, need_b = node.ctx.needs_input_grad[:2]
     a, b = node.saved("a"), node.saved("b")
     ga = gb = None
     if kind == "forward":
@@ -219,19 +250,33 @@ def _map_backward(node, g):
             ga = _map("input_grad", b, g, geo, a.shape[1], _BACKWARD_NAME)
         if need_b:
             gb = _map("forward", a, g, geo, None, _BACKWARD_NAME)
-    return ga, gb
+    return ga, gb, None
 
 
-def _bias_grad(g):
-    """Sum of ``g`` (N, C, ...) over every dim but 1."""
-    if not _creating_graph() and g._data.__class__ is np.ndarray:
-        gd = g._data
+def _bias_grad(g, x, w):
+    """Sum of ``g`` (N, C, ...) over every dim but 1. With ``create_graph`` it is an output of
+    PyTorch's ConvolutionBackwardBackward0 over (grad_output, input, weight), so it requires
+    grad when any of them does (only ``g`` carries a derivative)."""
+    gd = g._data
+    if gd.__class__ is np.ndarray:
         acc = gd.dtype if gd.dtype != np.float16 else np.float32
-        return Tensor._make(gd.reshape(gd.shape[0], gd.shape[1], int(np.prod(gd.shape[2:]))).sum(
-            axis=(0, 2), dtype=acc).astype(gd.dtype))
-    dims = [d for d in range(g.ndim) if d != 1]
-    # with create_graph PyTorch's bias gradient is an output of ConvolutionBackwardBackward0
-    return record_composition(_BACKWARD_NAME, (g,), lambda t: t.sum(dims))
+        out = gd.reshape(gd.shape[0], gd.shape[1], int(np.prod(gd.shape[2:]))).sum(
+            axis=(0, 2), dtype=acc).astype(gd.dtype)
+    else:
+        with grad_mode.no_grad():
+            out = g.sum([d for d in range(g.ndim) if d != 1])._data
+    if not _creating_graph():
+        return Tensor._make(out)
+    return record(_BACKWARD_NAME, (g, x, w), out, _bias_grad_backward,
+                  attrs={"shape": tuple(g.shape)})
+
+
+def _bias_grad_backward(node, u):
+    """The sum's adjoint: ``u`` (C,) broadcast back over ``g``'s shape; nothing for x, w."""
+    if not node.ctx.needs_input_grad[0]:
+        return None, None, None
+    shape = node.ctx.attrs["shape"]
+    return u.reshape((1, -1) + (1,) * (len(shape) - 2)).expand(shape), None, None
 
 
 def _convolution_backward(node, g):
@@ -244,15 +289,15 @@ def _convolution_backward(node, g):
     gx = gw = None
     if not transposed:
         if need_x:
-            gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME)
+            gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME, anchor=x)
         if need_w:
-            gw = _map("weight_grad", x, g, geo, tuple(w.shape), _BACKWARD_NAME)
+            gw = _map("weight_grad", x, g, geo, tuple(w.shape), _BACKWARD_NAME, anchor=w)
     else:
         if need_x:
-            gx = _map("forward", g, w, geo, None, _BACKWARD_NAME)
+            gx = _map("forward", g, w, geo, None, _BACKWARD_NAME, anchor=x)
         if need_w:
-            gw = _map("weight_grad", g, x, geo, tuple(w.shape), _BACKWARD_NAME)
-    return gx, gw, (_bias_grad(g) if need_b else None)
+            gw = _map("weight_grad", g, x, geo, tuple(w.shape), _BACKWARD_NAME, anchor=w)
+    return gx, gw, (_bias_grad(g, x, w) if need_b else None)
 
 
 def _add_channel_bias(out, bd):
@@ -338,6 +383,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
         raise RuntimeError(f"Calculated padded input size per channel: ({_fmt(padded)}). "
                            f"Kernel size: ({_fmt(reach)}). Kernel size can't be greater than "
                            "actual input size")
+    _check_backend_dilation(x, weight, dilation, groups, False)
     _check_types(x, weight, bias, f"slow_conv{'3d' if nd == 3 else '2d'}_cpu"
                  if not x.is_cuda else "conv_depthwise2d")
     y = tuple((p - r) // s + 1 for p, r, s in zip(padded, reach, stride))
@@ -366,6 +412,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     groups = int(groups)
     x, squeezed = _batched(input, nd, fname)
     _check_common(x, weight, bias, stride, padding, dilation, groups, True, output_padding)
+    _check_backend_dilation(x, weight, dilation, groups, True)
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
         names = ("depth", "height", "width")[3 - max(nd, 2):]
         ops, ss, ds = (_pad3(t, v)[3 - len(names):] for t, v in
@@ -385,8 +432,10 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     z = tuple((i - 1) * s - 2 * p + d * (kk - 1) + op + 1 for i, s, p, d, kk, op in
               zip(y, stride, padding, dilation, k, output_padding))
     if any(v <= 0 for v in z):
-        raise RuntimeError(f"Given input size per channel: ({_fmt(y)}). Calculated output size "
-                           f"per channel: ({_fmt(z)}). Output size is too small")
+        # checked by the 2-D kernel, so a 1-D one reports a unit height too
+        raise RuntimeError(f"Given input size per channel: ({_fmt(_as_2d_view(y, 1))}). "
+                           f"Calculated output size per channel: ({_fmt(_as_2d_view(z, 1))}). "
+                           "Output size is too small")
     geo = A.Geometry(_pad3(z, 1), _pad3(y, 1), _pad3(k, 1), _pad3(stride, 1),
                      _pad3(dilation, 1), _pad3(padding, 0), groups)
     out = _convolution(x, weight, bias, geo, True)
