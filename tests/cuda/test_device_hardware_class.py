@@ -79,3 +79,71 @@ def test_leaf_gradient_arriving_as_a_view_is_adopted_or_copied(device, make):
     before = w.grad.clone()
     (w * 2).sum().backward()
     np.testing.assert_allclose(w.grad.cpu().numpy(), before.cpu().numpy() + 2, rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- 0-d tensors
+
+ZERO_D = {
+    "sum_dim0": lambda x: x.sum(dim=0),
+    "sum_dim-1_keepdim": lambda x: x.sum(dim=-1, keepdim=True),
+    "sum_dims_list": lambda x: x.sum(dim=[0]),
+    "mean_dim0_keepdim": lambda x: x.mean(0, keepdim=True),
+    "prod_dim0": lambda x: x.prod(0),
+    "amax_dim-1": lambda x: x.amax(-1),
+    "amin_dim0_keepdim": lambda x: x.amin(0, keepdim=True),
+    "max_dim0_values": lambda x: x.max(0).values,
+    "min_dim-1_values": lambda x: x.min(-1, keepdim=True).values,
+    "logsumexp_dim0": lambda x: x.logsumexp(0),
+    "var_dim0": lambda x: x.var(0, correction=0),
+    "std_all": lambda x: x.std(correction=0),
+    "norm_dim0": lambda x: x.norm(dim=0),
+    "softmax_dim0": lambda x: x.softmax(0),
+    "log_softmax_dim-1": lambda x: x.log_softmax(-1),
+    "cumsum_dim0": lambda x: x.cumsum(0),
+    "cumsum_dim-1": lambda x: x.cumsum(-1),
+    "unsqueeze_squeeze": lambda x: x.unsqueeze(0).squeeze(0),
+    "view_1_then_0d": lambda x: x.view(1, 1).view(()),
+    "index_none_ellipsis": lambda x: x[None][...],
+    "expand": lambda x: x.expand(3, 2),
+    "mul_broadcast": lambda x: x * x.new_ones(2, 3) if hasattr(x, "new_ones") else x,
+    "transpose_0d": lambda x: x.t(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_D))
+def test_zero_dim_tensors_on_the_device_match_pytorch(device, name):
+    """PyTorch accepts dim 0 / -1 on 0-d tensors (issue 11, d); values and gradients match."""
+    fn = ZERO_D[name]
+    a = np.float32(1.75)
+    xt = torch.tensor(a, requires_grad=True)
+    yt = fn(xt)
+    yt.sum().backward() if yt.requires_grad else None
+    x = jg.tensor(a, device="cuda", requires_grad=True)
+    y = fn(x)
+    assert y.is_cuda and tuple(y.shape) == tuple(yt.shape)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), yt.detach().numpy(), rtol=1e-6)
+    if yt.requires_grad:
+        y.sum().backward()
+        np.testing.assert_allclose(x.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["argmax_dim0", "argmin_dim-1_keepdim", "max_dim0_indices",
+                                  "item", "index_with_0d_tensor"])
+def test_zero_dim_integer_results_and_reads(device, name):
+    a = np.float32(-0.5)
+    xt, x = torch.tensor(a), jg.tensor(a, device="cuda")
+    if name == "argmax_dim0":
+        r, rt = x.argmax(0), xt.argmax(0)
+    elif name == "argmin_dim-1_keepdim":
+        r, rt = x.argmin(-1, keepdim=True), xt.argmin(-1, keepdim=True)
+    elif name == "max_dim0_indices":
+        r, rt = x.max(0).indices, xt.max(0).indices
+    elif name == "item":
+        assert x.item() == xt.item() and isinstance(x.item(), float)
+        return
+    elif name == "index_with_0d_tensor":
+        v = np.arange(5, dtype=np.float32)
+        r = jg.tensor(v, device="cuda")[jg.tensor(3, device="cuda")]
+        rt = torch.tensor(v)[torch.tensor(3)]
+    assert r.is_cuda and tuple(r.shape) == tuple(rt.shape) and str(r.dtype) == str(rt.dtype)
+    np.testing.assert_array_equal(r.cpu().numpy(), rt.numpy())
