@@ -147,3 +147,60 @@ def test_zero_dim_integer_results_and_reads(device, name):
         rt = torch.tensor(v)[torch.tensor(3)]
     assert r.is_cuda and tuple(r.shape) == tuple(rt.shape) and str(r.dtype) == str(rt.dtype)
     np.testing.assert_array_equal(r.cpu().numpy(), rt.numpy())
+
+
+# ----------------------------------------------------------------------------- views of views
+
+B_, T_, C_, H_ = 2, 3, 8, 2
+X3 = RNG.standard_normal((B_, T_, 3 * C_)).astype(np.float32)
+
+VIEWS = {
+    # nanoGPT's attention: split the fused qkv projection, view heads, move them forward
+    "split_view_transpose": lambda x: [p.view(B_, T_, H_, C_ // H_).transpose(1, 2)
+                                       for p in x.split(C_, dim=2)],
+    "chunk_view_contiguous": lambda x: [p.view(B_, T_, H_, C_ // H_).contiguous()
+                                        .view(B_, T_ * H_, C_ // H_)
+                                        for p in x.chunk(3, dim=-1)],
+    "narrow_view_t": lambda x: [x.narrow(2, 4, C_).view(B_ * T_, C_).t()],
+    "split_transpose_view_fails_as_pytorch": None,
+    "unbind_view": lambda x: [p.view(T_, 3, C_)[:, 1] for p in x.unbind(0)],
+    "split_view_merge_heads": lambda x: [p.view(B_, T_, H_, C_ // H_).transpose(1, 2)
+                                         .transpose(1, 2).contiguous().view(B_, T_, C_)
+                                         for p in x.split(C_, dim=2)],
+    "view_of_view_of_slice": lambda x: [x[:, 1:, :C_].view(B_, T_ - 1, 2, 4).view(B_, T_ - 1, 1, 8)
+                                          .view(B_, T_ - 1, C_)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_views_of_split_chunk_narrow_match_pytorch(device, name):
+    """Views of views on the device: shapes, strides, values and gradients as PyTorch (issue
+    11, e: ``split`` then ``view`` raised "view size is not compatible" on cuda)."""
+    if VIEWS[name] is None:  # PyTorch refuses this one: so must we, with its message
+        for lib, x in ((torch, torch.tensor(X3)), (jg, jg.tensor(X3, device="cuda"))):
+            with pytest.raises(RuntimeError, match="view size is not compatible"):
+                x.split(C_, dim=2)[0].transpose(1, 2).view(B_, -1)
+        return
+    xt = torch.tensor(X3, requires_grad=True)
+    x = jg.tensor(X3, device="cuda", requires_grad=True)
+    outs_t, outs = VIEWS[name](xt), VIEWS[name](x)
+    for i, (o, ot) in enumerate(zip(outs, outs_t)):
+        assert o.is_cuda and tuple(o.shape) == tuple(ot.shape)
+        assert o.stride() == ot.stride(), (i, o.stride(), ot.stride())
+        np.testing.assert_array_equal(o.detach().cpu().numpy(), ot.detach().numpy())
+    w = [RNG.standard_normal(tuple(ot.shape)).astype(np.float32) for ot in outs_t]
+    sum((o * jg.tensor(wi, device="cuda")).sum() for o, wi in zip(outs, w)).backward()
+    sum((ot * torch.tensor(wi)).sum() for ot, wi in zip(outs_t, w)).backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-6)
+
+
+def test_split_view_shares_the_device_buffer(device):
+    x = jg.tensor(X3, device="cuda")
+    q = x.split(C_, dim=2)[1]
+    v = q.view(B_, T_, H_, C_ // H_)
+    assert v._data.buf is x._data.buf and v._base is x
+    with jg.no_grad():
+        v.mul_(0)
+    ref = X3.copy()
+    ref[:, :, C_:2 * C_] = 0
+    np.testing.assert_array_equal(x.cpu().numpy(), ref)
