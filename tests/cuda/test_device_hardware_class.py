@@ -177,7 +177,7 @@ def test_views_of_split_chunk_narrow_match_pytorch(device, name):
     """Views of views on the device: shapes, strides, values and gradients as PyTorch (issue
     11, e: ``split`` then ``view`` raised "view size is not compatible" on cuda)."""
     if VIEWS[name] is None:  # PyTorch refuses this one: so must we, with its message
-        for lib, x in ((torch, torch.tensor(X3)), (jg, jg.tensor(X3, device="cuda"))):
+        for x in (torch.tensor(X3), jg.tensor(X3, device="cuda")):
             with pytest.raises(RuntimeError, match="view size is not compatible"):
                 x.split(C_, dim=2)[0].transpose(1, 2).view(B_, -1)
         return
