@@ -204,3 +204,30 @@ def test_split_view_shares_the_device_buffer(device):
     ref = X3.copy()
     ref[:, :, C_:2 * C_] = 0
     np.testing.assert_array_equal(x.cpu().numpy(), ref)
+
+
+# ----------------------------------------------------------------------------- float16 casts
+
+
+def test_float64_to_float16_rounds_once_with_numpys_bits(device):
+    """x64.half() on the device has the CPU path's (NumPy's) bits: one rounding from float64
+    (1 + 2**-11 + 2**-40 rounds up; through float32 it would tie to 1.0), NaN sign and payload
+    kept (the hardware's cvt gives 0x7FFF), strided sources, and copies into float16 views."""
+    bits = np.array([0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001], np.uint64)
+    vals = np.concatenate([np.array([1 + 2 ** -11 + 2 ** -40, -(1 + 3 * 2 ** -11 + 2 ** -45),
+                                     65519.99, 65520.0, 2.9802322387695312e-08, 1e-300]),
+                           bits.view(np.float64)])
+    x = jg.tensor(vals, device="cuda")
+    want = vals.astype(np.float16).view(np.uint16)
+    np.testing.assert_array_equal(x.half().cpu().numpy().view(np.uint16), want)
+    np.testing.assert_array_equal(x.cpu().half().numpy().view(np.uint16), want)  # the CPU path
+    m = jg.tensor(np.stack([vals, vals[::-1]]), device="cuda").t()  # strided source
+    np.testing.assert_array_equal(m.half().cpu().numpy().view(np.uint16),
+                                  np.stack([vals, vals[::-1]]).T.astype(np.float16)
+                                  .view(np.uint16))
+    h = jg.zeros(2, len(vals), dtype=jg.float16, device="cuda")
+    h[1] = x  # copy_into a float16 view
+    np.testing.assert_array_equal(h[1].cpu().numpy().view(np.uint16), want)
+    f32 = vals.astype(np.float32)
+    np.testing.assert_array_equal(jg.tensor(f32, device="cuda").half().cpu().numpy()
+                                  .view(np.uint16), f32.astype(np.float16).view(np.uint16))
