@@ -231,3 +231,35 @@ def test_float64_to_float16_rounds_once_with_numpys_bits(device):
     f32 = vals.astype(np.float32)
     np.testing.assert_array_equal(jg.tensor(f32, device="cuda").half().cpu().numpy()
                                   .view(np.uint16), f32.astype(np.float16).view(np.uint16))
+
+
+# ----------------------------------------------------------------------------- embedding
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm_on_the_device_matches_pytorch(device, norm_type):
+    """``embedding(max_norm=)`` renormalizes the referenced rows of the weight in place, on the
+    device (no host read), then looks up; gradients flow to the renormalized weight."""
+    w0 = (RNG.standard_normal((6, 4)) * 2).astype(np.float32)
+    ids = np.array([[0, 2, 2], [5, 1, 0]])
+    wt = torch.tensor(w0, requires_grad=True)
+    yt = torch.nn.functional.embedding(torch.tensor(ids), wt, max_norm=1.5, norm_type=norm_type)
+    (yt * yt).sum().backward()
+    w = jg.tensor(w0, device="cuda", requires_grad=True)
+    device.reset_stats()
+    y = jg.nn.functional.embedding(jg.tensor(ids, device="cuda"), w, max_norm=1.5,
+                                   norm_type=norm_type)
+    assert device.stats.d2h == 0
+    (y * y).sum().backward()
+    np.testing.assert_allclose(y.detach().cpu().numpy(), yt.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.detach().cpu().numpy(), wt.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(w.grad.cpu().numpy(), wt.grad.numpy(), rtol=1e-5)
+    # nn.Embedding(max_norm=) too
+    emb = jg.nn.Embedding(6, 4, max_norm=1.5).to("cuda")
+    with jg.no_grad():
+        emb.weight.copy_(jg.tensor(w0))
+    np.testing.assert_allclose(emb(jg.tensor(ids, device="cuda")).detach().cpu().numpy(),
+                               yt.detach().numpy() if norm_type == 2.0 else
+                               torch.nn.functional.embedding(torch.tensor(ids),
+                                                             torch.tensor(w0), max_norm=1.5)
+                               .numpy(), rtol=1e-5)

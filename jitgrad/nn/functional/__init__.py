@@ -517,7 +517,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if _device.is_cuda(input, weight):
-        return _device.embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq)
+        return _device.embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq,
+                                 norm_type)
     idx = input._data.astype(np.int64, copy=False)
     if idx.size and (idx.min() < 0 or idx.max() >= num):
         raise IndexError("index out of range in self")
