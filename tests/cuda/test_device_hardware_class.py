@@ -263,3 +263,22 @@ def test_embedding_max_norm_on_the_device_matches_pytorch(device, norm_type):
                                torch.nn.functional.embedding(torch.tensor(ids),
                                                              torch.tensor(w0), max_norm=1.5)
                                .numpy(), rtol=1e-5)
+
+
+# ----------------------------------------------------------------------------- bitwise
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "int32", "int64"])
+def test_integer_bitwise_ops_on_the_device_match_pytorch(device, dtype):
+    info = np.iinfo(dtype)
+    a = RNG.integers(info.min, info.max, (3, 4), endpoint=True).astype(dtype)
+    b = RNG.integers(info.min, info.max, (4,), endpoint=True).astype(dtype)
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    ja, jb = jg.tensor(a, device="cuda"), jg.tensor(b, device="cuda")
+    cases = [lambda x, y: x & y, lambda x, y: x | y[::2].repeat(2), lambda x, y: x ^ y,
+             lambda x, y: ~x.t(), lambda x, y: x & 5, lambda x, y: 6 | x, lambda x, y: 3 ^ x,
+             lambda x, y: x.long() & y]  # int64 & dtype: promotes as PyTorch
+    for i, f in enumerate(cases):
+        r, rt = f(ja, jb), f(ta, tb)
+        assert r.is_cuda and str(r.dtype) == str(rt.dtype), (i, r.dtype, rt.dtype)
+        np.testing.assert_array_equal(r.cpu().numpy(), rt.numpy(), err_msg=str(i))

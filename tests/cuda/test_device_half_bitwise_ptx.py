@@ -1,4 +1,5 @@
-"""float32/float64 -> float16 bits on the device (``backends/cuda_kernels/half.py``): the same
+"""float32/float64 -> float16 bits on the device (``backends/cuda_kernels/half.py``) and the
+integer bitwise kernels (``bitwise.py``). The cast: the same
 functions the kernel calls, compiled by ``numba.njit`` on the CPU, against NumPy's ``astype`` on
 edge cases and random bit patterns; and the kernels compile to PTX with integer instructions
 only (so no hardware rounding or NaN canonicalization can enter)."""
@@ -81,3 +82,16 @@ def test_half_cast_kernel_is_integer_only_ptx(compile_ptx, ptx_backend, src):
     sig = ptx_backend.signature_of((ubits, 0, (1,), (1,), 1, np.zeros(1, np.uint16)))
     ptx = compile_ptx(pyfunc, sig, (8, 0))
     assert not any(t in ptx for t in (".f16", ".f32", ".f64")), "float instructions in the cast"
+
+
+@pytest.mark.parametrize("op", ["and", "or", "xor", "invert"])
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+def test_bitwise_kernels_compile(compile_ptx, ptx_backend, op, dtype):
+    from jitgrad.backends.cuda_kernels import bitwise
+    pyfunc, _ = bitwise._kernel(op)
+    x = np.zeros(1, dtype)
+    arr = (x, 0, (1,))
+    args = arr + ((1,), 1, x) if op == "invert" else arr + arr + ((1,), 1, x)
+    for cc in ((8, 0), (9, 0)):
+        ptx = compile_ptx(pyfunc, ptx_backend.signature_of(args), cc)
+        assert not ptx_backend.f64_instructions(ptx)
