@@ -1,5 +1,5 @@
 """float32/float64 -> float16 bits on the device (``backends/cuda_kernels/half.py``) and the
-integer bitwise kernels (``bitwise.py``). The cast: the same
+integer bitwise and the sort kernels (``bitwise.py``, ``sort.py``). The cast: the same
 functions the kernel calls, compiled by ``numba.njit`` on the CPU, against NumPy's ``astype`` on
 edge cases and random bit patterns; and the kernels compile to PTX with integer instructions
 only (so no hardware rounding or NaN canonicalization can enter)."""
@@ -95,3 +95,18 @@ def test_bitwise_kernels_compile(compile_ptx, ptx_backend, op, dtype):
     for cc in ((8, 0), (9, 0)):
         ptx = compile_ptx(pyfunc, ptx_backend.signature_of(args), cc)
         assert not ptx_backend.f64_instructions(ptx)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_])
+def test_sort_kernels_compile(compile_ptx, ptx_backend, dtype, descending):
+    """The rank-sort kernel (cuda_kernels/sort.py) for the dtypes sort reaches (float16 goes
+    through float32); float32 stays float32."""
+    from jitgrad.backends.cuda_kernels import sort
+    pyfunc, _ = sort.make_rank_sort_kernel(np.dtype(dtype), descending)
+    x = np.zeros(1, dtype)
+    args = (x, 0, (1,), (1,), 1, 1, 1, x, np.zeros(1, np.int64))
+    for cc in ((8, 0), (9, 0)):
+        ptx = compile_ptx(pyfunc, ptx_backend.signature_of(args), cc)
+        if dtype == np.float32:
+            assert not ptx_backend.f64_instructions(ptx)

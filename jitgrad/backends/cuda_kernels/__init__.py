@@ -8,9 +8,10 @@
 * ``index``: gather, scatter_add (atomics), scatter, index_select, index_add
 * ``advanced``: advanced indexing (index/mask keys) read/write/accumulate, nonzero
 * ``bitwise``: integer ``&``/``|``/``^``/``~`` (bools use the registry's logical ops)
+* ``sort``: stable rank sort along a dim (sort/argsort/msort/topk)
 * ``scan``: cumsum/cumprod along any dims, inclusive/exclusive, forward/reversed (block per row)
 
 Importing this package imports numba.cuda (through ``backends.cuda_env``).
 """
-from . import advanced, bitwise, index, layout, matmul, reduce, scan, softmax  # noqa: F401
+from . import advanced, bitwise, index, layout, matmul, reduce, scan, softmax, sort  # noqa: F401
 from .common import View, as_view  # noqa: F401
