@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["elem_strides", "is_c_contiguous", "shares_memory", "as_strided", "view_strides",
-           "spans_whole_buffer"]
+           "spans_whole_buffer", "offset_from"]
 
 
 def elem_strides(a) -> tuple:
@@ -41,6 +41,13 @@ def shares_memory(a, b) -> bool:
     if b.__class__ is not np.ndarray:
         return False
     return bool(np.shares_memory(a, b))
+
+
+def offset_from(a, base) -> int:
+    """Elements between ``base``'s first element and ``a``'s (``a`` a view of ``base``)."""
+    if a.__class__ is not np.ndarray:
+        return a.offset - base.offset
+    return (a.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // a.itemsize
 
 
 def spans_whole_buffer(a) -> bool:

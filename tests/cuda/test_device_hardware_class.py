@@ -284,3 +284,14 @@ def test_integer_bitwise_ops_on_the_device_match_pytorch(device, dtype):
         r, rt = f(ja, jb), f(ta, tb)
         assert r.is_cuda and str(r.dtype) == str(rt.dtype), (i, r.dtype, rt.dtype)
         np.testing.assert_array_equal(r.cpu().numpy(), rt.numpy(), err_msg=str(i))
+
+
+def test_storage_offset_and_strides_of_device_views_match_pytorch(device):
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    x, xt = jg.tensor(a, device="cuda"), torch.tensor(a)
+    for f in (lambda t: t[1:, 2], lambda t: t[:, 1:3, ::2].transpose(0, 1),
+              lambda t: t.split(2, 1)[1].view(3, 2, 5)[1], lambda t: t.narrow(2, 3, 2),
+              lambda t: t.unbind(0)[2].t()):
+        v, vt = f(x), f(xt)
+        assert v.storage_offset() == vt.storage_offset() and v.stride() == vt.stride()
+        assert v.is_contiguous() == vt.is_contiguous()
