@@ -295,3 +295,13 @@ def test_storage_offset_and_strides_of_device_views_match_pytorch(device):
         v, vt = f(x), f(xt)
         assert v.storage_offset() == vt.storage_offset() and v.stride() == vt.stride()
         assert v.is_contiguous() == vt.is_contiguous()
+
+
+def test_linspace_and_logspace_honour_device(device):
+    """Found by the random programs: linspace(device="cuda") returned a CPU tensor."""
+    for f, ft in ((lambda **k: jg.linspace(-1.0, 2.0, 7, **k),
+                   lambda: torch.linspace(-1.0, 2.0, 7)),
+                  (lambda **k: jg.logspace(0.0, 2.0, 5, **k), lambda: torch.logspace(0.0, 2.0, 5))):
+        t = f(device="cuda", dtype=jg.float32)
+        assert t.is_cuda and t.dtype is jg.float32
+        np.testing.assert_array_equal(t.cpu().numpy(), ft().numpy())
