@@ -672,9 +672,9 @@ def randint_like(t, low=0, high=None, dtype=None, device=None):
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype, D.int64)
-    return _finish(_gen(generator).randperm(int(n), dt.np), requires_grad)
+    return _finish(_gen(generator).randperm(int(n), dt.np), requires_grad, dev)  # host draw
 
 
 def manual_seed(seed):

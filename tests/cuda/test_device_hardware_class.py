@@ -305,3 +305,16 @@ def test_linspace_and_logspace_honour_device(device):
         t = f(device="cuda", dtype=jg.float32)
         assert t.is_cuda and t.dtype is jg.float32
         np.testing.assert_array_equal(t.cpu().numpy(), ft().numpy())
+
+
+def test_random_factories_honour_device(device):
+    """randperm/normal(mean, std, size) with device="cuda" returned CPU tensors."""
+    p = jg.randperm(9, device="cuda")
+    assert p.is_cuda and p.dtype is jg.int64 and sorted(p.tolist()) == list(range(9))
+    z = jg.normal(2.0, 0.5, (4, 3), device="cuda")
+    assert z.is_cuda and z.shape == (4, 3) and z.dtype is jg.float32
+    jg.manual_seed(3)
+    a = jg.normal(2.0, 0.5, (5,), device="cuda").cpu().numpy()
+    jg.manual_seed(3)
+    b = (jg.randn(5, device="cuda") * 0.5 + 2.0).cpu().numpy()
+    np.testing.assert_allclose(a, b, rtol=1e-6)  # the device generator's draws
