@@ -69,11 +69,15 @@ def device_error(a, b) -> RuntimeError:
 
 
 class _Flags:
-    __slots__ = ("c_contiguous", "f_contiguous")
+    """The NumPy flags the core reads (``owndata``: not a view; device storage is writeable)."""
 
-    def __init__(self, c, f):
+    __slots__ = ("c_contiguous", "f_contiguous", "owndata", "writeable")
+
+    def __init__(self, c, f, owndata):
         self.c_contiguous = c
         self.f_contiguous = f
+        self.owndata = owndata
+        self.writeable = True
 
 
 class CudaArray:
@@ -151,12 +155,17 @@ class CudaArray:
     def flags(self):
         rev = tuple(reversed(self.shape))
         f = all(a == b for a, b, s in zip(reversed(self.st), c_strides(rev), rev) if s != 1)
-        return _Flags(self.is_contiguous(), f)
+        return _Flags(self.is_contiguous(), f, not self.is_view)
 
     @property
     def base(self):
-        """Not None for views (mirrors ``ndarray.base``: the leaf-gradient code copies views)."""
-        return self.buf if self.is_view else None
+        """For views, the whole buffer as a CudaArray (mirrors ``ndarray.base``); never the raw
+        numba-cuda array, whose attributes differ between the simulator and the hardware."""
+        return CudaArray(self.buf, (int(self.buf.size),)) if self.is_view else None
+
+    def spans_buffer(self) -> bool:
+        """Does this array start at the buffer's first element and cover all of it?"""
+        return self.offset == 0 and self.size == int(self.buf.size)
 
     # ------------------------------------------------------------------ device-side helpers
 
@@ -223,28 +232,17 @@ class CudaArray:
                     k *= s
             shape[shape.index(-1)] = self.size // k if k else 0
         shape = tuple(shape)
-        if self.is_contiguous():
-            return self.strided(shape, c_strides(shape), self.offset)
-        st = self._unit_dims_strides(shape)
+        st = self.view_strides(shape)
         if st is not None:
             return self.strided(shape, st, self.offset)
         c = self.contiguous()  # a copy, like numpy's reshape of a non-contiguous array
         return CudaArray(c.buf, shape, None, c.offset)
 
     def view_strides(self, shape):
-        """Strides of ``shape`` as a view of this storage without a copy, or None."""
-        shape = tuple(shape)
-        if self.is_contiguous():
-            return c_strides(shape)
-        return self._unit_dims_strides(shape)
-
-    def _unit_dims_strides(self, shape):
-        """Strides when ``shape`` only adds/removes size-1 dims (squeeze/unsqueeze), else None."""
-        old = [(s, t) for s, t in zip(self.shape, self.st) if s != 1]
-        if [s for s in shape if s != 1] != [s for s, _ in old]:
-            return None
-        it = iter(old)
-        return tuple(0 if s == 1 else next(it)[1] for s in shape)
+        """Strides of ``shape`` as a view of this storage without a copy, or None (the one rule
+        for CPU and CUDA tensors: ``_storage.view_strides``)."""
+        from ._storage import view_strides
+        return view_strides(self.shape, self.st, shape)
 
     def expand_dims(self, d):
         shape = list(self.shape)

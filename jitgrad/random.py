@@ -230,8 +230,13 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         if not std >= 0.0:
             raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
         dt = _factory_dtype(dtype)
-        check_device(device)
+        dev = check_device(device)
         shape = tuple(size) if not isinstance(size, int) else (size,)
+        if dev is not None and dev.type == "cuda":  # drawn on the device by its generator
+            t = empty(*shape, dtype=dt, device=dev).normal_(float(mean), std)
+            if requires_grad:
+                t.requires_grad_(True)
+            return _out(out, t)
         t = _finish(gen.normal_(shape, float(mean), std, dt.np), requires_grad)
         return _out(out, t)
     if st:

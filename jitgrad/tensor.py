@@ -215,12 +215,11 @@ class Tensor:
 
     def storage_offset(self) -> int:
         """Elements between the start of the storage (the view's base) and this view's first."""
-        d = self._data
+        from ._storage import offset_from
         base = self._base
-        if base is None or d.__class__ is not np.ndarray or d.size == 0:
+        if base is None or self._data.size == 0:
             return 0
-        return (d.__array_interface__["data"][0] -
-                base._data.__array_interface__["data"][0]) // d.itemsize
+        return offset_from(self._data, base._data)
 
     def is_contiguous(self, memory_format=None) -> bool:
         if memory_format is not None and memory_format != "contiguous_format":

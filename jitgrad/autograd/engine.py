@@ -657,12 +657,10 @@ def accumulate_into_leaf(variable, g) -> None:
             from ..ops.basic import empty_like
             variable._grad = empty_like(g).copy_(g) if g.requires_grad else g.clone()
         else:
+            from .._storage import spans_whole_buffer
             from ..tensor import Tensor
             data = g._data
-            # (a strided view's base may be NumPy's stride-tricks DummyArray: no nbytes, copied)
-            whole = data.base is None or (getattr(data.base, "nbytes", -1) == data.nbytes
-                                          and getattr(data.base, "flags", data.flags).owndata)
-            if not owned or not data.flags.c_contiguous or not whole:
+            if not owned or not spans_whole_buffer(data):
                 # copy a user's tensor, and lay out views (a transposed weight gradient, a
                 # slice of a shared buffer) as a compact array of the leaf's shape
                 data = np.array(data, order="C", copy=True) if data.__class__ is np.ndarray \

@@ -78,8 +78,8 @@ def installed() -> bool:
 def _cuda():
     global _cuda_mod
     if _cuda_mod is None:
-        from numba import cuda
-        _cuda_mod = cuda
+        from .numba_cuda_compat import import_numba_cuda
+        _cuda_mod = import_numba_cuda()
     return _cuda_mod
 
 

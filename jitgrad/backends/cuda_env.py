@@ -26,7 +26,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda
+
+from .numba_cuda_compat import import_numba_cuda
+
+cuda = import_numba_cuda()  # numba.cuda, working on NumPy >= 2.5 too (see that module)
 
 
 def _simulator_active() -> bool:

@@ -201,9 +201,9 @@ def _embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
     """Rows of ``weight`` (index_select; the backward is index_add on the device). The row at
     ``padding_idx`` gets no gradient: where the index is the padding index the output is taken
     from a detached copy (same values, no edge)."""
-    if max_norm is not None or scale_grad_by_freq:
+    if scale_grad_by_freq:
         from .._cuda_array import unsupported
-        raise unsupported("embedding max_norm / scale_grad_by_freq (need host-side counts)")
+        raise unsupported("embedding scale_grad_by_freq")
     idx = input.to(D.int64)
     flat = idx.reshape(-1)
     rows = weight.index_select(0, flat)
@@ -212,8 +212,25 @@ def _embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
     return rows.reshape(*tuple(input.shape), weight.shape[1])
 
 
-def embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """PyTorch's embedding_renorm_ on the device, with no host read: every row that ``input``
+    references and whose ``norm_type`` norm exceeds ``max_norm`` is scaled in place by
+    ``max_norm / (norm + 1e-7)`` (the others are written back unchanged: repeated indices all
+    write the same value)."""
+    from .. import linalg
+    from ..autograd import grad_mode
+    with grad_mode.no_grad():
+        flat = input.to(D.int64).reshape(-1)
+        rows = weight.detach().index_select(0, flat)
+        norms = linalg.vector_norm(rows.double(), float(norm_type), dim=1, keepdim=True)
+        scale = _F.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[flat] = (rows.double() * scale).to(weight.dtype)
+
+
+def embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq, norm_type=2.0):
     """One ``EmbeddingBackward0`` node, as PyTorch (and the CPU path) records it."""
+    if max_norm is not None and input.numel():
+        _embedding_renorm_(weight, input, max_norm, norm_type)
     return record_composition("EmbeddingBackward0", (weight,), lambda w: _embedding(
         input, w, padding_idx, max_norm, scale_grad_by_freq))
 

@@ -529,7 +529,7 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype)
     if not isinstance(steps, (int, np.integer, Tensor)) or isinstance(steps, bool):
         raise TypeError("linspace() received an invalid combination of arguments - got "
@@ -559,14 +559,15 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
         half = steps // 2
         data = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
     with np.errstate(all="ignore"):
-        return _finish(data.astype(dt.np), requires_grad)
+        return _finish(data.astype(dt.np), requires_grad, dev)  # computed on the host, uploaded
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    dev = check_device(device)
     lin = linspace(start, end, steps, dtype=D.float64)
     dt = _factory_dtype(dtype)
     with np.errstate(all="ignore"):
-        return _finish((base ** lin._data).astype(dt.np), requires_grad)
+        return _finish((base ** lin._data).astype(dt.np), requires_grad, dev)
 
 
 def _like(t, dtype):
@@ -705,9 +706,9 @@ def randint_like(t, low=0, high=None, dtype=None, device=None):
 
 
 def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
-    check_device(device)
+    dev = check_device(device)
     dt = _factory_dtype(dtype, D.int64)
-    return _finish(_gen(generator).randperm(int(n), dt.np), requires_grad)
+    return _finish(_gen(generator).randperm(int(n), dt.np), requires_grad, dev)  # host draw
 
 
 def manual_seed(seed):

@@ -807,16 +807,30 @@ def _bitwise(name):
 def _integer_numpy(ufunc, ct, *operands):
     """An integer op computed by NumPy on the CPU, in PyTorch's result dtype ``ct``."""
     from .elementwise_call import _scalar
+    if any(isinstance(a, Tensor) and a._data.__class__ is not np.ndarray for a in operands):
+        return _integer_cuda(ufunc, ct, operands)
     arrays = []
     for a in operands:
         if isinstance(a, Tensor):
-            if a._data.__class__ is not np.ndarray:
-                raise NotImplementedError(f"jitgrad: {ufunc.__name__} of integer CUDA tensors "
-                                          "is not implemented yet (bools are)")
             arrays.append(a._data.astype(ct.np, copy=False))
         else:
             arrays.append(_scalar(a, ct.np, False))
     return Tensor._make(np.asarray(ufunc(*arrays), dtype=ct.np))
+
+
+def _integer_cuda(ufunc, ct, operands):
+    """The same on CUDA tensors: ``cuda_kernels.bitwise`` (operands cast to ``ct`` on the
+    device, broadcast through strides, Python ints passed as scalars)."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    from .elementwise_call import check_same_device
+    check_same_device([a for a in operands if isinstance(a, Tensor)])
+    shape = np.broadcast_shapes(*(tuple(a.shape) for a in operands if isinstance(a, Tensor)))
+    ops = [a._data.astype(ct.np, copy=False).kview() if isinstance(a, Tensor) else int(a)
+           for a in operands]
+    name = {np.bitwise_and: "and", np.bitwise_or: "or", np.bitwise_xor: "xor",
+            np.invert: "invert"}[ufunc]
+    return Tensor._make(CudaArray.wrap(B.kernels().bitwise.bitwise(name, shape, ct.np, *ops)))
 
 
 bitwise_and = _bitwise("bitwise_and")

@@ -510,9 +510,6 @@ def _extreme(input, dim, keepdim, which):
     _check_nonempty(input, which, (d,))
     ax = d if input._data.ndim else None
     if input._data.__class__ is not np.ndarray:
-        if input._data.ndim == 0:
-            raise NotImplementedError(f"jitgrad: {which}(input, dim) of a 0-d tensor is not "
-                                      "implemented for device 'cuda:0' yet")
         from .._cuda_array import CudaArray
         from ..backends import cuda as B
         R = B.kernels().reduce
@@ -617,7 +614,7 @@ def _arg(input, dim, keepdim, which):
         raise RuntimeError(f"{name}(): does not support bool input")
     _check_nonempty(input, name, None if dim is None else (_wrap(dim, input.ndim),),
                     full_error=IndexError, full_tail="")
-    if input._data.__class__ is not np.ndarray and input.ndim:
+    if input._data.__class__ is not np.ndarray:
         return _cuda().device_arg(input, dim, keepdim, which)
     fn = np.argmax if which == "max" else np.argmin
     if dim is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._storage import as_strided, elem_strides, shares_memory, view_strides
 from ..tensor import Tensor
 from .composite import record
 from .out import write_out
@@ -114,32 +115,15 @@ def _fmt(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
 
 
-def _strided(x, shape, st, offset=0):
-    """A view of storage ``x`` (ndarray or CudaArray) with ``shape``, element strides ``st``
-    and ``offset`` elements past ``x``'s first element: the primitive behind diagonal/unfold/
-    unsqueeze (PyTorch's as_strided). The caller guarantees it stays inside ``x``."""
-    shape, st = tuple(int(s) for s in shape), tuple(int(s) for s in st)
-    if x.__class__ is not np.ndarray:
-        return x.strided(shape, st, x.offset + offset)
-    if offset:
-        x = np.lib.stride_tricks.as_strided(x, (offset + 1,), (x.itemsize,))[offset:]
-    return np.lib.stride_tricks.as_strided(x, shape, tuple(s * x.itemsize for s in st))
-
-
-def _elem_strides(x):
-    if x.__class__ is not np.ndarray:
-        return tuple(x.st)
-    return tuple(s // x.itemsize for s in x.strides)
+_strided = as_strided  # the names this module's callers use
+_elem_strides = elem_strides
 
 
 def _reshape_backward(node, g):
     return (g.reshape(node.ctx.attrs["shape"]),)
 
 
-def _shares(a, b) -> bool:
-    if a.__class__ is not np.ndarray:
-        return a.shares_memory(b)
-    return np.shares_memory(a, b)
+_shares = shares_memory
 
 
 def _reshape_to(shape):
@@ -197,22 +181,18 @@ def view(input, *args, size=_NOT_GIVEN, dtype=None):
     if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
         return _view_dtype(input, D.to_dtype(args[0]))
     shape = _infer_shape(_int_list(args, "view", "size", size), input._data.size)
-    if input._data.__class__ is not np.ndarray:
-        st = input._data.view_strides(shape)
-        if st is None:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least one "
-                "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
-        return _view_like(input, input._data.strided(shape, st, input._data.offset),
-                          "ViewBackward0")
-    try:
-        data = input._data.view()
-        data.shape = shape  # raises when a copy would be needed, like torch.view
-    except AttributeError:
+    x = input._data
+    st = view_strides(x.shape, elem_strides(x), shape)
+    if st is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
-            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-        ) from None
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    if x.__class__ is np.ndarray:
+        data = x.reshape(shape)  # NumPy's own view (a normal .base) where it finds one
+        if not np.may_share_memory(data, x):
+            data = as_strided(x, shape, st)
+    else:
+        data = as_strided(x, shape, st)
     return _view_like(input, data, "ViewBackward0")
 
 

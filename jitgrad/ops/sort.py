@@ -11,8 +11,9 @@ Ties: sort/argsort/topk are stable (equal values keep their order; descending ke
 kthvalue/median/nanmedian with ``dim`` return the index of the first occurrence of the selected
 value; PyTorch's index among equal values depends on its selection algorithm, so it can differ.
 
-CUDA tensors: not implemented on the device yet; these ops raise NotImplementedError naming the
-op and suggesting ``.cpu()``.
+CUDA tensors: sort/argsort/msort/topk run on the device (``cuda_kernels.sort``: a stable rank
+sort, the same order as the CPU path); kthvalue/median/nanmedian/unique raise
+NotImplementedError naming the op and suggesting ``.cpu()``.
 """
 from __future__ import annotations
 
@@ -37,6 +38,27 @@ def _cpu_only(input, name):
             f"jitgrad: {name}() is not implemented for CUDA tensors yet; move the tensor to the "
             f"CPU first: torch.{name}(x.cpu(), ...) (or x.cpu().{name}(...)), then .cuda() the "
             "result if needed")
+
+
+def _is_cuda(input) -> bool:
+    return input._data.__class__ is not np.ndarray
+
+
+def _device_sort(a, d, descending):
+    """(values, indices) CudaArrays of CudaArray ``a`` sorted along ``d`` (stable)."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    vals, idx = B.kernels().sort.sort(a.kview(), d, descending)
+    return CudaArray.wrap(vals), CudaArray.wrap(idx)
+
+
+def _zero_index(a):
+    """The int64 index 0 as a 0-d array on ``a``'s device."""
+    if a.__class__ is np.ndarray:
+        return np.zeros((), np.int64)
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    return CudaArray.wrap(B.zeros((), np.int64))
 
 
 def _refuse_bool(input, kernel):
@@ -78,14 +100,15 @@ def _selection_backward(node, g, _indices_grad=None):
 def _record_selection(node_name, input, values, indices, dim, keepdim, cls):
     attrs = {"shape": tuple(input._data.shape), "dim": dim, "keepdim": keepdim,
              "indices": indices}
-    v = record(node_name, (input,), np.asarray(values), _selection_backward, attrs=attrs)
-    return cls(v, Tensor._make(np.asarray(indices, dtype=np.int64)))
+    if values.__class__ is np.ndarray or np.isscalar(values):
+        values, indices = np.asarray(values), np.asarray(indices, dtype=np.int64)
+    v = record(node_name, (input,), values, _selection_backward, attrs=attrs)
+    return cls(v, Tensor._make(indices))
 
 
 @ieee_quiet
 def sort(input, dim=-1, descending=False, stable=False):
     """``torch.sort``: (values, indices) along ``dim``; always stable here."""
-    _cpu_only(input, "sort")
     if isinstance(dim, bool):  # sort(x, stable=True) positional forms are not PyTorch's
         raise TypeError("sort(): argument 'dim' must be int, not bool")
     _check_int("sort", "dim", dim)
@@ -93,7 +116,9 @@ def sort(input, dim=-1, descending=False, stable=False):
     d = _wrap(dim, a.ndim)
     node = "SortBackward1" if stable else "SortBackward0"  # sort.stable is its own overload
     if a.ndim == 0:
-        return _record_selection(node, input, a.copy(), np.zeros((), np.int64), 0, True,
+        return _record_selection(node, input, a.copy(), _zero_index(a), 0, True, SortResult)
+    if _is_cuda(input):
+        return _record_selection(node, input, *_device_sort(a, d, descending), d, True,
                                  SortResult)
     idx = _argsort(a, d, descending)
     return _record_selection(node, input, np.take_along_axis(a, idx, d), idx, d, True,
@@ -102,18 +127,18 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 def argsort(input, dim=-1, descending=False, stable=False):
     """``torch.argsort``: the indices of ``sort`` (no gradient)."""
-    _cpu_only(input, "argsort")
     _check_int("argsort", "dim", dim)
     a = input._data
     d = _wrap(dim, a.ndim)
     if a.ndim == 0:
-        return Tensor._make(np.zeros((), np.int64))
+        return Tensor._make(_zero_index(a))
+    if _is_cuda(input):
+        return Tensor._make(_device_sort(a, d, descending)[1])
     return Tensor._make(_argsort(a, d, descending))
 
 
 def msort(input):
     """``torch.msort``: ``sort(input, dim=0).values``."""
-    _cpu_only(input, "msort")
     return sort(input, 0).values
 
 
@@ -121,7 +146,6 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
     """``torch.topk``: the ``k`` largest (or smallest) along ``dim``, in sorted order (also
     with ``sorted=False``, which leaves the order unspecified in PyTorch)."""
-    _cpu_only(input, "topk")
     _refuse_bool(input, "topk")
     _check_int("topk", "k", k)
     _check_int("topk", "dim", dim)
@@ -131,8 +155,13 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if a.ndim == 0:  # PyTorch returns the value itself, also for k=0
-        return _record_selection("TopkBackward0", input, a.copy(), np.zeros((), np.int64), 0,
+        return _record_selection("TopkBackward0", input, a.copy(), _zero_index(a), 0,
                                  True, TopkResult)
+    if _is_cuda(input):
+        vals, idx = _device_sort(a, d, largest)
+        key = (slice(None),) * d + (slice(0, k),)
+        return _record_selection("TopkBackward0", input, vals[key].contiguous(),
+                                 idx[key].contiguous(), d, True, TopkResult)
     idx = _argsort(a, d, descending=largest)
     idx = np.take(idx, np.arange(k), axis=d)
     return _record_selection("TopkBackward0", input, np.take_along_axis(a, idx, d), idx, d,

@@ -41,13 +41,35 @@ KAT = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
         (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
 
 
+# bound on first use (collection must not import numba.cuda); module globals, because the
+# simulator swaps in its fake ``cuda`` module through a kernel's globals
+cuda = philox = None
+
+
+def _kat_kernel(words, out):
+    if cuda.grid(1) == 0:
+        r = philox(words[0], words[1], words[2], words[3], words[4], words[5])
+        out[0], out[1], out[2], out[3] = r[0], r[1], r[2], r[3]
+
+
+def _philox_on_device(ctr, key):
+    """Launch a kernel that calls the device function ``philox`` and writes its four words;
+    read them back. (Calling the device function from the host, as this test once did, only
+    works in the simulator.)"""
+    global cuda, philox
+    from jitgrad._cuda_rng_kernels import philox
+    from jitgrad.backends import cuda as B
+    from jitgrad.backends.cuda_env import cuda, kernel_jit
+    words = B.to_device(np.array(list(ctr) + list(key), np.uint64))
+    out = B.zeros((4,), np.uint64)
+    B.launch_flat(kernel_jit(_kat_kernel), 1, (words, out))
+    return [int(v) for v in B.to_host(out)]
+
+
 @pytest.mark.parametrize("ctr,key,want", KAT, ids=["zeros", "ones", "pi"])
 def test_philox_known_answers(device, ctr, key, want):
-    from jitgrad._cuda_rng_kernels import philox  # a plain Python function on the simulator
     assert tuple(philox_ref(ctr, key)) == want
-    u = np.uint64
-    got = philox(*(u(c) for c in ctr), *(u(k) for k in key))
-    assert tuple(int(v) for v in got) == want
+    assert tuple(_philox_on_device(ctr, key)) == want
 
 
 def test_uniform_bits_follow_the_counter_layout(device):

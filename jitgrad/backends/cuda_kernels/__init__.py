@@ -8,10 +8,24 @@
 * ``index``: gather, scatter_add (atomics), scatter, index_select, index_add
 * ``advanced``: advanced indexing (index/mask keys) read/write/accumulate, nonzero
 * ``conv``: im2col / col2im of the convolutions (their GEMMs use ``matmul``)
+* ``bitwise``: integer ``&``/``|``/``^``/``~`` (bools use the registry's logical ops)
+* ``sort``: stable rank sort along a dim (sort/argsort/msort/topk)
 * ``scan``: cumsum/cumprod along any dims, inclusive/exclusive, forward/reversed (block per row)
 * ``pool``: max pools (window max + indices) and separable resampling (avg pools, interpolate)
 
 Importing this package imports numba.cuda (through ``backends.cuda_env``).
 """
-from . import advanced, conv, index, layout, matmul, pool, reduce, scan, softmax  # noqa: F401
+from . import (  # noqa: F401
+    advanced,
+    bitwise,
+    conv,
+    index,
+    layout,
+    matmul,
+    pool,
+    reduce,
+    scan,
+    softmax,
+    sort,
+)
 from .common import View, as_view  # noqa: F401

@@ -63,6 +63,10 @@ def contiguous(x, dtype=None):
         # truncation C, NumPy and PyTorch use: go through float32 (exact), whose cvt.rzi truncates
         v = as_view(contiguous(v, np.float32))
     out = backend.empty(v.shape, dtype)
+    if dtype == _F16 and v.dtype.kind == "f" and v.dtype != _F16:
+        from .half import to_half  # NumPy's bits (NaN payloads, one rounding from float64)
+        to_half(v, out)
+        return out
     n = v.size
     if n:
         shape, strides = pad(v.shape, v.strides)
@@ -116,6 +120,8 @@ def copy_into(dst: View, src) -> None:
     vs = as_view(src).expand(dst.shape)
     if vs.dtype == _F16 and dst.dtype.kind in "iu":  # float16 -> int via float32 (contiguous)
         vs = as_view(contiguous(vs, np.float32))
+    elif dst.dtype == _F16 and vs.dtype.kind == "f" and vs.dtype != _F16:
+        vs = as_view(contiguous(vs, _F16))  # the bit-exact cast, then a plain move
     n = dst.size
     if n:
         shape, dstrides = pad(dst.shape, dst.strides)

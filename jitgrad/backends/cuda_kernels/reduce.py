@@ -215,6 +215,15 @@ def _axes(dim, ndim):
     return (int(dim) % max(ndim, 1),)
 
 
+def scalar_as_row(v: View, dim, keepdim):
+    """PyTorch reduces a 0-d tensor along dim 0 / -1 (or all dims) as one element, and the
+    result stays 0-d with or without ``keepdim``: the kernels see a 1-element row instead (a
+    0-d view has no dim for ``reduce_layout`` to index)."""
+    if v.ndim:
+        return v, dim, keepdim
+    return View(v.base, (1,), (1,), v.offset), None, False
+
+
 def reduce_layout(v: View, axes):
     """Kernel geometry of reducing ``axes`` of ``v``: (kshape, kstrides, rshape, rstrides, M, K,
     kept shape)."""
@@ -246,7 +255,7 @@ def reduce(x, dim=None, op="sum", keepdim=False, dtype=None, scale=None):
     ``dtype`` is the accumulation and output dtype (default: the input's, int64 for integer and
     bool sums/products, as PyTorch). ``scale`` multiplies a sum (``mean``)."""
     from .. import cuda as backend
-    v = as_view(x)
+    v, dim, keepdim = scalar_as_row(as_view(x), dim, keepdim)
     axes = _axes(dim, v.ndim)
     if dtype is None:
         dtype = v.dtype if (v.dtype.kind == "f" or op in ("max", "min")) else np.dtype(np.int64)
@@ -271,7 +280,7 @@ def sum(x, dim=None, keepdim=False, dtype=None):  # noqa: A001 - torch.sum
 
 
 def mean(x, dim=None, keepdim=False, dtype=None):
-    v = as_view(x)
+    v, dim, keepdim = scalar_as_row(as_view(x), dim, keepdim)
     axes = _axes(dim, v.ndim)
     k = prod(v.shape[d] for d in axes)
     return reduce(v, dim, "sum", keepdim, dtype or v.dtype, scale=1.0 / k if k else float("nan"))
@@ -301,7 +310,7 @@ def any_(x, dim=None, keepdim=False):
 @half_as_float32
 def _extreme(x, dim, keepdim, op):
     from .. import cuda as backend
-    v = as_view(x)
+    v, dim, keepdim = scalar_as_row(as_view(x), dim, keepdim)
     axes = _axes(dim, v.ndim)
     kshape, kstrides, rshape, rstrides, m_total, k_total, _ = reduce_layout(v, axes)
     shape = _out_shape(v, axes, keepdim)

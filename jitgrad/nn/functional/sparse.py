@@ -66,7 +66,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if _device.is_cuda(input, weight):
-        return _device.embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq)
+        return _device.embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq,
+                                 norm_type)
     idx = input._data.astype(np.int64, copy=False)
     from ...ops.index_dim import empty_self_checks
     from ...ops.index_rules import check_range

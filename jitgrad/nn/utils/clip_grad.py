@@ -19,35 +19,34 @@ def _grads(parameters):
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
                     foreach=None):
     """Scale all gradients so their joint ``norm_type`` norm is at most ``max_norm``; returns
-    the total norm (before clipping) as a 0-d tensor."""
+    the total norm (before clipping) as a 0-d tensor. PyTorch's algorithm, in tensor ops, so it
+    runs where the gradients live (no host read unless ``error_if_nonfinite``): the norm of the
+    per-gradient norms, then every gradient times ``min(max_norm / (total + 1e-6), 1)``."""
+    from ... import linalg
+    from ...autograd import grad_mode
+    from ...ops.shape import stack
     grads = _grads(parameters)
     max_norm = float(max_norm)
     norm_type = float(norm_type)
     if not grads:
         return Tensor._make(np.asarray(0.0, dtype=np.float32))
-    dt = grads[0]._data.dtype
-    if norm_type == math.inf:
-        norms = [np.max(np.abs(g._data)) if g._data.size else 0.0 for g in grads]
-        total = max(norms)
-    else:
-        total = sum(float(np.sum(np.abs(g._data.astype(np.float64)) ** norm_type))
-                    for g in grads) ** (1.0 / norm_type)
-    total_t = Tensor._make(np.asarray(total, dtype=dt))
-    if error_if_nonfinite and not math.isfinite(total):
-        raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from `parameters` is "
-            "non-finite, so it cannot be clipped. To disable this error and scale the gradients "
-            "by the non-finite norm anyway, set `error_if_nonfinite=False`")
-    clip_coef = dt.type(max_norm) / (dt.type(total) + dt.type(1e-6))
-    if clip_coef < 1:
+    with grad_mode.no_grad():
+        norms = [linalg.vector_norm(g, norm_type) for g in grads]
+        total = norms[0] if len(norms) == 1 else linalg.vector_norm(stack(norms), norm_type)
+        if error_if_nonfinite and not math.isfinite(total.item()):
+            raise RuntimeError(
+                f"The total norm of order {norm_type} for gradients from `parameters` is "
+                "non-finite, so it cannot be clipped. To disable this error and scale the "
+                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+        coef = (max_norm / (total + 1e-6)).clamp(max=1.0)
         for g in grads:
-            g._data *= clip_coef
-            g._vc.value += 1
-    return total_t
+            g.mul_(coef)
+    return total
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
+    from ...autograd import grad_mode
     clip_value = float(clip_value)
-    for g in _grads(parameters):
-        np.clip(g._data, -clip_value, clip_value, out=g._data)
-        g._vc.value += 1
+    with grad_mode.no_grad():
+        for g in _grads(parameters):
+            g.clamp_(-clip_value, clip_value)
