@@ -186,10 +186,10 @@ def can_cast(from_, to):
 
 
 # torch.max_pool2d, torch.conv2d & co.: nn.functional's (loaded on first use, like nn itself)
-_NN_FUNCTIONS = {n: n for n in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
-                                "adaptive_avg_pool1d", "max_pool1d_with_indices",
-                                "pixel_shuffle", "pixel_unshuffle")}
-_NN_FUNCTIONS["adaptive_max_pool1d"] = "adaptive_max_pool1d_with_indices"  # returns a pair
+_NN_FUNCTIONS = {n: n for n in ("adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle")}
+# ATen's narrower signatures (no return_indices ...): thin wrappers in nn/functional/toplevel.py
+_TOPLEVEL_POOLS = ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
+                   "max_pool1d_with_indices", "adaptive_max_pool1d")
 _NN_FUNCTIONS.update({n: n for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d",
                                       "conv_transpose2d", "conv_transpose3d")})
 
@@ -200,6 +200,8 @@ def __getattr__(name):
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
                 "distributed"):
         return importlib.import_module(f"jitgrad.{name}")
+    if name in _TOPLEVEL_POOLS:
+        return getattr(importlib.import_module("jitgrad.nn.functional.toplevel"), name)
     if name in _NN_FUNCTIONS:
         return getattr(importlib.import_module("jitgrad.nn.functional"), _NN_FUNCTIONS[name])
     raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")

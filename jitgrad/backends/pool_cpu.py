@@ -43,44 +43,15 @@ def _by_size(serial, parallel, n):
 # the running max, which LLVM turns into selects; PyTorch's rule (a NaN is kept, and the last
 # NaN wins) is restored after the window from the last NaN seen. With random data the branchy
 # ``if v > best or v != v`` mispredicts on every other element. Unit-step windows (no
-# dilation, adaptive pools) get their own loop: a runtime ``range`` step costs ~2x. Measured
-# on 2048 float32 planes of 32x32, 2x2 windows, one thread (2-D loops): branchy 5-17 ms,
-# branch-free 3.3-3.7 ms; runtime step 10 ms vs 5 ms.
+# dilation, adaptive pools) get their own copy of the loop, with literal steps: a runtime
+# ``range`` step costs ~2x. Measured on 2048 float32 planes of 32x32, 2x2 windows, one thread
+# (2-D loops): branchy 5-17 ms, branch-free 3.3-3.7 ms; runtime step 10 ms vs 5 ms.
 
 
-@njit(**_FLAGS)
-def _max_plane_unit(x, p, init, lo0, hi0, lo1, hi1, lo2, hi2, out, idx):
-    h, w = x.shape[2], x.shape[3]
-    od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
-    for a in range(od):
-        for b in range(oh):
-            for c in range(ow):
-                best = init
-                at = (lo0[a] * h + lo1[b]) * w + lo2[c]
-                nan_at = -1
-                nan_v = init
-                for i in range(lo0[a], hi0[a]):
-                    for j in range(lo1[b], hi1[b]):
-                        for k in range(lo2[c], hi2[c]):
-                            v = x[p, i, j, k]
-                            off = (i * h + j) * w + k
-                            take = not (v <= best)
-                            best = v if take else best
-                            at = off if take else at
-                            nan = v != v
-                            nan_at = off if nan else nan_at
-                            nan_v = v if nan else nan_v
-                if nan_at >= 0:
-                    best, at = nan_v, nan_at
-                out[p, a, b, c] = best
-                idx[p, a, b, c] = at
-
-
-@njit(**_FLAGS)
-def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
-    if s0 == 1 and s1 == 1 and s2 == 1:
-        _max_plane_unit(x, p, init, lo0, hi0, lo1, hi1, lo2, hi2, out, idx)
-        return
+@njit(inline="always", **_FLAGS)
+def _max_windows(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    """Every window of plane ``p``. Inlined at Numba IR level into each caller, so literal
+    steps there are constants LLVM folds."""
     h, w = x.shape[2], x.shape[3]
     od, oh, ow = out.shape[1], out.shape[2], out.shape[3]
     for a in range(od):
@@ -105,6 +76,14 @@ def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
                     best, at = nan_v, nan_at
                 out[p, a, b, c] = best
                 idx[p, a, b, c] = at
+
+
+@njit(**_FLAGS)
+def _max_plane(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx):
+    if s0 == 1 and s1 == 1 and s2 == 1:
+        _max_windows(x, p, init, lo0, hi0, 1, lo1, hi1, 1, lo2, hi2, 1, out, idx)
+    else:
+        _max_windows(x, p, init, lo0, hi0, s0, lo1, hi1, s1, lo2, hi2, s2, out, idx)
 
 
 @njit(**_FLAGS)

@@ -180,19 +180,26 @@ def _resample_data(data, taps, lead, in_sp, dtype):
     return CudaArray(out, lead + out_sp)
 
 
-def resample(x: Tensor, taps, node: str, back: str, save_input=False) -> Tensor:
+def resample(x: Tensor, taps, node: str, back: str, save_input=False, pooled=None,
+             vjp_taps=None) -> Tensor:
     """``x`` resampled over its last ``len(taps)`` dims, recorded as ``node``; the backward
     node (the transposed map) is called ``back``. ``save_input``: keep ``x`` as PyTorch's
     pooling nodes do (``_saved_self``): writing into it in place, or a second backward, then
-    raises PyTorch's error (the gradient itself does not need it)."""
+    raises PyTorch's error; and the backward node then also takes ``x`` (see ``pooled``).
+    ``pooled``: for a pool's backward, the pooled input: an extra input slot of zero gradient,
+    as in PyTorch's ``*PoolBackward(grad_output, self)`` (whose ``self`` derivative is
+    ``zeros_like``), so the node records when only the input requires grad. ``vjp_taps``:
+    the map whose transpose is the backward, where it is not ``taps`` (PyTorch's 1-D/3-D
+    nearest); the backward's own backward is then ``taps`` again."""
     lead, in_sp = _split(x, len(taps))
     for t, n in zip(taps, in_sp):
         if t.n_in != n:
             raise ValueError(f"resample: taps for length {t.n_in}, input has {n}")
     data = _resample_data(x._data, taps, lead, in_sp, x._data.dtype)
-    return record(node, (x,), data, _resample_backward,
+    return record(node, (x, pooled), data, _resample_backward,
                   save=(("self", x),) if save_input else (),
-                  attrs={"taps": tuple(taps), "node": node, "back": back})
+                  attrs={"taps": tuple(taps), "vjp_taps": vjp_taps, "node": node,
+                         "back": back, "pooled": pooled})
 
 
 def _check_saved(node):
@@ -200,10 +207,27 @@ def _check_saved(node):
         node.saved("self")  # PyTorch's version check on the saved input
 
 
+def _zero_grad(node):
+    """The gradient for a pool backward's ``pooled`` slot: zeros, as PyTorch's."""
+    if not node.ctx.needs_input_grad[1]:
+        return None
+    from .basic import zeros_like
+    return zeros_like(node.ctx.attrs["pooled"])
+
+
+def _pooled_input(node):
+    """The forward's saved input, passed on to its backward node as ``pooled``."""
+    return node.saved("self") if node.ctx._saved else None
+
+
 def _resample_backward(node, g):
     _check_saved(node)
     a = node.ctx.attrs
-    return (resample(g, tuple(t.T for t in a["taps"]), a["back"], a["node"]),)
+    vjp = a["vjp_taps"]
+    gx = resample(g, tuple(t.T for t in (vjp or a["taps"])), a["back"], a["node"],
+                  pooled=_pooled_input(node),
+                  vjp_taps=None if vjp is None else tuple(t.T for t in a["taps"]))
+    return (gx, _zero_grad(node))
 
 
 # ----------------------------------------------------------------------------- window max
@@ -246,17 +270,19 @@ def window_max(x: Tensor, windows, node: str, back: str):
 def _window_max_backward(node, g):
     _check_saved(node)
     a = node.ctx.attrs
-    return (scatter_planes(g, a["idx"], a["in_shape"], a["nsp"], a["back"]),)
+    return (scatter_planes(g, a["idx"], a["in_shape"], a["nsp"], a["back"],
+                           pooled=node.saved("self")),)
 
 
-def scatter_planes(g: Tensor, idx, in_shape, nsp: int, node: str) -> Tensor:
+def scatter_planes(g: Tensor, idx, in_shape, nsp: int, node: str, pooled=None) -> Tensor:
     """A zero tensor of ``in_shape`` with ``g`` added at ``idx`` (``g``'s shape; flat indices
-    into each plane of the last ``nsp`` dims), recorded as ``node``."""
+    into each plane of the last ``nsp`` dims), recorded as ``node``. ``pooled``: as for
+    :func:`resample` (a max pool's input: a slot of zero gradient)."""
     in_shape = tuple(in_shape)
     out_shape = tuple(g.shape)
     data = _scatter_data(g._data, idx, out_shape, in_shape, nsp)
-    return record(node, (g,), data, _scatter_planes_backward,
-                  attrs={"idx": idx, "out_shape": out_shape, "nsp": nsp})
+    return record(node, (g, pooled), data, _scatter_planes_backward,
+                  attrs={"idx": idx, "out_shape": out_shape, "nsp": nsp, "pooled": pooled})
 
 
 def _planes(out_shape, in_shape, nsp):
@@ -285,7 +311,8 @@ def _scatter_data(gd, idx, out_shape, in_shape, nsp):
 
 def _scatter_planes_backward(node, gg):
     a = node.ctx.attrs
-    return (gather_planes(gg, a["idx"], a["out_shape"], a["nsp"]),)
+    return (gather_planes(gg, a["idx"], a["out_shape"], a["nsp"]),
+            _zero_grad(node))
 
 
 def gather_planes(x: Tensor, idx, out_shape, nsp: int) -> Tensor:

@@ -247,7 +247,15 @@ def unflatten(input, dim, sizes):
 
 
 def _squeeze_backward(node, g):
-    return (g.reshape(node.ctx.attrs["shape"]),)
+    # PyTorch's ``unsqueeze_to``: the removed dims come back one ``unsqueeze`` each (so a
+    # create_graph gradient's nodes are UnsqueezeBackward0, as PyTorch's)
+    for d in node.ctx.attrs["dims"]:
+        g = g.unsqueeze(d)
+    return (g,)
+
+
+def _unsqueeze_backward(node, g):
+    return (g.squeeze(node.ctx.attrs["dim"]),)  # PyTorch's: SqueezeBackward1 under create_graph
 
 
 def squeeze(input, dim=None):
@@ -263,7 +271,7 @@ def squeeze(input, dim=None):
         dims, name = ((d,) if shp and shp[d] == 1 else ()), "SqueezeBackward1"
     data = input._data.reshape(tuple(s for i, s in enumerate(shp) if i not in dims))
     return record(name, (input,), data, _squeeze_backward, view_of=input,
-                  attrs={"shape": shp}, view_fn=_reshape_to(data.shape))
+                  attrs={"dims": tuple(sorted(dims))}, view_fn=_reshape_to(data.shape))
 
 
 def unsqueeze(input, dim):
@@ -275,8 +283,8 @@ def unsqueeze(input, dim):
     st.insert(d, shape[d] * st[d] if d < nd else 1)
     shape.insert(d, 1)
     data = _strided(x, shape, st)
-    return record("UnsqueezeBackward0", (input,), data, _squeeze_backward, view_of=input,
-                  attrs={"shape": x.shape}, view_fn=_reshape_to(data.shape))
+    return record("UnsqueezeBackward0", (input,), data, _unsqueeze_backward, view_of=input,
+                  attrs={"dim": d}, view_fn=_reshape_to(data.shape))
 
 
 def _expand_backward(node, g):

@@ -138,3 +138,21 @@ def test_integer_pools_and_uint8_nearest(device):
     run(device, lambda t: F.avg_pool2d(t, 3, 2, 1), x, grad=False)  # truncated as ATen
     u = RNG.integers(0, 255, (1, 2, 3, 3)).astype(np.uint8)
     run(device, lambda t: F.interpolate(t, scale_factor=1.5), u, grad=False)
+
+
+def test_nearest_same_or_double_size_shortcut(device):
+    # PyTorch's CPU nearest tables (2-D: ``nearest_idx`` forward and backward; 1-D/3-D: only
+    # backward), checked against PyTorch in tests/nn/test_upsampling.py: the same on CUDA
+    for shape, scale in (((1, 2, 3, 3), 1.2), ((1, 2, 5, 7), (1.528, 2.131)),
+                         ((1, 2, 4), 2.1), ((1, 1, 2, 3, 4), (1.03, 2.1, 1.2))):
+        run(device, lambda t, s=scale: F.interpolate(t, scale_factor=s),
+            RNG.standard_normal(shape))
+
+
+def test_pool_backward_records_through_input_on_device(device):
+    for fn in (lambda t: F.max_pool2d(t, 2), lambda t: F.avg_pool2d(t, 3, 1, 1)):
+        x = jg.tensor(RNG.standard_normal((1, 2, 6, 6)), device="cuda", requires_grad=True)
+        (g,) = jg.autograd.grad(fn(x).sum(), x, create_graph=True)
+        assert g.requires_grad and g.is_cuda
+        (gg,) = jg.autograd.grad((g * g).sum(), x)
+        assert gg.is_cuda and not _host(gg).any()

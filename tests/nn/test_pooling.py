@@ -519,3 +519,83 @@ def test_chain_second_derivatives_match_pytorch():
     assert res[0][0] == pytest.approx(res[1][0], rel=1e-12)
     np.testing.assert_allclose(res[0][1], res[1][1], rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-10, atol=1e-14)
+
+
+POOL_BACKWARDS = [  # (call, PyTorch's create_graph node of the input gradient)
+    (lambda f, x: f.max_pool2d(x, 2), "MaxPool2DWithIndicesBackwardBackward0"),
+    (lambda f, x: f.max_pool3d(x.unsqueeze(2), (1, 2, 2)), "SqueezeBackward1"),
+    (lambda f, x: f.avg_pool2d(x, 3, 1, 1), "AvgPool2DBackwardBackward0"),
+    (lambda f, x: f.adaptive_avg_pool2d(x, 3), "AdaptiveAvgPool2DBackwardBackward0"),
+    (lambda f, x: f.adaptive_max_pool2d(x, (2, 3)), "AdaptiveMaxPool2DBackwardBackward0"),
+    (lambda f, x: f.adaptive_avg_pool1d(x[0], 4), "SelectBackwardBackward0"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(POOL_BACKWARDS)))
+def test_pool_backward_records_through_the_input_with_constant_upstream(case):
+    """PyTorch's pool backwards take (grad_output, self): under create_graph the input gradient
+    is recorded even when the upstream gradient is a constant, and differentiating it gives
+    zeros (its derivative in ``self`` is zeros_like)."""
+    call, node = POOL_BACKWARDS[case]
+    x0 = R.standard_normal((1, 2, 6, 6))
+    res = []
+    for lib, fns in ((jt, F), (torch, TF)):
+        x = lib.tensor(x0, requires_grad=True)
+        (g,) = lib.autograd.grad(call(fns, x).sum(), x, create_graph=True)
+        assert g.requires_grad
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        res.append((g.grad_fn.name(), gg.numpy()))
+    if node != "SelectBackwardBackward0":  # jitgrad's select backward is an index_put
+        assert res[0][0] == res[1][0] == node
+    np.testing.assert_array_equal(res[0][1], res[1][1])
+    assert not res[0][1].any()
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool1d", "adaptive_max_pool1d", "max_pool1d",
+                                  "avg_pool1d"])
+def test_pool1d_create_graph_nodes(name):
+    # the 1-d pools are the 2-d ones between unsqueeze/squeeze: their double-backward graph
+    # goes through SqueezeBackward1 (unsqueeze's backward is a squeeze), as PyTorch's
+    names = []
+    for lib, fns in ((jt, F), (torch, TF)):
+        x = lib.tensor(R.standard_normal((2, 3, 8)), requires_grad=True)
+        (g,) = lib.autograd.grad(getattr(fns, name)(x, 3).sum(), x, create_graph=True)
+        names.append(g.grad_fn.name())
+    assert names[0] == names[1] == "SqueezeBackward1"
+
+
+def test_squeeze_unsqueeze_backward_nodes():
+    for lib in (jt, torch):
+        x = lib.tensor(R.standard_normal((2, 1, 6, 1)), requires_grad=True)
+        for fn, node in ((lambda t: t.squeeze(1), "UnsqueezeBackward0"),
+                         (lambda t: t.squeeze(), "UnsqueezeBackward0"),
+                         (lambda t: t.squeeze((1, 3)), "UnsqueezeBackward0"),
+                         (lambda t: t.unsqueeze(-1), "SqueezeBackward1")):
+            y = fn(x)
+            (g,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+            assert g.grad_fn.name() == node and tuple(g.shape) == (2, 1, 6, 1)
+            np.testing.assert_allclose(g.detach().numpy(), 2 * x.detach().numpy())
+
+
+@pytest.mark.parametrize("call", [
+    "max_pool2d(x, 3, return_indices=True)", "max_pool1d(x[0], 3, return_indices=True)",
+    "max_pool3d(x.unsqueeze(0), 1, return_indices=True)", "max_pool2d(x, 3, (), 0, 1, False, True)",
+    "avg_pool1d(x[0], 3, divisor_override=2)", "adaptive_max_pool1d(x[0], 3, True)",
+    "max_pool1d_with_indices(x[0], 3, return_indices=True)"])
+def test_top_level_pools_have_atens_signature(call):
+    errors = []
+    for lib in (jt, torch):
+        x = lib.tensor(R.standard_normal((1, 2, 6, 6)))
+        with pytest.raises(TypeError) as e:
+            eval("lib." + call, {"lib": lib, "x": x})
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+
+
+def test_top_level_pools_empty_stride_is_the_kernel():
+    x = R.standard_normal((1, 2, 6, 6))
+    for name, arg in (("max_pool2d", x), ("max_pool1d", x[0]), ("avg_pool1d", x[0]),
+                      ("max_pool3d", x[None])):
+        jo = getattr(jt, name)(jt.tensor(arg), 2, ())
+        to = getattr(torch, name)(torch.tensor(arg), 2, ())
+        np.testing.assert_array_equal(jo.numpy(), to.numpy())

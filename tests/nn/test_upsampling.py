@@ -224,3 +224,65 @@ def test_legacy_upsample_functions_warn():
             warnings.simplefilter("ignore")
             to = getattr(TF, name)(torch.tensor(x), **kw)
         np.testing.assert_allclose(jo.numpy(), to.numpy(), rtol=1e-12, atol=1e-13)
+
+
+# PyTorch's 2-D CPU nearest kernel (ATen ``nearest_idx``) copies a dim whose output length
+# equals the input's and reads ``o >> 1`` where it is exactly twice, whatever scale_factor
+# produced that length; 1-D / 3-D nearest and every nearest-exact use the scale.
+NEAREST_SCALES = [1.03, 1.2, 2.1, 2.2, (1.528, 2.131), (2.1, 1.03, 1.2)]
+NEAREST_CASES = [(nd, mode, s) for nd in (1, 2, 3) for mode in ("nearest", "nearest-exact")
+                 for s in NEAREST_SCALES if not isinstance(s, tuple) or len(s) == nd]
+
+
+@pytest.mark.parametrize("nd,mode,scale", NEAREST_CASES,
+                         ids=[f"{nd}d-{m}-{s}" for nd, m, s in NEAREST_CASES])
+def test_nearest_scale_factor_rounding_to_same_or_double_size(nd, mode, scale):
+    shape = {1: (1, 2, 4), 2: (1, 2, 5, 7), 3: (1, 1, 3, 4, 5)}[nd]
+    x = R.standard_normal(shape)
+    kw = dict(scale_factor=scale, mode=mode)
+    to, _ = _run(torch, TF, x, False, **kw)
+    w = R.standard_normal(tuple(to.shape))
+    to, tg = _run(torch, TF, x, True, w, **kw)
+    jo, jg = _run(jt, F, x, True, w, **kw)
+    assert tuple(jo.shape) == tuple(to.shape)
+    np.testing.assert_array_equal(jo.detach().numpy(), to.detach().numpy())
+    np.testing.assert_allclose(jg.numpy(), tg.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_nearest_2d_examples_from_review():
+    x = np.arange(9.0).reshape(1, 1, 3, 3)
+    np.testing.assert_array_equal(
+        F.interpolate(jt.tensor(x), scale_factor=1.2).numpy(),
+        TF.interpolate(torch.tensor(x), scale_factor=1.2).numpy())
+    x = R.standard_normal((1, 2, 4, 4)).astype(np.float32)
+    np.testing.assert_array_equal(jnn.Upsample(scale_factor=2.1)(jt.tensor(x)).numpy(),
+                                  torch.nn.Upsample(scale_factor=2.1)(torch.tensor(x)).numpy())
+
+
+def test_upsample_backward_records_only_through_the_gradient():
+    # PyTorch's upsample backward takes grad_output alone: with a constant upstream gradient
+    # the input gradient is a constant, unlike a pool's (see test_pooling)
+    for lib, fns in ((jt, F), (torch, TF)):
+        x = lib.tensor(R.standard_normal((1, 1, 3, 3)), requires_grad=True)
+        (g,) = lib.autograd.grad(fns.interpolate(x, scale_factor=2).sum(), x, create_graph=True)
+        assert g.grad_fn is None and not g.requires_grad
+
+
+@pytest.mark.parametrize("shape,scale", [((1, 2, 4), 1.2), ((1, 2, 4), 2.1),
+                                         ((1, 1, 2, 3, 4), (1.03, 2.1, 1.2)),
+                                         ((1, 1, 4, 5), (1.2, 2.1))])
+def test_nearest_double_backward_matches_pytorch(shape, scale):
+    # 1-D/3-D: PyTorch's backward uses the same/double-size shortcut, its forward (and the
+    # backward's backward) the scale: all three compared
+    x0 = R.standard_normal(shape)
+    res = []
+    for lib, fns in ((jt, F), (torch, TF)):
+        x = lib.tensor(x0, requires_grad=True)
+        y = fns.interpolate(x, scale_factor=scale)
+        g = lib.tensor(np.arange(float(np.prod(tuple(y.shape)))).reshape(tuple(y.shape)),
+                       requires_grad=True)
+        (gx,) = lib.autograd.grad(y, x, g, create_graph=True)
+        (gg,) = lib.autograd.grad(gx, g, lib.tensor(np.arange(float(x0.size)).reshape(shape)))
+        res.append((y.detach().numpy(), gx.detach().numpy(), gg.numpy(), gx.grad_fn.name()))
+    for j, t in zip(*res):
+        np.testing.assert_array_equal(j, t)

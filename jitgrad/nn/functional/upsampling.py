@@ -78,10 +78,16 @@ def _cubic2(x, a):
 
 
 @functools.lru_cache(maxsize=512)
-def _interp_taps(mode, n_in, n_out, scale, align_corners, opmath) -> P.Taps:
+def _interp_taps(mode, n_in, n_out, scale, align_corners, opmath, shortcut=False) -> P.Taps:
+    """One dim's taps for ``mode``. ``shortcut`` (nearest only): ATen's ``nearest_idx``,
+    which copies where the output is as long as the input and reads ``o >> 1`` where it is
+    exactly twice as long, whatever scale_factor gave that length (1.03, 2.1 ...)."""
     T = np.dtype(opmath).type
     i = np.arange(n_out).astype(T)
     s = _scale(n_in, n_out, align_corners, scale, T)
+    if mode == "nearest" and shortcut and n_out in (n_in, 2 * n_in):
+        idx = np.arange(n_out) if n_out == n_in else np.arange(n_out) >> 1
+        return P.Taps(idx[:, None], np.ones((n_out, 1)), np.ones(n_out), n_in)
     if mode == "nearest":
         idx = np.minimum(_floorf(s * i), n_in - 1)
         return P.Taps(idx[:, None], np.ones((n_out, 1)), np.ones(n_out), n_in)
@@ -138,10 +144,17 @@ def _resample_mode(input, mode, out_sp, scales, align_corners):
                                   f"'{D.scalar_name(input.dtype)}'")
     op = str(_opmath(input._data.dtype))
     kind = mode if mode.startswith("nearest") else ("cubic" if mode == "bicubic" else "linear")
-    taps = [_interp_taps(kind, n, o, None if scales is None else scales[d],
-                         bool(align_corners), op)
-            for d, (n, o) in enumerate(zip(in_sp, out_sp))]
-    return P.resample(input, taps, f"{name}Backward0", f"{name}BackwardBackward0")
+
+    def taps(shortcut):
+        return [_interp_taps(kind, n, o, None if scales is None else scales[d],
+                             bool(align_corners), op, shortcut)
+                for d, (n, o) in enumerate(zip(in_sp, out_sp))]
+    # PyTorch's CPU nearest kernels: 2-D uses ``nearest_idx``'s same/double-size shortcut
+    # forward and backward; 1-D and 3-D use the scale forward but the shortcut backward (so
+    # there the gradient is not the forward's transpose: kept, for PyTorch's numbers).
+    vjp_taps = taps(True) if kind == "nearest" and nsp != 2 else None
+    return P.resample(input, taps(kind == "nearest" and nsp == 2), f"{name}Backward0",
+                      f"{name}BackwardBackward0", vjp_taps=vjp_taps)
 
 
 def _is_integer(x):
