@@ -103,6 +103,27 @@ def _verify_batch_size(size):
                          f"{size}")
 
 
+def _inv_std(var, eps):
+    """ATen's batch-statistics inverse std (``InvStd``): 0 where ``var == 0`` and ``eps == 0``
+    (a constant channel then normalizes to 0, not NaN), else ``1 / sqrt(var + eps)``.
+    ``var`` is a float64 array; NumPy's divide warning is not PyTorch's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / np.sqrt(var + eps)
+    if eps == 0:
+        inv = np.where(var == 0, 0.0, inv)
+    return inv
+
+
+def _inv_std_graph(var, eps):
+    """``_inv_std`` as differentiable ops (the CUDA forward and the double backward): the
+    rsqrt is taken of 1 where masked, so its derivative there is finite and masked to 0."""
+    if eps != 0:
+        return (var + eps).rsqrt()
+    from ...ops.functional import where
+    zero = var == 0
+    return where(zero, 0.0, where(zero, 1.0, var).rsqrt())
+
+
 def _batch_norm_graph(x, w, b, training, mean, var, eps):
     """The composition: statistics of ``x`` (training) or the given ``mean``/``var`` Tensors."""
     cs = _channel_shape(x)
@@ -110,7 +131,7 @@ def _batch_norm_graph(x, w, b, training, mean, var, eps):
         dims = (0,) + tuple(range(2, x.ndim))
         mean = x.mean(dims, keepdim=True)
         xc = x - mean
-        y = xc * ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+        y = xc * _inv_std_graph((xc * xc).mean(dims, keepdim=True), eps)
     else:
         y = (x - mean.reshape(cs)) * (var.reshape(cs) + eps).rsqrt()
     if w is not None:
@@ -137,7 +158,8 @@ def _batch_stats(input):
             mean = x.mean(dims)
             var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
         n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
-        return mean.double(), var.double(), var.double() * (n / (n - 1))
+        correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
+        return mean.double(), var.double(), var.double() * correction
     x = _kernel_array(input._data)
     n_, c = x.shape[0], x.shape[1]
     m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
@@ -190,6 +212,15 @@ def _batch_norm_backward(node, g):
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """ATen's ``batch_norm`` (no Python-level checks: instance_norm calls it directly)."""
+    _check_batch_norm_args(input, weight, bias, running_mean, running_var, training)
+    if input.numel() == 0:  # ATen returns before its dtype checks
+        return input.clone()
+    out, _, _ = _native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                   momentum, eps)
+    return out
+
+
+def _check_batch_norm_args(input, weight, bias, running_mean, running_var, training):
     _check_float(input, "batch_norm")
     c = input.shape[1] if input.ndim >= 2 else 0  # ATen's num_features of a 1-D input is 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
@@ -204,9 +235,25 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         d = max(input.ndim, 1)
         raise IndexError(f"Dimension out of range (expected to be in range of [{-d}, {d - 1}], "
                          "but got 1)")
-    if input.numel() == 0:  # ATen returns before its dtype checks
-        return input.clone()
+
+
+def _check_stats_not_differentiable(running_mean, running_var):
+    """native_batch_norm has no derivative for the running statistics (autograd's check)."""
+    if not grad_mode.is_grad_enabled():
+        return
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.requires_grad:
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
+                               f"respect to argument '{name}'. This input cannot have "
+                               "requires_grad True.")
+
+
+def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """ATen's ``native_batch_norm``: ``(out, mean, var)``, the statistics used (float64
+    Tensors: the batch's in training, the running ones otherwise)."""
+    _check_stats_not_differentiable(running_mean, running_var)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
+    c = input.shape[1]
     if training:
         mean, var, unbiased = _batch_stats(input)
         if running_mean is not None:
@@ -219,9 +266,13 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         return record_composition("NativeBatchNormBackward0", (input, weight, bias),
                                   lambda x, w, b: _batch_norm_graph(
                                       x, w, b, training, mean.to(x.dtype), var.to(x.dtype),
-                                      eps))
+                                      eps)), mean, var
     mean64, var64 = mean._data, var._data
-    invstd = 1.0 / np.sqrt(var64 + eps)
+    if training:
+        invstd = _inv_std(var64, eps)
+    else:  # ATen's eval transform: 1 / sqrt(running_var + eps), inf/NaN included
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd = 1.0 / np.sqrt(var64 + eps)
     w = weight._data.astype(np.float64) if weight is not None else 1.0
     b = bias._data.astype(np.float64) if bias is not None else 0.0
     ca = invstd * w
@@ -235,7 +286,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
                   _batch_norm_backward, save=_save_inputs(input, weight, bias),
                   attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
                          "mean": mean64.astype(dt), "var": var64.astype(dt),
-                         "has_bias": bias is not None})
+                         "has_bias": bias is not None}), mean, var
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -275,6 +326,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_tensor(input, "instance_norm")
     if use_input_stats:
         _verify_spatial_size(input.shape)
+    return _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                          momentum, eps)
+
+
+def _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                   eps):
+    """ATen's ``instance_norm`` (``torch.instance_norm``: no Python-level size check)."""
     n, c = input.shape[0], input.shape[1]
 
     def rep(t):
@@ -356,6 +414,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"{input.dim()}")
     _verify_batch_size([input.shape[0] * input.shape[1] // num_groups, num_groups]
                        + list(input.shape[2:]))
+    return _group_norm(input, num_groups, weight, bias, eps)
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """ATen's ``group_norm`` (``torch.group_norm``: no Python-level size check)."""
     n, c = input.shape[0], input.shape[1]
     if c % num_groups != 0:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
@@ -380,7 +443,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     mr, m2r = mr.reshape(n, num_groups, cg), m2r.reshape(n, num_groups, cg)
     mean = mr.mean(2)
     var = (m2r.sum(2) + m * ((mr - mean[..., None]) ** 2).sum(2)) / (m * cg)
-    invstd = 1.0 / np.sqrt(var + eps)
+    with np.errstate(divide="ignore", invalid="ignore"):  # NaN as ATen, without NumPy's warning
+        invstd = 1.0 / np.sqrt(var + eps)
     w = weight._data.astype(np.float64) if weight is not None else np.ones(c)
     b = bias._data.astype(np.float64) if bias is not None else np.zeros(c)
     ca = np.repeat(invstd, cg, axis=1) * w
@@ -435,9 +499,15 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    from . import pad
+    from ...ops.shape import cat
     c = input.shape[1]
-    sq = pad((input * input).transpose(1, -1), (size // 2, (size - 1) // 2)).transpose(1, -1)
+    sq = input * input
+    # Zero padding of the channel dim by concatenation (works on every device, as F.pad's
+    # constant mode does not on CUDA yet); the window is then a sum of shifted slices.
+    before, after = size // 2, (size - 1) // 2
+    rest = tuple(input.shape[2:])
+    parts = [sq.new_zeros((input.shape[0], n) + rest) for n in (before, after)]
+    sq = cat([parts[0], sq, parts[1]], 1)
     window = sq.narrow(1, 0, c)
     for i in range(1, size):
         window = window + sq.narrow(1, i, c)
@@ -456,14 +526,14 @@ def _feature_dropout(input, p, training, inplace):
     if not training or p == 0.0 or input.numel() == 0:
         return input
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
-    dt = input._data.dtype if input.is_floating_point() else D.get_default_dtype().np
+    if not input.is_floating_point():  # the noise is float: PyTorch's mul refuses (any device)
+        raise RuntimeError("result type Float can't be cast to the desired output type "
+                           f"{D.scalar_name(input.dtype)}")
+    dt = input._data.dtype
     if _device.is_cuda(input):
         from ... import _cuda_random
         noise = Tensor._make(_cuda_random.dropout_mask(shape, p, dt))
     else:
-        if not input.is_floating_point():
-            raise RuntimeError("result type Float can't be cast to the desired output type "
-                               f"{D.scalar_name(input.dtype)}")
         from ...random import default_generator
         noise = Tensor._make(np.zeros((), dt) if p == 1.0
                              else default_generator().dropout_mask(shape, p, dt))
