@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import jitgrad as jg
-import jitgrad.nn.functional as F
 
 RNG = np.random.default_rng(5)
 
@@ -135,15 +134,19 @@ def _both(fn, arrays, grad=()):
 def test_torch_batch_norm_positional_order_and_running_stats():
     x, w, b = RNG.standard_normal((4, 3, 2)), RNG.standard_normal(3), RNG.standard_normal(3)
     rm, rv = RNG.standard_normal(3), RNG.random(3) + 0.5
+    arrays = [x, w, b, rm, rv]
     for training in (True, False):
-        _both(lambda lib, x, w, b, rm, rv: lib.batch_norm(x, w, b, rm, rv, training, 0.3, 1e-3,
-                                                          True), [x, w, b, rm, rv], grad=(0, 1, 2))
-        _both(lambda lib, x, w, b, rm, rv: lib.instance_norm(x, w, b, rm, rv, training, 0.3,
-                                                             1e-3, False), [x, w, b, rm, rv],
-              grad=(0, 1, 2))
-        _both(lambda lib, x, w, b, rm, rv: lib.native_batch_norm(x, w, b, rm, rv, training,
-                                                                 0.3, 1e-3), [x, w, b, rm, rv],
-              grad=(0, 1, 2))
+        def bn(lib, x, w, b, rm, rv, training=training):
+            return lib.batch_norm(x, w, b, rm, rv, training, 0.3, 1e-3, True)
+
+        def inorm(lib, x, w, b, rm, rv, training=training):
+            return lib.instance_norm(x, w, b, rm, rv, training, 0.3, 1e-3, False)
+
+        def native(lib, x, w, b, rm, rv, training=training):
+            return lib.native_batch_norm(x, w, b, rm, rv, training, 0.3, 1e-3)
+
+        for fn in (bn, inorm, native):
+            _both(fn, arrays, grad=(0, 1, 2))
     # running statistics updated alike
     got = []
     for lib in (jg, torch):
@@ -183,7 +186,7 @@ def test_top_level_dropouts(name):
         outs.append(_np(fn(lib.tensor(x0), 0.4, True)))
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
     for p in (-0.1, 1.5):
-        assert _error(lambda: getattr(jg, name)(jg.ones(3), p, True)) == \
-            _error(lambda: getattr(torch, name)(torch.ones(3), p, True))
+        assert _error(lambda p=p: getattr(jg, name)(jg.ones(3), p, True)) == \
+            _error(lambda p=p: getattr(torch, name)(torch.ones(3), p, True))
     with pytest.raises(TypeError):
         getattr(jg, name)(jg.ones(3), p=0.5)  # train is required, as in torch

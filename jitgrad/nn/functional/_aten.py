@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ...autograd import grad_mode
 from ...tensor import Tensor
-from . import dropouts, layernorm, normalization as N
+from . import dropouts, layernorm
+from . import normalization as N
 
 __all__ = ["batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
            "native_layer_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout"]
