@@ -190,3 +190,13 @@ def test_channel_dropout_refuses_integers_on_device(device, fn):
         with pytest.raises(RuntimeError, match="result type Float can't be cast to the "
                                                "desired output type Long"):
             fn(x, 0.5, training=True)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_double_backward_node_on_device(device, training):
+    x = jg.tensor(X_DB, device="cuda", requires_grad=True)
+    w = jg.ones(2, dtype=jg.float64, device="cuda", requires_grad=True)
+    y = F.batch_norm(x, jg.zeros(2, dtype=jg.float64, device="cuda"),
+                     jg.ones(2, dtype=jg.float64, device="cuda"), w, training=training)
+    g = jg.autograd.grad((y ** 3).sum(), (x, w), create_graph=True)
+    assert [type(t.grad_fn).__name__ for t in g] == ["NativeBatchNormBackwardBackward0"] * 2

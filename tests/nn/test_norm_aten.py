@@ -190,3 +190,19 @@ def test_top_level_dropouts(name):
             _error(lambda p=p: getattr(torch, name)(torch.ones(3), p, True))
     with pytest.raises(TypeError):
         getattr(jg, name)(jg.ones(3), p=0.5)  # train is required, as in torch
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_double_backward_is_one_node(training):
+    x0, w0, b0 = RNG.standard_normal((3, 2, 4)), RNG.standard_normal(2), RNG.standard_normal(2)
+    res = {}
+    for lib in (jg, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (x0, w0, b0))
+        y = lib.nn.functional.batch_norm(x, lib.tensor(np.zeros(2)), lib.tensor(np.ones(2)),
+                                         w, b, training=training)
+        g = lib.autograd.grad((y ** 3).sum(), (x, w, b), create_graph=True)
+        gg = lib.autograd.grad(sum((t * t).sum() for t in g), (x, w, b))
+        res[lib] = ([type(t.grad_fn).__name__ for t in g], [_np(t) for t in g + gg])
+    assert res[jg][0] == res[torch][0] == ["NativeBatchNormBackwardBackward0"] * 3
+    for a, b in zip(res[jg][1], res[torch][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.composite import record, record_composition
+from ...ops.composite import as_one_node, record, record_composition
 from ...tensor import Tensor
 from .. import _device
 
@@ -73,18 +73,26 @@ def _channel_shape(input):
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
-def _vjp_of_graph(build, node, g):
+def _vjp_of_graph(build, node, g, backward_name=None):
     """The backward of a CPU node when the engine builds a graph: differentiate ``build`` (the
-    node's composition) at the saved inputs, keeping the graph of the result."""
+    node's composition) at the saved inputs, keeping the graph of the result (shown as the one
+    node ``backward_name`` if given, as PyTorch's double-backward nodes)."""
     from ...autograd import engine
     names = ("x", "w", "b")
     saved = [node.saved(n) if n in node.ctx._saved else None for n in names]
-    out = build(*saved)
-    wanted = [t for t, need in zip(saved, node.ctx.needs_input_grad) if need and t is not None]
-    grads = iter(engine.grad([out], wanted, [g], retain_graph=True, create_graph=True,
-                             allow_unused=True))
-    return tuple(next(grads) if need and t is not None else None
-                 for t, need in zip(saved, node.ctx.needs_input_grad))
+    needs = node.ctx.needs_input_grad
+
+    def vjp(g, *saved):
+        out = build(*saved)
+        wanted = [t for t, need in zip(saved, needs) if need and t is not None]
+        grads = iter(engine.grad([out], wanted, [g], retain_graph=True, create_graph=True,
+                                 allow_unused=True))
+        return tuple(next(grads) if need and t is not None else None
+                     for t, need in zip(saved, needs))
+
+    if backward_name is None:
+        return vjp(g, *saved)
+    return as_one_node(backward_name, (g, *saved), vjp)
 
 
 def _save_inputs(input, weight, bias):
@@ -178,7 +186,8 @@ def _batch_norm_backward(node, g):
         mean_t = Tensor._make(a["mean"])
         var_t = Tensor._make(a["var"])
         return _vjp_of_graph(lambda x, w, b: _batch_norm_graph(
-            x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g)
+            x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g,
+            "NativeBatchNormBackwardBackward0")
     need_x, need_w, need_b = node.ctx.needs_input_grad
     K = _kernels()
     x = _kernel_array(node.saved_array("x"))
@@ -266,7 +275,7 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
         return record_composition("NativeBatchNormBackward0", (input, weight, bias),
                                   lambda x, w, b: _batch_norm_graph(
                                       x, w, b, training, mean.to(x.dtype), var.to(x.dtype),
-                                      eps)), mean, var
+                                      eps), "NativeBatchNormBackwardBackward0"), mean, var
     mean64, var64 = mean._data, var._data
     if training:
         invstd = _inv_std(var64, eps)
