@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...autograd import grad_mode
 from ...tensor import Tensor
-from . import dropouts, layernorm
+from . import channel_dropout, dropouts, layernorm
 from . import normalization as N
 
 __all__ = ["batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
@@ -88,10 +88,10 @@ def dropout(input, p, train):
 def alpha_dropout(input, p, train):
     """``torch.alpha_dropout``."""
     _check_p(p)
-    return N.alpha_dropout(input, p, train)
+    return channel_dropout.alpha_dropout(input, p, train)
 
 
 def feature_alpha_dropout(input, p, train):
     """``torch.feature_alpha_dropout``."""
     _check_p(p)
-    return N.feature_alpha_dropout(input, p, train)
+    return channel_dropout.feature_alpha_dropout(input, p, train)
