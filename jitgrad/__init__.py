@@ -192,6 +192,10 @@ _TOPLEVEL_POOLS = ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
                    "max_pool1d_with_indices", "adaptive_max_pool1d")
 _NN_FUNCTIONS.update({n: n for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d",
                                       "conv_transpose2d", "conv_transpose3d")})
+# ATen's spellings, with ATen's signatures (nn/functional/_aten.py)
+_NN_FUNCTIONS.update({n: f"_aten.{n}" for n in (
+    "batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
+    "native_layer_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout")})
 
 
 def __getattr__(name):
@@ -203,5 +207,6 @@ def __getattr__(name):
     if name in _TOPLEVEL_POOLS:
         return getattr(importlib.import_module("jitgrad.nn.functional.toplevel"), name)
     if name in _NN_FUNCTIONS:
-        return getattr(importlib.import_module("jitgrad.nn.functional"), _NN_FUNCTIONS[name])
+        module, _, attr = f"nn.functional.{_NN_FUNCTIONS[name]}".rpartition(".")
+        return getattr(importlib.import_module(f"jitgrad.{module}"), attr)
     raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")

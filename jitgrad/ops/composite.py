@@ -204,62 +204,106 @@ def record(node_name: str, inputs, outputs, backward, *, save=(), save_outputs=(
     return outs[0] if single else tuple(outs)
 
 
+def as_one_node(node_name: str, inputs, compute):
+    """``compute(*inputs)`` (a tuple of Tensors, None allowed, computed by differentiable ops)
+    shown as the outputs of ONE node ``node_name`` (``record_composition``)."""
+    results = {}
+
+    def build(*args):
+        results["all"] = compute(*args)
+        return tuple(t for t in results["all"] if t is not None)
+
+    outs = iter(record_composition(node_name, inputs, build))
+    return tuple(None if t is None else next(outs) for t in results["all"])
+
+
 class _Composition:
     """The hidden graph behind a node made by ``record_composition``: kept like a saved tensor
     (freed when the node is released, so a second backward raises PyTorch's error)."""
 
-    __slots__ = ("out", "inputs")
+    __slots__ = ("out", "inputs", "build", "slots")
 
-    def __init__(self, out, inputs):
+    def __init__(self, out, inputs, build, slots):
         self.out = out
-        self.inputs = inputs
+        self.inputs = inputs  # the aliases the composition was built from (those needing grad)
+        self.build = build
+        self.slots = slots  # the node's inputs, every slot
 
     def free(self) -> None:
-        self.out = self.inputs = None
+        self.out = self.inputs = self.build = self.slots = None
 
     def tensor(self, node):  # as SavedTensor.tensor, for grad_fn._saved_tensors
         from ..autograd.node import FREED_MESSAGE
         if self.out is None:
             raise RuntimeError(FREED_MESSAGE)
-        return self.out
+        return self.out[0]
 
 
-def _composition_backward(node, g):
+def _composition_backward(node, *gs):
     from ..autograd import engine
     from ..autograd.node import FREED_MESSAGE
     comp = node.ctx._saved["composition"]
     if comp.out is None:
         raise RuntimeError(FREED_MESSAGE)
-    grads = engine.grad([comp.out], comp.inputs, [g], retain_graph=True,
-                        create_graph=grad_mode.is_grad_enabled(), allow_unused=True)
-    # a tensor passed in several slots (sdpa(q, q, q)) gets its whole gradient from each
-    # grad() result: give it to its first slot only, so the engine's sum over edges counts once
-    seen, pairs = set(), iter(zip(comp.inputs, grads))
-    out = []
-    for need in node.ctx.needs_input_grad:
-        if not need:
-            out.append(None)
-            continue
-        t, gr = next(pairs)
-        out.append(None if id(t) in seen else gr)
-        seen.add(id(t))
-    return tuple(out)
+    # outputs without a gradient (None) or outside the graph take no part
+    pairs = [(o, g) for o, g in zip(comp.out, gs) if g is not None and o.grad_fn is not None]
+    if not pairs:
+        return tuple(None for _ in node.ctx.needs_input_grad)
+    backward_name = node.ctx.attrs.get("backward_name")
+    if backward_name and grad_mode.is_grad_enabled():
+        # one node over (gradients, inputs): the composition is built again from its own
+        # aliases of them, so that node's derivatives are partial ones
+        present = [i for i, g in enumerate(gs) if g is not None and comp.out[i].grad_fn is not None]
+        k = len(present)
+
+        def vjp(*args):
+            outs = comp.build(*args[k:])
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            diff = [t for t in args[k:] if isinstance(t, Tensor) and t._requires_grad]
+            return tuple(engine.grad([outs[i] for i in present], diff, list(args[:k]),
+                                     retain_graph=True, create_graph=True, allow_unused=True))
+
+        grads = as_one_node(backward_name, tuple(gs[i] for i in present) + tuple(comp.slots),
+                            vjp)
+    else:
+        grads = engine.grad([o for o, _ in pairs], comp.inputs, [g for _, g in pairs],
+                            retain_graph=True, create_graph=grad_mode.is_grad_enabled(),
+                            allow_unused=True)
+    # each slot has its own alias (``record_composition``): sdpa(q, q, q) gets a partial
+    # derivative per slot, which the engine sums over the edges
+    grads = iter(grads)
+    return tuple(next(grads) if need else None for need in node.ctx.needs_input_grad)
 
 
-def record_composition(node_name: str, inputs, build):
+def record_composition(node_name: str, inputs, build, backward_name: str | None = None):
     """``build(*inputs)``, a composition of differentiable ops, presented as ONE node called
     ``node_name`` with an edge per input: the grad_fn PyTorch records for an op that jitgrad
     computes by composition on some device (``nll_loss`` on CUDA is gather/mul/sum inside, but
     its grad_fn is ``NllLossBackward0`` as in PyTorch). The node's backward differentiates the
     hidden composition (a nested ``autograd.grad``), so gradients, ``create_graph`` and double
-    backward are exactly the composition's."""
+    backward are exactly the composition's. ``build`` may return a tuple of Tensors: one node
+    with several outputs (a double-backward node such as NativeBatchNormBackwardBackward0).
+    ``backward_name``: the gradients built with ``create_graph`` are shown as that one node
+    (over the output gradients and the inputs) instead of the composition's own nodes."""
     if not grad_mode.is_grad_enabled() or not any(
             isinstance(t, Tensor) and t._requires_grad for t in inputs):
         return build(*inputs)
-    inner = build(*inputs)
-    if inner.grad_fn is None:
+    # The composition sees an alias of each input: the node's backward must give partial
+    # derivatives, and a nested grad() with respect to the inputs themselves would be total
+    # (when one input is computed from another, as a double-backward node's incoming gradient
+    # from its forward's input, that path would be counted twice). The aliases keep the graph
+    # connected to the inputs for create_graph.
+    from .shape import _alias
+    inputs_seen = tuple(_alias(t) if isinstance(t, Tensor) and t._requires_grad else t
+                        for t in inputs)
+    inner = build(*inputs_seen)
+    multi = isinstance(inner, tuple)
+    inners = inner if multi else (inner,)
+    if all(t.grad_fn is None for t in inners):
         return inner
-    out = record(node_name, inputs, inner._data, _composition_backward)
-    diff = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
-    out._grad_fn.ctx._saved["composition"] = _Composition(inner, diff)
+    out = record(node_name, inputs, [t._data for t in inners] if multi else inner._data,
+                 _composition_backward, attrs={"backward_name": backward_name})
+    diff = [t for t in inputs_seen if isinstance(t, Tensor) and t._requires_grad]
+    node = (out[0] if multi else out)._grad_fn
+    node.ctx._saved["composition"] = _Composition(inners, diff, build, tuple(inputs))
     return out

@@ -154,3 +154,49 @@ def test_alpha_dropout_on_device(device):
     kept = np.isclose(y, x0 * a + alpha * a * p)
     dropped = np.isclose(y, alpha * a * (p - 1))
     assert (kept | dropped).all() and kept.any() and dropped.any()
+
+
+def test_zero_eps_constant_channels_on_device(device):
+    """InvStd's 0 when var == 0 and eps == 0 on CUDA too (tests/nn checks the CPU vs torch)."""
+    x = np.ones((2, 3, 2))
+    x[1, 2] = [1.0, 3.0]
+    check(device, lambda x: F.instance_norm(x, eps=0.0), [x], grad=(0,))
+    y = _host(F.instance_norm(jg.tensor(x, device="cuda"), eps=0.0))
+    assert not np.isnan(y).any()
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_running_stats_requiring_grad_refused_on_device(device, training):
+    rm = jg.zeros(3, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument "
+                                           "'running_mean'"):
+        F.batch_norm(jg.ones(4, 3, device="cuda"), rm, jg.ones(3, device="cuda"),
+                     training=training)
+
+
+def test_local_response_norm_on_device(device):
+    for size in (1, 2, 3, 5):
+        check(device, lambda x, s=size: F.local_response_norm(x, s, alpha=0.3, k=0.5),
+              [randn(2, 4, 3)], grad=(0,))
+
+
+@pytest.mark.parametrize("fn", [F.dropout1d, F.dropout2d, F.dropout3d])
+def test_channel_dropout_refuses_integers_on_device(device, fn):
+    for dev in ("cpu", "cuda"):
+        x = jg.ones(2, 3, 2, 2, 2, dtype=jg.int64, device=dev)[:, :, 0] if fn is F.dropout2d \
+            else jg.ones(2, 3, 2, 2, 2, dtype=jg.int64, device=dev)
+        if fn is F.dropout1d:
+            x = x[:, :, 0, 0]
+        with pytest.raises(RuntimeError, match="result type Float can't be cast to the "
+                                               "desired output type Long"):
+            fn(x, 0.5, training=True)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_double_backward_node_on_device(device, training):
+    x = jg.tensor(X_DB, device="cuda", requires_grad=True)
+    w = jg.ones(2, dtype=jg.float64, device="cuda", requires_grad=True)
+    y = F.batch_norm(x, jg.zeros(2, dtype=jg.float64, device="cuda"),
+                     jg.ones(2, dtype=jg.float64, device="cuda"), w, training=training)
+    g = jg.autograd.grad((y ** 3).sum(), (x, w), create_graph=True)
+    assert [type(t.grad_fn).__name__ for t in g] == ["NativeBatchNormBackwardBackward0"] * 2

@@ -369,3 +369,16 @@ def test_transformer_encoder_with_padding_mask_matches_torch(train):
         res[lib] = [out.detach().numpy(), x.grad.numpy()]
     for a, b in zip(res[jg], res[torch]):
         _assert_same(a, b, TOL[np.float64])
+
+
+def test_sdpa_scale_and_enable_gqa_are_keyword_only():
+    for lib in (jg, torch):
+        q = lib.ones(1, 2, 3, 4)
+        with pytest.raises(TypeError):
+            lib.nn.functional.scaled_dot_product_attention(q, q, q, None, 0.0, False, 0.5)
+        with pytest.raises(TypeError):
+            lib.nn.functional.scaled_dot_product_attention(q, q, q, None, 0.0, False, None,
+                                                           True)
+        out = lib.nn.functional.scaled_dot_product_attention(q, q, q, None, 0.0, False,
+                                                             scale=0.5, enable_gqa=True)
+        assert tuple(out.shape) == (1, 2, 3, 4)

@@ -101,6 +101,11 @@ from .normalization import *  # noqa: E402,F401,F403
 
 __all__ += _normalization.__all__ + _attention.__all__
 
+from . import channel_dropout as _channel_dropout  # noqa: E402
+from .channel_dropout import *  # noqa: E402,F401,F403
+
+__all__ += _channel_dropout.__all__
+
 # ----------------------------------------------------------------------------- pooling, resampling
 from . import pooling as _pooling  # noqa: E402
 from . import upsampling as _upsampling  # noqa: E402

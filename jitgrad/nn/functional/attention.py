@@ -149,7 +149,7 @@ def _uses_cpu_flash(query, key, value, attn_mask, dropout_p, enable_gqa):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+                                 is_causal=False, *, scale=None, enable_gqa=False):
     """``softmax(q k^T * scale + mask) v`` over the last two dims, batch dims broadcast.
 
     ``attn_mask``: bool (True takes part) or float (added), broadcastable to ``(..., L, S)``;

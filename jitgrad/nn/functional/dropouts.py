@@ -1,5 +1,5 @@
 """``F.dropout``: the mask is drawn from PyTorch's CPU generator stream in memory order
-(channel dropouts live in ``normalization``)."""
+(channel dropouts live in ``channel_dropout``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,7 +29,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if p == 1.0:
         mask = Tensor._make(np.zeros((), dtype=dt))
     else:
-        from .normalization import memory_order_draw
+        from .channel_dropout import memory_order_draw
         mask = Tensor._make(memory_order_draw(
             input._data, lambda shape: default_generator().dropout_mask(shape, p, dt)))
     if inplace:

@@ -1,5 +1,5 @@
 """Statistics-based normalizations: batch_norm, instance_norm, group_norm, rms_norm,
-local_response_norm, and the channel-wise dropouts (dropout1d/2d/3d).
+local_response_norm (the channel-wise dropouts are in ``channel_dropout``).
 
 batch_norm and group_norm are one node each (NativeBatchNormBackward0 / NativeGroupNormBackward0,
 PyTorch's CPU names). Each is written once as a composition of differentiable ops
@@ -15,20 +15,17 @@ NativeBatchNormBackward0), and rms_norm is ATen's composition (MulBackward0 / Rs
 """
 from __future__ import annotations
 
-import math
 import numbers
-import warnings
 
 import numpy as np
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.composite import record, record_composition
+from ...ops.composite import as_one_node, record, record_composition
 from ...tensor import Tensor
 from .. import _device
 
-__all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm",
-           "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
+__all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm"]
 
 
 def _kernels():
@@ -73,18 +70,26 @@ def _channel_shape(input):
     return (1, input.shape[1]) + (1,) * (input.ndim - 2)
 
 
-def _vjp_of_graph(build, node, g):
+def _vjp_of_graph(build, node, g, backward_name=None):
     """The backward of a CPU node when the engine builds a graph: differentiate ``build`` (the
-    node's composition) at the saved inputs, keeping the graph of the result."""
+    node's composition) at the saved inputs, keeping the graph of the result (shown as the one
+    node ``backward_name`` if given, as PyTorch's double-backward nodes)."""
     from ...autograd import engine
     names = ("x", "w", "b")
     saved = [node.saved(n) if n in node.ctx._saved else None for n in names]
-    out = build(*saved)
-    wanted = [t for t, need in zip(saved, node.ctx.needs_input_grad) if need and t is not None]
-    grads = iter(engine.grad([out], wanted, [g], retain_graph=True, create_graph=True,
-                             allow_unused=True))
-    return tuple(next(grads) if need and t is not None else None
-                 for t, need in zip(saved, node.ctx.needs_input_grad))
+    needs = node.ctx.needs_input_grad
+
+    def vjp(g, *saved):
+        out = build(*saved)
+        wanted = [t for t, need in zip(saved, needs) if need and t is not None]
+        grads = iter(engine.grad([out], wanted, [g], retain_graph=True, create_graph=True,
+                                 allow_unused=True))
+        return tuple(next(grads) if need and t is not None else None
+                     for t, need in zip(saved, needs))
+
+    if backward_name is None:
+        return vjp(g, *saved)
+    return as_one_node(backward_name, (g, *saved), vjp)
 
 
 def _save_inputs(input, weight, bias):
@@ -103,6 +108,27 @@ def _verify_batch_size(size):
                          f"{size}")
 
 
+def _inv_std(var, eps):
+    """ATen's batch-statistics inverse std (``InvStd``): 0 where ``var == 0`` and ``eps == 0``
+    (a constant channel then normalizes to 0, not NaN), else ``1 / sqrt(var + eps)``.
+    ``var`` is a float64 array; NumPy's divide warning is not PyTorch's."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv = 1.0 / np.sqrt(var + eps)
+    if eps == 0:
+        inv = np.where(var == 0, 0.0, inv)
+    return inv
+
+
+def _inv_std_graph(var, eps):
+    """``_inv_std`` as differentiable ops (the CUDA forward and the double backward): the
+    rsqrt is taken of 1 where masked, so its derivative there is finite and masked to 0."""
+    if eps != 0:
+        return (var + eps).rsqrt()
+    from ...ops.functional import where
+    zero = var == 0
+    return where(zero, 0.0, where(zero, 1.0, var).rsqrt())
+
+
 def _batch_norm_graph(x, w, b, training, mean, var, eps):
     """The composition: statistics of ``x`` (training) or the given ``mean``/``var`` Tensors."""
     cs = _channel_shape(x)
@@ -110,7 +136,7 @@ def _batch_norm_graph(x, w, b, training, mean, var, eps):
         dims = (0,) + tuple(range(2, x.ndim))
         mean = x.mean(dims, keepdim=True)
         xc = x - mean
-        y = xc * ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+        y = xc * _inv_std_graph((xc * xc).mean(dims, keepdim=True), eps)
     else:
         y = (x - mean.reshape(cs)) * (var.reshape(cs) + eps).rsqrt()
     if w is not None:
@@ -137,7 +163,8 @@ def _batch_stats(input):
             mean = x.mean(dims)
             var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
         n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
-        return mean.double(), var.double(), var.double() * (n / (n - 1))
+        correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
+        return mean.double(), var.double(), var.double() * correction
     x = _kernel_array(input._data)
     n_, c = x.shape[0], x.shape[1]
     m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
@@ -156,7 +183,8 @@ def _batch_norm_backward(node, g):
         mean_t = Tensor._make(a["mean"])
         var_t = Tensor._make(a["var"])
         return _vjp_of_graph(lambda x, w, b: _batch_norm_graph(
-            x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g)
+            x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g,
+            "NativeBatchNormBackwardBackward0")
     need_x, need_w, need_b = node.ctx.needs_input_grad
     K = _kernels()
     x = _kernel_array(node.saved_array("x"))
@@ -190,6 +218,15 @@ def _batch_norm_backward(node, g):
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """ATen's ``batch_norm`` (no Python-level checks: instance_norm calls it directly)."""
+    _check_batch_norm_args(input, weight, bias, running_mean, running_var, training)
+    if input.numel() == 0:  # ATen returns before its dtype checks
+        return input.clone()
+    out, _, _ = _native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                   momentum, eps)
+    return out
+
+
+def _check_batch_norm_args(input, weight, bias, running_mean, running_var, training):
     _check_float(input, "batch_norm")
     c = input.shape[1] if input.ndim >= 2 else 0  # ATen's num_features of a 1-D input is 0
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
@@ -204,9 +241,25 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         d = max(input.ndim, 1)
         raise IndexError(f"Dimension out of range (expected to be in range of [{-d}, {d - 1}], "
                          "but got 1)")
-    if input.numel() == 0:  # ATen returns before its dtype checks
-        return input.clone()
+
+
+def _check_stats_not_differentiable(running_mean, running_var):
+    """native_batch_norm has no derivative for the running statistics (autograd's check)."""
+    if not grad_mode.is_grad_enabled():
+        return
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is not None and t.requires_grad:
+            raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with "
+                               f"respect to argument '{name}'. This input cannot have "
+                               "requires_grad True.")
+
+
+def _native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """ATen's ``native_batch_norm``: ``(out, mean, var)``, the statistics used (float64
+    Tensors: the batch's in training, the running ones otherwise)."""
+    _check_stats_not_differentiable(running_mean, running_var)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
+    c = input.shape[1]
     if training:
         mean, var, unbiased = _batch_stats(input)
         if running_mean is not None:
@@ -219,9 +272,13 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
         return record_composition("NativeBatchNormBackward0", (input, weight, bias),
                                   lambda x, w, b: _batch_norm_graph(
                                       x, w, b, training, mean.to(x.dtype), var.to(x.dtype),
-                                      eps))
+                                      eps), "NativeBatchNormBackwardBackward0"), mean, var
     mean64, var64 = mean._data, var._data
-    invstd = 1.0 / np.sqrt(var64 + eps)
+    if training:
+        invstd = _inv_std(var64, eps)
+    else:  # ATen's eval transform: 1 / sqrt(running_var + eps), inf/NaN included
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd = 1.0 / np.sqrt(var64 + eps)
     w = weight._data.astype(np.float64) if weight is not None else 1.0
     b = bias._data.astype(np.float64) if bias is not None else 0.0
     ca = invstd * w
@@ -235,7 +292,7 @@ def _batch_norm(input, weight, bias, running_mean, running_var, training, moment
                   _batch_norm_backward, save=_save_inputs(input, weight, bias),
                   attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
                          "mean": mean64.astype(dt), "var": var64.astype(dt),
-                         "has_bias": bias is not None})
+                         "has_bias": bias is not None}), mean, var
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -275,6 +332,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_tensor(input, "instance_norm")
     if use_input_stats:
         _verify_spatial_size(input.shape)
+    return _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats,
+                          momentum, eps)
+
+
+def _instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                   eps):
+    """ATen's ``instance_norm`` (``torch.instance_norm``: no Python-level size check)."""
     n, c = input.shape[0], input.shape[1]
 
     def rep(t):
@@ -356,6 +420,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"{input.dim()}")
     _verify_batch_size([input.shape[0] * input.shape[1] // num_groups, num_groups]
                        + list(input.shape[2:]))
+    return _group_norm(input, num_groups, weight, bias, eps)
+
+
+def _group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """ATen's ``group_norm`` (``torch.group_norm``: no Python-level size check)."""
     n, c = input.shape[0], input.shape[1]
     if c % num_groups != 0:
         raise RuntimeError("Expected number of channels in input to be divisible by num_groups, "
@@ -380,7 +449,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     mr, m2r = mr.reshape(n, num_groups, cg), m2r.reshape(n, num_groups, cg)
     mean = mr.mean(2)
     var = (m2r.sum(2) + m * ((mr - mean[..., None]) ** 2).sum(2)) / (m * cg)
-    invstd = 1.0 / np.sqrt(var + eps)
+    with np.errstate(divide="ignore", invalid="ignore"):  # NaN as ATen, without NumPy's warning
+        invstd = 1.0 / np.sqrt(var + eps)
     w = weight._data.astype(np.float64) if weight is not None else np.ones(c)
     b = bias._data.astype(np.float64) if bias is not None else np.zeros(c)
     ca = np.repeat(invstd, cg, axis=1) * w
@@ -435,149 +505,17 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    from . import pad
+    from ...ops.shape import cat
     c = input.shape[1]
-    sq = pad((input * input).transpose(1, -1), (size // 2, (size - 1) // 2)).transpose(1, -1)
+    sq = input * input
+    # Zero padding of the channel dim by concatenation (works on every device, as F.pad's
+    # constant mode does not on CUDA yet); the window is then a sum of shifted slices.
+    before, after = size // 2, (size - 1) // 2
+    rest = tuple(input.shape[2:])
+    parts = [sq.new_zeros((input.shape[0], n) + rest) for n in (before, after)]
+    sq = cat([parts[0], sq, parts[1]], 1)
     window = sq.narrow(1, 0, c)
     for i in range(1, size):
         window = window + sq.narrow(1, i, c)
     div = (window / size).mul(alpha).add(k).pow(beta)
     return input / div
-
-
-# ----------------------------------------------------------------------------- channel dropout
-
-
-def _feature_dropout(input, p, training, inplace):
-    """ATen's ``feature_dropout``: one Bernoulli draw per (sample, channel), a noise tensor of
-    shape ``(N, C, 1, ...)`` drawn exactly like ``dropout``'s, then ``input * noise``."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
-    dt = input._data.dtype if input.is_floating_point() else D.get_default_dtype().np
-    if _device.is_cuda(input):
-        from ... import _cuda_random
-        noise = Tensor._make(_cuda_random.dropout_mask(shape, p, dt))
-    else:
-        if not input.is_floating_point():
-            raise RuntimeError("result type Float can't be cast to the desired output type "
-                               f"{D.scalar_name(input.dtype)}")
-        from ...random import default_generator
-        noise = Tensor._make(np.zeros((), dt) if p == 1.0
-                             else default_generator().dropout_mask(shape, p, dt))
-    return input.mul_(noise) if inplace else input * noise
-
-
-def memory_order_draw(arr, draw):
-    """``draw(shape)`` (random numbers in C order) laid out as PyTorch fills
-    ``empty_like(arr)``: that keeps a permuted dense input's strides (``x.transpose(0, 1)``
-    after batch-first attention) and the CPU samplers fill it in memory order, so the numbers are
-    drawn for ``arr``'s dims sorted outermost first, then permuted back."""
-    if arr.flags.c_contiguous or arr.ndim < 2:
-        return draw(arr.shape)
-    perm = sorted(range(arr.ndim), key=lambda d: -arr.strides[d] if arr.shape[d] > 1 else 0)
-    if not np.transpose(arr, perm).flags.c_contiguous or min(arr.strides) < 0:
-        return draw(arr.shape)  # not dense: empty_like is contiguous
-    return np.transpose(draw(tuple(arr.shape[d] for d in perm)), np.argsort(perm))
-
-
-_SELU_ALPHA = 1.7580993408473766  # ATen's alpha' (-scale * alpha of SELU)
-
-
-def _alpha_dropout(input, p, training, inplace, feature):
-    """ATen's ``_dropout_impl`` with ``alpha_dropout``: ``x * (a noise) + b`` where dropped
-    elements become SELU's negative saturation, rescaled to keep mean and variance."""
-    _check_p(p)
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
-    if p == 1.0:
-        zero = Tensor._make(np.zeros((), input._data.dtype))
-        return input.mul_(zero) if inplace else input * zero
-    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
-    if _device.is_cuda(input):
-        from ... import _cuda_random
-        keep = Tensor._make(_cuda_random.bernoulli(1.0 - p, shape, input._data.dtype))
-    else:
-        from ...random import default_generator
-        keep = Tensor._make(memory_order_draw(
-            input._data if not feature else np.empty(shape, np.int8),
-            lambda s: default_generator().bernoulli(1.0 - p, s, input._data.dtype)))
-    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
-    b = (keep - 1.0) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
-    noise = keep * a
-    return input.mul_(noise).add_(b) if inplace else input * noise + b
-
-
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """Dropout for SELU networks (keeps zero mean and unit variance)."""
-    return _alpha_dropout(input, p, training, inplace, feature=False)
-
-
-def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
-    """alpha_dropout of whole channels (one draw per (sample, channel))."""
-    return _alpha_dropout(input, p, training, inplace, feature=True)
-
-
-def _check_p(p):
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def dropout1d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of ``(N, C, L)`` or ``(C, L)`` inputs."""
-    _check_p(p)
-    nd = input.dim()
-    if nd not in (2, 3):
-        raise RuntimeError(
-            f"dropout1d: Expected 2D or 3D input, but received a {nd}D input. Note that "
-            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
-            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
-            "inputs).")
-    if nd == 2:
-        x = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-        out = _feature_dropout(x, p, training, inplace)
-        return out.squeeze_(0) if inplace else out.squeeze(0)
-    return _feature_dropout(input, p, training, inplace)
-
-
-def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of ``(N, C, H, W)`` inputs (a 3-D input is taken as (N, C, L),
-    with PyTorch's warning)."""
-    _check_p(p)
-    nd = input.dim()
-    if nd not in (3, 4):
-        warnings.warn(
-            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will "
-            "result in an error in a future release. To retain the behavior and silence this "
-            "warning, please use dropout instead. Note that dropout2d exists to provide "
-            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
-            "and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
-    if nd == 3:
-        warnings.warn(
-            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
-            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
-            "the channel dim. This behavior will change in a future release to interpret the "
-            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
-            "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2)
-    return _feature_dropout(input, p, training, inplace)
-
-
-def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zeroes whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
-    _check_p(p)
-    nd = input.dim()
-    if nd not in (4, 5):
-        warnings.warn(
-            f"dropout3d: Received a {nd}-D input to dropout3d, which is deprecated and will "
-            "result in an error in a future release. To retain the behavior and silence this "
-            "warning, please use dropout instead. Note that dropout3d exists to provide "
-            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
-            "and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
-    if nd != 5:
-        x = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
-        out = _feature_dropout(x, p, training, inplace)
-        return out.squeeze_(0) if inplace else out.squeeze(0)
-    return _feature_dropout(input, p, training, inplace)
