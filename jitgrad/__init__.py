@@ -187,13 +187,12 @@ def can_cast(from_, to):
 
 # torch.max_pool2d, torch.conv2d & co.: nn.functional's (loaded on first use, like nn itself)
 _NN_FUNCTIONS = {n: n for n in ("adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle")}
-# ATen's narrower signatures (no return_indices ...): thin wrappers in nn/functional/toplevel.py
-_TOPLEVEL_POOLS = ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d",
-                   "max_pool1d_with_indices", "adaptive_max_pool1d")
 _NN_FUNCTIONS.update({n: n for n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d",
                                       "conv_transpose2d", "conv_transpose3d")})
 # ATen's spellings, with ATen's signatures (nn/functional/_aten.py)
 _NN_FUNCTIONS.update({n: f"_aten.{n}" for n in (
+    "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "max_pool1d_with_indices",
+    "adaptive_max_pool1d",
     "batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
     "native_layer_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout")})
 
@@ -204,8 +203,6 @@ def __getattr__(name):
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
                 "distributed"):
         return importlib.import_module(f"jitgrad.{name}")
-    if name in _TOPLEVEL_POOLS:
-        return getattr(importlib.import_module("jitgrad.nn.functional.toplevel"), name)
     if name in _NN_FUNCTIONS:
         module, _, attr = f"nn.functional.{_NN_FUNCTIONS[name]}".rpartition(".")
         return getattr(importlib.import_module(f"jitgrad.{module}"), attr)

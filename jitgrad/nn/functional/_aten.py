@@ -1,9 +1,13 @@
-"""The top-level ATen spellings of the normalizations and dropouts (``torch.batch_norm``,
-``torch.native_batch_norm``, ``torch.dropout``, ...), bound lazily by ``jitgrad.__getattr__``.
+"""The top-level ATen spellings of the pools, normalizations and dropouts (``torch.max_pool2d``,
+``torch.batch_norm``, ``torch.native_batch_norm``, ``torch.dropout``, ...), bound lazily by
+``jitgrad.__getattr__``; they are not part of ``jitgrad.nn.functional``.
 
 They are not aliases of ``F``: each has ATen's own signature (``torch.batch_norm`` takes weight
 and bias before the running statistics, every argument positional and required) and skips the
-Python-level checks ``F`` adds (batch size, ``eps > 0`` in training), as PyTorch's do.
+Python-level checks ``F`` adds (batch size, ``eps > 0`` in training), as PyTorch's do. The
+pools have ATen's narrower signatures: no ``return_indices`` (``max_pool1d_with_indices`` and
+``adaptive_max_pool1d`` always return the pair), no ``divisor_override`` on ``avg_pool1d``, and
+``stride=()`` for "the kernel size", so a call PyTorch rejects raises the same ``TypeError``.
 """
 from __future__ import annotations
 
@@ -11,9 +15,12 @@ from ...autograd import grad_mode
 from ...tensor import Tensor
 from . import channel_dropout, dropouts, layernorm
 from . import normalization as N
+from . import pooling as _p
 
-__all__ = ["batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
-           "native_layer_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
+           "adaptive_max_pool1d", "batch_norm", "native_batch_norm", "instance_norm",
+           "group_norm", "layer_norm", "native_layer_norm", "rms_norm", "dropout", "alpha_dropout",
+           "feature_alpha_dropout"]
 
 
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
@@ -95,3 +102,36 @@ def feature_alpha_dropout(input, p, train):
     """``torch.feature_alpha_dropout``."""
     _check_p(p)
     return channel_dropout.feature_alpha_dropout(input, p, train)
+
+
+# ----------------------------------------------------------------------------- pools
+def _stride(stride):
+    return None if stride == () else stride  # ATen's empty stride: the kernel size
+
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _p.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _p.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _p.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    return _p.max_pool1d_with_indices(input, kernel_size, _stride(stride), padding, dilation,
+                                      ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return _p.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode,
+                         count_include_pad)
+
+
+def adaptive_max_pool1d(input, output_size):
+    return _p.adaptive_max_pool1d_with_indices(input, output_size)
