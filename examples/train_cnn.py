@@ -22,7 +22,14 @@ import jitgrad as torch
 import jitgrad.nn as nn
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_mlp import evaluate, load_data, save_plot, to_cpu, train  # noqa: E402
+from train_mlp import (  # noqa: E402
+    check_common_args,
+    evaluate,
+    load_data,
+    save_plot,
+    to_cpu,
+    train,
+)
 
 sys.path.pop(0)
 
@@ -43,19 +50,9 @@ def parse_args(argv=None):
                    help="use only the first N training and N test samples (quick runs, e.g. "
                         "on the CUDA simulator); 0: all")
     args = p.parse_args(argv)
-    if args.epochs < 1:
-        p.error("--epochs must be at least 1")
-    if args.batch_size < 1:
-        p.error("--batch-size must be at least 1")
+    check_common_args(p, args)
     if args.channels < 1:
         p.error("--channels must be at least 1")
-    if args.limit < 0:
-        p.error("--limit must be >= 0")
-    if args.device.startswith("cuda") and not torch.cuda.is_available():
-        p.error(f"--device {args.device} requested, but jitgrad's CUDA backend is not available "
-                "on this machine (jitgrad.cuda.is_available() is False); use --device cpu")
-    if args.device != "cpu" and not args.device.startswith("cuda"):
-        p.error(f"unknown --device {args.device!r}: expected cpu or cuda")
     return args
 
 

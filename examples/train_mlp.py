@@ -49,6 +49,12 @@ def parse_args(argv=None):
                    help="data-parallel training over MPI: launch with mpiexec -n N; each rank "
                         "takes batch-size/N samples of every batch")
     args = p.parse_args(argv)
+    check_common_args(p, args)
+    return args
+
+
+def check_common_args(p, args):
+    """The checks every example's flags share (train_cnn.py calls this too)."""
     if args.epochs < 1:
         p.error("--epochs must be at least 1")
     if args.batch_size < 1:
@@ -60,7 +66,6 @@ def parse_args(argv=None):
                 "on this machine (jitgrad.cuda.is_available() is False); use --device cpu")
     if args.device != "cpu" and not args.device.startswith("cuda"):
         p.error(f"unknown --device {args.device!r}: expected cpu or cuda")
-    return args
 
 
 def load_data(seed):
