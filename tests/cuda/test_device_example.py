@@ -101,13 +101,9 @@ def test_example_trains_on_cuda(device, train_mlp, tmp_path, capsys):
 
 def test_cnn_example_trains_on_cuda(device, tmp_path, capsys):
     """``train_cnn.py --device cuda``: 4 samples, one batch per epoch, 1 channel — the loss
-    falls and the checkpoint loads into a CPU model. Skips until nn.BatchNorm2d and
-    nn.MaxPool2d exist (issue 13's normalization and pooling parts, other branches)."""
+    falls and the checkpoint loads into a CPU model."""
     for mod in ("sklearn", "tqdm", "matplotlib"):
         pytest.importorskip(mod)
-    missing = [n for n in ("BatchNorm2d", "MaxPool2d") if not hasattr(nn, n)]
-    if missing:
-        pytest.skip(f"jitgrad.nn has no {' / '.join(missing)} yet")
     sys.path.insert(0, str(ROOT / "examples"))
     try:
         import train_cnn
