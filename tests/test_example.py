@@ -1,24 +1,19 @@
 """examples/train_mlp.py runs end to end: output format, plot, checkpoint, device errors."""
 import io
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _examples import run_example
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "train_mlp.py"
 
 
 def run(args, timeout=300):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["MPLBACKEND"] = "Agg"
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=str(ROOT), env=env)
+    return run_example("train_mlp.py", args, timeout)
 
 
 @pytest.fixture(scope="module")

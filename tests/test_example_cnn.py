@@ -1,23 +1,18 @@
 """examples/train_cnn.py runs end to end: output format, accuracy, plot, checkpoint, arguments
 (its training loop is train_mlp.py's ``train``)."""
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from _examples import run_example
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "examples" / "train_cnn.py"
 
 
 def run(args, timeout=600):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    env["MPLBACKEND"] = "Agg"
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=str(ROOT), env=env)
+    return run_example("train_cnn.py", args, timeout)
 
 
 @pytest.fixture(scope="module")
