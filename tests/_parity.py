@@ -1,14 +1,25 @@
-"""Run one function under jitgrad and under PyTorch and compare what came out.
+"""Run code under jitgrad and under PyTorch and compare what came out: the one harness of the
+parity tests. Pick the entry by what a test compares:
 
-``outcome(lib, fn, args)`` runs ``fn(lib, *tensors)`` where each NumPy array in ``args`` becomes
-``lib.tensor(array)`` (floating arrays require grad when ``grad=True``) and anything else is
-passed as is. The result is an :class:`Outcome`: either the error (exception type name and
-message) or the output's values, dtype, shape and ``grad_fn`` class name, plus, with ``grad``,
-the gradients of ``sum(out * w)`` (fixed weights) for every input that requires grad, and the
-warnings raised. ``assert_parity(fn, *args)`` checks that both libraries agree on all of it.
+* ``assert_parity(fn, *arrays)`` (``outcome``/``assert_same_outcome``): ``fn(lib, *tensors)``
+  where each NumPy array becomes ``lib.tensor(array)`` (floating arrays require grad with
+  ``grad=True``): the same error (type name and message), or the same values, dtypes, shapes,
+  ``grad_fn`` names, warnings and, with ``grad``, gradients of ``sum(out * w)`` (fixed weights).
+* ``compare(fn, arrays)`` / ``raises_like(fn, *arrays)``: the arrays become float64 / int64 /
+  bool / uint8 tensors (or ``dtype``); values (NaN-aware), dtypes, shapes and grad_fn names of
+  every (nested) output, with ``grad`` the gradients of a random weighted sum; or the same
+  exception type (and message).
+* ``agree(fn)``: ``fn(lib)``'s result in a library-neutral form (tensors as dtype,
+  shape and exact values; containers by type) or its error's type and first line, compared
+  exactly (bit-exact samplers, data loading, save/load).
+* ``check_snippet(code, describe)``: a snippet whose last line is an expression, run with
+  ``torch`` bound to either library; the described result (or error) and the warnings compared.
+* ``check_observations(fn)``: a scenario ``fn(lib, record)`` that records labelled observations
+  (values, dtype, grad_fn name, ``_version``, requires_grad/is_leaf, shape, gradients) or stops
+  at an error; compared with a 1e-6 relative tolerance on floats.
 
 PyTorch's own CPU errors are builtin types (RuntimeError, IndexError, ...), so types are compared
-by name. Used by the index parity tests; written to be reused by any parity test.
+by name.
 """
 from __future__ import annotations
 
@@ -16,6 +27,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 import jitgrad
 
@@ -24,7 +36,10 @@ try:
 except ImportError:  # pragma: no cover - the parity tests skip without PyTorch
     torch = None
 
-__all__ = ["Outcome", "outcome", "assert_parity", "assert_same_outcome", "torch"]
+__all__ = ["Outcome", "outcome", "assert_parity", "assert_same_outcome", "torch", "compare",
+           "raises_like", "neutral_form", "neutral_run", "agree",
+           "tensor_description", "snippet_outcome", "check_snippet", "observe",
+           "same_observations", "check_observations"]
 
 
 @dataclass
@@ -125,3 +140,188 @@ def assert_parity(fn, *args, grad=False, rtol=1e-6, atol=1e-9, where="",
     want = outcome(torch, fn, args, grad)
     assert_same_outcome(got, want, rtol, atol, where, check_warnings)
     return got
+
+
+# ------------------------------------------------- compare / raises_like (typed tensors, nested)
+
+def _typed_tensors(T, arrays, dtype=None, grad=False):
+    out = []
+    for a in arrays:
+        a = np.asarray(a)
+        dt = dtype or {"f": "float64", "b": "bool", "u": "uint8", "i": "int64"}[a.dtype.kind]
+        t = T.tensor(a, dtype=getattr(T, dt))
+        if grad and t.dtype.is_floating_point:
+            t.requires_grad_(True)
+        out.append(t)
+    return out
+
+
+def _flat(r):
+    if isinstance(r, (tuple, list)):
+        out = []
+        for x in r:
+            out.extend(_flat(x))
+        return out
+    return [r]
+
+
+def _assert_same_results(rj, rt, rtol=1e-6, atol=1e-6, names=True):
+    """Values, dtypes, shapes (and grad_fn names) of jitgrad's result ``rj`` and torch's ``rt``."""
+    fj, ft = _flat(rj), _flat(rt)
+    assert len(fj) == len(ft)
+    for a, b in zip(fj, ft):
+        if not isinstance(b, torch.Tensor):
+            assert a == b
+            continue
+        assert tuple(a.shape) == tuple(b.shape), (a.shape, b.shape)
+        assert str(a.dtype) == str(b.dtype), (a.dtype, b.dtype)
+        np.testing.assert_allclose(a.detach().cpu().numpy().astype(np.float64),
+                                   b.detach().numpy().astype(np.float64), rtol=rtol, atol=atol,
+                                   equal_nan=True)
+        if names:
+            na = None if a.grad_fn is None else type(a.grad_fn).__name__
+            nb = None if b.grad_fn is None else b.grad_fn.name()
+            assert na == nb, (na, nb)
+
+
+def compare(fn, arrays, dtype=None, grad=False, rtol=1e-6, atol=1e-6, seed=0):
+    """``fn(T, *tensors)`` under both libraries; with ``grad``, also the gradients of a random
+    weighted sum of the (floating) outputs."""
+    tj = _typed_tensors(jitgrad, arrays, dtype, grad)
+    tt = _typed_tensors(torch, arrays, dtype, grad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rj, rt = fn(jitgrad, *tj), fn(torch, *tt)
+    _assert_same_results(rj, rt, rtol, atol)
+    if grad:
+        rng = np.random.default_rng(seed)
+        outs = [(a, b) for a, b in zip(_flat(rj), _flat(rt))
+                if isinstance(b, torch.Tensor) and b.requires_grad]
+        if not outs:
+            return rj, rt
+        w = [rng.standard_normal(tuple(b.shape)) for _, b in outs]
+        lj = sum((a * jitgrad.tensor(x, dtype=a.dtype)).sum() for (a, _), x in zip(outs, w))
+        lt = sum((b * torch.tensor(x, dtype=b.dtype)).sum() for (_, b), x in zip(outs, w))
+        lj.backward()
+        lt.backward()
+        for a, b in zip(tj, tt):
+            if b.requires_grad:
+                assert (a.grad is None) == (b.grad is None)
+                if b.grad is not None:
+                    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=rtol * 10,
+                                               atol=atol * 10, equal_nan=True)
+    return rj, rt
+
+
+def raises_like(fn, *arrays, dtype=None, match_message=True):
+    """``fn`` raises the same exception type (and message) under both libraries."""
+    tj, tt = _typed_tensors(jitgrad, arrays, dtype), _typed_tensors(torch, arrays, dtype)
+    with pytest.raises(Exception) as et:
+        fn(torch, *tt)
+    with pytest.raises(type(et.value)) as ej:
+        fn(jitgrad, *tj)
+    if match_message:
+        assert str(ej.value) == str(et.value)
+
+
+# ------------------------------------------------ agree (exact, library-neutral)
+
+def neutral_form(x):
+    """A library-neutral form: tensors -> (dtype, shape, values), containers by type name, NumPy
+    scalars and arrays with their dtype, NaN as a string."""
+    if isinstance(x, (torch.Tensor, jitgrad.Tensor)):
+        return ("T", str(x.dtype), tuple(x.shape), x.detach().numpy().tolist())
+    if isinstance(x, dict):
+        return (type(x).__name__, {k: neutral_form(v) for k, v in x.items()})
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, [neutral_form(v) for v in x])
+    if isinstance(x, np.generic):
+        return ("G", str(x.dtype), x.item())
+    if isinstance(x, np.ndarray):
+        return ("A", str(x.dtype), x.tolist())
+    if isinstance(x, float) and x != x:
+        return "nan"
+    return x
+
+
+def neutral_run(lib, fn):
+    """``fn(lib)`` in neutral form, or the error's type and first line."""
+    try:
+        return ("ok", neutral_form(fn(lib)))
+    except Exception as e:  # noqa: BLE001 - the error type and first line must match
+        return ("err", type(e).__name__, str(e).split("\n")[0])
+
+
+def agree(fn):
+    a, b = neutral_run(torch, fn), neutral_run(jitgrad, fn)
+    assert repr(b) == repr(a)
+
+
+# ------------------------------------------------------- check_snippet (exec'd code snippets)
+
+def tensor_description(v):
+    """What a snippet's tensor result is compared by."""
+    gf = v.grad_fn
+    return ("T", str(v.dtype), tuple(v.shape), v.detach().numpy().tolist(), v.requires_grad,
+            None if gf is None else type(gf).__name__, v.is_leaf)
+
+
+def snippet_outcome(lib, code, describe):
+    """Run ``code`` with ``torch`` bound to ``lib``: the last line's value as ``describe(value,
+    lib)`` (or the error's type and first line) and the warnings raised."""
+    ns = {"torch": lib, "np": np}
+    *stmts, last = code.strip().split("\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            exec("\n".join(stmts), ns)
+            out = describe(eval(last, ns), lib)
+        except Exception as e:  # noqa: BLE001 - the exception is the result compared
+            out = ("raises", type(e).__name__, str(e).split("\n")[0])
+    warned = sorted({f"{w.category.__name__}: {str(w.message)[:80]}" for w in caught})
+    return repr(out).replace("jitgrad", "torch"), warned
+
+
+def check_snippet(code, describe):
+    mine, ref = snippet_outcome(jitgrad, code, describe), snippet_outcome(torch, code, describe)
+    assert mine == ref, f"\n{code}\njitgrad: {mine}\ntorch:   {ref}"
+
+
+# -------------------------------------------------- check_observations (recorded scenarios)
+
+def _observation(T, t):
+    if isinstance(t, (list, tuple)) and all(u is None or isinstance(u, T.Tensor) for u in t):
+        # gradients: values, dtype and shape
+        return [None if u is None else (u.numpy().tolist(), str(u.dtype), list(u.shape))
+                for u in t]
+    if not isinstance(t, T.Tensor):
+        return t
+    gf = t.grad_fn
+    return (t.detach().numpy().tolist(), str(t.dtype).replace("torch.", ""),
+            type(gf).__name__ if gf is not None else None, t._version, t.requires_grad,
+            t.is_leaf, list(t.shape))
+
+
+def observe(T, fn):
+    """``fn(T, record)``'s recorded ``(label, observation)`` pairs, then its error if any."""
+    obs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            fn(T, lambda label, v: obs.append((label, _observation(T, v))))
+        except Exception as e:  # noqa: BLE001 - the error is an observation
+            obs.append(("error", type(e).__name__, str(e)))
+    return obs
+
+
+def same_observations(a, b):
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_observations(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-6 * (1 + abs(b)) or (np.isnan(a) and np.isnan(b))
+    return a == b
+
+
+def check_observations(fn, where=""):
+    mine, ref = observe(jitgrad, fn), observe(torch, fn)
+    assert same_observations(mine, ref), f"{where}\njitgrad: {mine}\ntorch:   {ref}"
