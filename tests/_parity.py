@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - the parity tests skip without PyTorch
     torch = None
 
 __all__ = ["Outcome", "outcome", "assert_parity", "assert_same_outcome", "torch", "compare",
-           "raises_like", "neutral_form", "neutral_run", "agree",
+           "raises_like", "typed_tensors", "neutral_form", "neutral_run", "agree",
            "tensor_description", "snippet_outcome", "check_snippet", "observe",
            "same_observations", "check_observations"]
 
@@ -144,7 +144,7 @@ def assert_parity(fn, *args, grad=False, rtol=1e-6, atol=1e-9, where="",
 
 # ------------------------------------------------- compare / raises_like (typed tensors, nested)
 
-def _typed_tensors(T, arrays, dtype=None, grad=False):
+def typed_tensors(T, arrays, dtype=None, grad=False):
     out = []
     for a in arrays:
         a = np.asarray(a)
@@ -187,8 +187,8 @@ def _assert_same_results(rj, rt, rtol=1e-6, atol=1e-6, names=True):
 def compare(fn, arrays, dtype=None, grad=False, rtol=1e-6, atol=1e-6, seed=0):
     """``fn(T, *tensors)`` under both libraries; with ``grad``, also the gradients of a random
     weighted sum of the (floating) outputs."""
-    tj = _typed_tensors(jitgrad, arrays, dtype, grad)
-    tt = _typed_tensors(torch, arrays, dtype, grad)
+    tj = typed_tensors(jitgrad, arrays, dtype, grad)
+    tt = typed_tensors(torch, arrays, dtype, grad)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rj, rt = fn(jitgrad, *tj), fn(torch, *tt)
@@ -215,7 +215,7 @@ def compare(fn, arrays, dtype=None, grad=False, rtol=1e-6, atol=1e-6, seed=0):
 
 def raises_like(fn, *arrays, dtype=None, match_message=True):
     """``fn`` raises the same exception type (and message) under both libraries."""
-    tj, tt = _typed_tensors(jitgrad, arrays, dtype), _typed_tensors(torch, arrays, dtype)
+    tj, tt = typed_tensors(jitgrad, arrays, dtype), typed_tensors(torch, arrays, dtype)
     with pytest.raises(Exception) as et:
         fn(torch, *tt)
     with pytest.raises(type(et.value)) as ej:
