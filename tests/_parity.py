@@ -17,6 +17,10 @@ parity tests. Pick the entry by what a test compares:
 * ``check_observations(fn)``: a scenario ``fn(lib, record)`` that records labelled observations
   (values, dtype, grad_fn name, ``_version``, requires_grad/is_leaf, shape, gradients) or stops
   at an error; compared with a 1e-6 relative tolerance on floats.
+* ``assert_grad_parity(fn, *arrays)``: ``fn(lib)(*tensors)``'s value, dtype, shape, grad_fn name
+  (or error), then gradients of a random cotangent with create_graph, float64 central
+  differences of jitgrad's forward, and double backward (linalg, einsum); ``random_array`` makes
+  its inputs.
 
 PyTorch's own CPU errors are builtin types (RuntimeError, IndexError, ...), so types are compared
 by name.
@@ -39,7 +43,8 @@ except ImportError:  # pragma: no cover - the parity tests skip without PyTorch
 __all__ = ["Outcome", "outcome", "assert_parity", "assert_same_outcome", "torch", "compare",
            "raises_like", "typed_tensors", "neutral_form", "neutral_run", "agree",
            "tensor_description", "snippet_outcome", "check_snippet", "observe",
-           "same_observations", "check_observations"]
+           "same_observations", "check_observations", "random_array", "grad_fn_name",
+           "assert_grad_parity"]
 
 
 @dataclass
@@ -325,3 +330,101 @@ def same_observations(a, b):
 def check_observations(fn, where=""):
     mine, ref = observe(jitgrad, fn), observe(torch, fn)
     assert same_observations(mine, ref), f"{where}\njitgrad: {mine}\ntorch:   {ref}"
+
+
+# ------------------------------------ assert_grad_parity (finite differences, double backward)
+
+_RNG = np.random.default_rng(7)  # random_array's and assert_grad_parity's cotangents
+
+
+def random_array(*shape, dt=np.float64):
+    """A test input: small integers, booleans or standard normals of ``dt``."""
+    if np.dtype(dt).kind in "iu":
+        return _RNG.integers(-4, 5, shape).astype(dt)
+    if dt == np.bool_:
+        return _RNG.integers(0, 2, shape).astype(bool)
+    return _RNG.standard_normal(shape).astype(dt)
+
+
+def _leaves(lib, arrays, grad=True):
+    return [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
+
+
+def _run_on_leaves(lib, fn, arrays, grad=True):
+    xs = _leaves(lib, arrays, grad)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fn(lib)(*xs), xs
+    except Exception as e:  # noqa: BLE001 - the parity check compares the exception
+        return e, xs
+
+
+def grad_fn_name(t):
+    return None if t.grad_fn is None else type(t.grad_fn).__name__
+
+
+def _fd_vjp(lib_fn, arrays, v, eps=1e-6):
+    """Central differences of sum(f(x) * v) for each float64 input (jitgrad forward only)."""
+    grads = []
+    for i, a in enumerate(arrays):
+        if a.dtype != np.float64:
+            grads.append(None)
+            continue
+        g = np.zeros_like(a)
+        for idx in np.ndindex(a.shape):
+            vals = []
+            for s in (eps, -eps):
+                b = [x.copy() for x in arrays]
+                b[i][idx] += s
+                with jitgrad.no_grad():
+                    out = lib_fn(jitgrad)(*[jitgrad.tensor(x) for x in b])
+                vals.append(float((out.numpy() * v).sum()))
+            g[idx] = (vals[0] - vals[1]) / (2 * eps)
+        grads.append(g)
+    return grads
+
+
+def assert_grad_parity(fn, *arrays, name=True, fd=True, double=True):
+    """``fn(lib)(*tensors)`` under both libraries: same result or same error (type, first line);
+    then the gradients (create_graph) of a random cotangent, float64 central differences and
+    double backward."""
+    t, tx = _run_on_leaves(torch, fn, arrays)
+    j, jx = _run_on_leaves(jitgrad, fn, arrays)
+    if isinstance(t, Exception) or isinstance(j, Exception):
+        assert type(j) is type(t), (t, j)
+        assert str(j).split("\n")[0] == str(t).split("\n")[0]
+        return
+    assert str(j.dtype) == str(t.dtype)
+    assert tuple(j.shape) == tuple(t.shape)
+    tol = {torch.float32: 1e-5, torch.float16: 3e-3}.get(t.dtype, 1e-10)
+    np.testing.assert_allclose(j.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
+    if name:
+        assert grad_fn_name(j) == grad_fn_name(t)
+    assert j.requires_grad == t.requires_grad
+    if not t.requires_grad:
+        return
+    v = _RNG.standard_normal(tuple(t.shape))
+    tl = [x for x in tx if x.requires_grad]
+    jl = [x for x in jx if x.requires_grad]
+    gt = torch.autograd.grad(t, tl, torch.tensor(v, dtype=t.dtype), create_graph=True)
+    gj = jitgrad.autograd.grad(j, jl, jitgrad.tensor(v, dtype=j.dtype), create_graph=True)
+    for a, b in zip(gt, gj):
+        assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(force=True), rtol=tol * 10,
+                                   atol=tol * 10)
+    if fd and t.dtype == torch.float64:
+        num = [g for a, g in zip(arrays, _fd_vjp(fn, list(arrays), v)) if a.dtype.kind == "f"]
+        for want, got in zip(num, gj):
+            if want is not None:
+                np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    if double and t.dtype == torch.float64 and all(g.requires_grad for g in gt):
+        st = sum((g * g).sum() for g in gt)
+        sj = sum((g * g).sum() for g in gj)
+        for a, b in zip(torch.autograd.grad(st, tl, allow_unused=True),
+                        jitgrad.autograd.grad(sj, jl, allow_unused=True)):
+            if a is None or b is None:
+                zero = a if b is None else b
+                assert zero is None or np.allclose(zero.detach().numpy(force=True), 0)
+                continue
+            np.testing.assert_allclose(b.numpy(), a.numpy(force=True), rtol=1e-8, atol=1e-8)
