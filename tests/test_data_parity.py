@@ -6,37 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
+from _parity import agree, neutral_run
 
 import jitgrad
 
 torch = pytest.importorskip("torch")
-
-
-def norm(x):
-    """A library-neutral form: tensors -> (dtype, shape, values), containers by type name."""
-    if isinstance(x, (torch.Tensor, jitgrad.Tensor)):
-        return ("T", str(x.dtype), tuple(x.shape), x.detach().numpy().tolist())
-    if isinstance(x, dict):
-        return (type(x).__name__, {k: norm(v) for k, v in x.items()})
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, [norm(v) for v in x])
-    if isinstance(x, np.generic):
-        return ("G", str(x.dtype), x.item())
-    if isinstance(x, np.ndarray):
-        return ("A", str(x.dtype), x.tolist())
-    return x
-
-
-def run(lib, fn):
-    try:
-        return ("ok", norm(fn(lib)))
-    except Exception as e:  # the error type and first line must match
-        return ("err", type(e).__name__, str(e).split("\n")[0])
-
-
-def same(fn):
-    a, b = run(torch, fn), run(jitgrad, fn)
-    assert repr(b) == repr(a)
 
 
 def D(lib):
@@ -81,13 +55,13 @@ COLLATE_BATCHES = {
 
 @pytest.mark.parametrize("case", sorted(COLLATE_BATCHES))
 def test_default_collate(case):
-    same(lambda t: D(t).default_collate(COLLATE_BATCHES[case](t)))
+    agree(lambda t: D(t).default_collate(COLLATE_BATCHES[case](t)))
 
 
 @pytest.mark.parametrize("data", [np.ones(2, np.int16), {"a": np.float32(1), "b": (np.int64(3), 1.0)},
                                   [np.arange(3)], "s", np.array(["x"])], ids=str)
 def test_default_convert(data):
-    same(lambda t: D(t).default_convert(data))
+    agree(lambda t: D(t).default_convert(data))
 
 
 @pytest.mark.parametrize("batch_size", [1, 3, None])
@@ -96,7 +70,7 @@ def test_batching(batch_size, drop_last):
     def f(t):
         dl = D(t).DataLoader(tds(t), batch_size=batch_size, drop_last=drop_last)
         return [len(dl), list(dl), list(dl)]
-    same(f)
+    agree(f)
 
 
 @pytest.mark.parametrize("n,bs", [(10, 4), (37, 5), (3, 8)])
@@ -105,7 +79,7 @@ def test_shuffle_global_seed(n, bs):
         t.manual_seed(3)
         out = list(D(t).DataLoader(tds(t, n), batch_size=bs, shuffle=True))
         return out + [t.rand(3)]  # the global stream is in step afterwards
-    same(f)
+    agree(f)
 
 
 def test_shuffle_generator_two_epochs():
@@ -114,7 +88,7 @@ def test_shuffle_generator_two_epochs():
         g.manual_seed(7)
         dl = D(t).DataLoader(tds(t, 37), batch_size=5, shuffle=True, generator=g)
         return [list(dl), list(dl), len(dl), t.randint(0, 100, (3,), generator=g)]
-    same(f)
+    agree(f)
 
 
 LOADER_ERRORS = {
@@ -140,22 +114,22 @@ LOADER_ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(LOADER_ERRORS))
 def test_loader_errors(case):
-    a, b = run(torch, LOADER_ERRORS[case]), run(jitgrad, LOADER_ERRORS[case])
+    a, b = neutral_run(torch, LOADER_ERRORS[case]), neutral_run(jitgrad, LOADER_ERRORS[case])
     assert a[0] == "err" and b == a
 
 
 def test_sampler_and_batch_sampler_arguments():
-    same(lambda t: (lambda dl: [list(dl), len(dl)])(
+    agree(lambda t: (lambda dl: [list(dl), len(dl)])(
         D(t).DataLoader(tds(t), sampler=[9, 8, 7, 1], batch_size=3)))
-    same(lambda t: (lambda dl: [list(dl), len(dl)])(
+    agree(lambda t: (lambda dl: [list(dl), len(dl)])(
         D(t).DataLoader(tds(t), batch_sampler=[[0, 1], [5, 3, 2]])))
 
 
 def test_custom_collate_and_plain_datasets():
-    same(lambda t: list(D(t).DataLoader(tds(t, 5), batch_size=2, collate_fn=lambda b: len(b))))
-    same(lambda t: list(D(t).DataLoader([1, 2, 3, 4, 5], batch_size=2)))
-    same(lambda t: list(D(t).DataLoader([{"x": np.float32(i)} for i in range(5)], batch_size=2)))
-    same(lambda t: list(D(t).DataLoader([np.ones(2), (np.int64(3), 1.0)], batch_size=None)))
+    agree(lambda t: list(D(t).DataLoader(tds(t, 5), batch_size=2, collate_fn=lambda b: len(b))))
+    agree(lambda t: list(D(t).DataLoader([1, 2, 3, 4, 5], batch_size=2)))
+    agree(lambda t: list(D(t).DataLoader([{"x": np.float32(i)} for i in range(5)], batch_size=2)))
+    agree(lambda t: list(D(t).DataLoader([np.ones(2), (np.int64(3), 1.0)], batch_size=None)))
 
 
 def map_ds(t):
@@ -204,17 +178,17 @@ def random_ds(t):
 
 
 def test_dataset_subclasses():
-    same(lambda t: list(D(t).DataLoader(map_ds(t), batch_size=3)))
-    same(lambda t: [len(map_ds(t) + map_ds(t)), (map_ds(t) + map_ds(t))[8]])
-    same(lambda t: list(D(t).DataLoader(iter_ds(t), batch_size=3)))
-    same(lambda t: list(D(t).DataLoader(iter_ds(t), batch_size=3, drop_last=True)))
-    same(lambda t: list(D(t).DataLoader(iter_ds(t), batch_size=None)))
-    same(lambda t: list(iter_ds(t) + iter_ds(t, 2)))  # ChainDataset
-    same(lambda t: D(t).DataLoader(iter_ds(t), shuffle=True))
-    same(lambda t: D(t).DataLoader(iter_ds(t), sampler=[0]))
-    same(lambda t: len(D(t).DataLoader(iter_ds(t), batch_size=3)))  # no __len__: TypeError
-    same(lambda t: D(t).Dataset()[0])
-    same(lambda t: D(t).get_worker_info())
+    agree(lambda t: list(D(t).DataLoader(map_ds(t), batch_size=3)))
+    agree(lambda t: [len(map_ds(t) + map_ds(t)), (map_ds(t) + map_ds(t))[8]])
+    agree(lambda t: list(D(t).DataLoader(iter_ds(t), batch_size=3)))
+    agree(lambda t: list(D(t).DataLoader(iter_ds(t), batch_size=3, drop_last=True)))
+    agree(lambda t: list(D(t).DataLoader(iter_ds(t), batch_size=None)))
+    agree(lambda t: list(iter_ds(t) + iter_ds(t, 2)))  # ChainDataset
+    agree(lambda t: D(t).DataLoader(iter_ds(t), shuffle=True))
+    agree(lambda t: D(t).DataLoader(iter_ds(t), sampler=[0]))
+    agree(lambda t: len(D(t).DataLoader(iter_ds(t), batch_size=3)))  # no __len__: TypeError
+    agree(lambda t: D(t).Dataset()[0])
+    agree(lambda t: D(t).get_worker_info())
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
@@ -237,7 +211,7 @@ def test_workers(workers, kind):
         return [list(dl), t.rand(1)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch's "suggested max number of worker" warning
-        same(f)
+        agree(f)
 
 
 def test_persistent_workers_and_worker_errors():
@@ -247,7 +221,7 @@ def test_persistent_workers_and_worker_errors():
         np.random.seed(0)
         dl = D(t).DataLoader(random_ds(t), batch_size=4, num_workers=2, persistent_workers=True)
         return [list(dl), list(dl), t.rand(1), random.random(), np.random.rand()]
-    same(f)
+    agree(f)
 
     def g(t):
         class Bad(D(t).Dataset):
@@ -262,8 +236,8 @@ def test_persistent_workers_and_worker_errors():
             list(D(t).DataLoader(Bad(), batch_size=2, num_workers=2))
         except ValueError as e:
             return str(e).split("\n")[0]
-    same(g)
-    same(lambda t: (lambda it: [len(it), next(it)])(
+    agree(g)
+    agree(lambda t: (lambda it: [len(it), next(it)])(
         iter(D(t).DataLoader(list(range(10)), batch_size=3, num_workers=2))))
 
 
@@ -299,7 +273,7 @@ SAMPLERS = {
 
 @pytest.mark.parametrize("case", sorted(SAMPLERS))
 def test_samplers(case):
-    same(lambda t: [SAMPLERS[case](t), t.rand(2)])
+    agree(lambda t: [SAMPLERS[case](t), t.rand(2)])
 
 
 SPLITS = {
@@ -316,20 +290,20 @@ SPLITS = {
 
 @pytest.mark.parametrize("case", sorted(SPLITS))
 def test_random_split(case):
-    same(SPLITS[case])
+    agree(SPLITS[case])
 
 
 def test_subset_concat_stack():
-    same(lambda t: (lambda s: [s[1], len(s), s[[0, 2]], s.__getitems__([0, 2])])(
+    agree(lambda t: (lambda s: [s[1], len(s), s[[0, 2]], s.__getitems__([0, 2])])(
         D(t).Subset(list(range(10, 20)), [3, 1, 4])))
-    same(lambda t: D(t).Subset(tds(t), [3, 1, 4]).__getitems__([0, 2]))
-    same(lambda t: (lambda c: [len(c), c[2], c[3], c[-1], c[-8], c.cumulative_sizes])(
+    agree(lambda t: D(t).Subset(tds(t), [3, 1, 4]).__getitems__([0, 2]))
+    agree(lambda t: (lambda c: [len(c), c[2], c[3], c[-1], c[-8], c.cumulative_sizes])(
         D(t).ConcatDataset([list(range(3)), list(range(10, 15))])))
-    same(lambda t: D(t).ConcatDataset([list(range(3))])[-4])
-    same(lambda t: D(t).ConcatDataset([]))
-    same(lambda t: D(t).ConcatDataset([iter_ds(t)]))
-    same(lambda t: list(D(t).ChainDataset([iter_ds(t, 2), iter_ds(t, 3)])))
-    same(lambda t: [D(t).StackDataset([1, 2], [3, 4])[1], D(t).StackDataset(a=[1], b=[2])[0]])
-    same(lambda t: list(D(t).DataLoader(D(t).StackDataset(tds(t, 4), list(range(4))),
+    agree(lambda t: D(t).ConcatDataset([list(range(3))])[-4])
+    agree(lambda t: D(t).ConcatDataset([]))
+    agree(lambda t: D(t).ConcatDataset([iter_ds(t)]))
+    agree(lambda t: list(D(t).ChainDataset([iter_ds(t, 2), iter_ds(t, 3)])))
+    agree(lambda t: [D(t).StackDataset([1, 2], [3, 4])[1], D(t).StackDataset(a=[1], b=[2])[0]])
+    agree(lambda t: list(D(t).DataLoader(D(t).StackDataset(tds(t, 4), list(range(4))),
                                         batch_size=3)))
-    same(lambda t: D(t).StackDataset([1, 2], [3])[0])
+    agree(lambda t: D(t).StackDataset([1, 2], [3])[0])

@@ -1,15 +1,15 @@
 """torch.einsum against PyTorch (2.13 CPU): values, dtypes, shapes, errors (type and message),
 gradients against PyTorch and float64 central differences, and double backward. einsum's
-grad_fn depends on the contraction path, so node names are not compared (test_linalg_parity's
-``parity`` helper with ``name=False``)."""
+grad_fn depends on the contraction path, so node names are not compared (tests/_parity.py's
+``assert_grad_parity`` with ``name=False``)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from _parity import assert_grad_parity as parity
+from _parity import random_array as R
 
 pytest.importorskip("torch")
-
-from test_linalg_parity import R, parity  # noqa: E402 - after the skip
 
 CASES = [
     ("ij,jk->ik", (2, 3), (3, 4)), ("ij,jk", (2, 3), (3, 4)), ("ij,kj->ik", (2, 3), (4, 3)),

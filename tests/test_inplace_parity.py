@@ -3,47 +3,14 @@ reshape, transpose/permute, unsqueeze, expand, detach, split/chunk/unbind, .data
 under no_grad. Each scenario runs on jitgrad and on torch; the observations (values, dtype,
 grad_fn name, ``_version``, requires_grad/is_leaf of base and view, gradients, and the error
 type + text) must agree."""
-import warnings
 
 import numpy as np
 import pytest
+from _parity import check_observations
 
 import jitgrad
 
 torch = pytest.importorskip("torch")
-
-
-def _desc(T, t):
-    if not isinstance(t, T.Tensor):
-        return t
-    gf = t.grad_fn
-    return (t.detach().numpy().tolist(), str(t.dtype).replace("torch.", ""),
-            type(gf).__name__ if gf is not None else None, t._version, t.requires_grad,
-            t.is_leaf)
-
-
-def _run(T, fn):
-    obs = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fn(T, lambda label, v: obs.append((label, _desc(T, v))))
-        except Exception as e:  # noqa: BLE001 - the error is an observation
-            obs.append(("error", type(e).__name__, str(e)))
-    return obs
-
-
-def _same(a, b):
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-6 * (1 + abs(b)) or (np.isnan(a) and np.isnan(b))
-    return a == b
-
-
-def _check(fn):
-    mine, ref = _run(jitgrad, fn), _run(torch, fn)
-    assert _same(mine, ref), f"\njitgrad: {mine}\ntorch:   {ref}"
 
 
 # ---------------------------------------------------------------------------------- the matrix
@@ -122,9 +89,7 @@ def test_inplace_matrix_matches_torch(base, view):
         for mode in ("grad", "nograd", "view_nograd"):
             if (base, view, op, mode) in KNOWN:
                 continue
-            mine = _run(jitgrad, _matrix_case(base, view, op, mode))
-            ref = _run(torch, _matrix_case(base, view, op, mode))
-            assert _same(mine, ref), f"{op} {mode}\njitgrad: {mine}\ntorch:   {ref}"
+            check_observations(_matrix_case(base, view, op, mode), where=f"{op} {mode}")
 
 
 # ------------------------------------------------------------------------- single scenarios
@@ -651,7 +616,7 @@ def augmented_assignment_returns_self(T, r):
 
 @pytest.mark.parametrize("name", sorted(S))
 def test_inplace_scenario_matches_torch(name):
-    _check(S[name])
+    check_observations(S[name])
 
 
 def test_stale_view_double_backward_matches_torch():

@@ -1,109 +1,19 @@
 """Matrix products against PyTorch (2.13 CPU): values, dtypes, shapes, grad_fn names, errors
-(type and message) and gradients, plus float64 central differences (computed here with NumPy
-on the forward, independent of jitgrad's backward) and double backward against PyTorch."""
+(type and message) and gradients, plus float64 central differences (tests/_parity.py: NumPy on
+the forward, independent of jitgrad's backward) and double backward against PyTorch."""
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 import pytest
+from _parity import assert_grad_parity as parity
+from _parity import grad_fn_name as _name
+from _parity import random_array as R
 
 import jitgrad as jg
 
 torch = pytest.importorskip("torch")
-
-RNG = np.random.default_rng(7)
-
-
-def R(*shape, dt=np.float64):
-    if np.dtype(dt).kind in "iu":
-        return RNG.integers(-4, 5, shape).astype(dt)
-    if dt == np.bool_:
-        return RNG.integers(0, 2, shape).astype(bool)
-    return RNG.standard_normal(shape).astype(dt)
-
-
-def _leaves(lib, arrays, grad=True):
-    return [lib.tensor(a, requires_grad=grad and a.dtype.kind == "f") for a in arrays]
-
-
-def _run(lib, fn, arrays, grad=True):
-    xs = _leaves(lib, arrays, grad)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(lib)(*xs), xs
-    except Exception as e:  # noqa: BLE001 - the parity check compares the exception
-        return e, xs
-
-
-def _name(t):
-    return None if t.grad_fn is None else type(t.grad_fn).__name__
-
-
-def _fd_vjp(lib_fn, arrays, v, eps=1e-6):
-    """Central differences of sum(f(x) * v) for each float64 input (jitgrad forward only)."""
-    grads = []
-    for i, a in enumerate(arrays):
-        if a.dtype != np.float64:
-            grads.append(None)
-            continue
-        g = np.zeros_like(a)
-        for idx in np.ndindex(a.shape):
-            vals = []
-            for s in (eps, -eps):
-                b = [x.copy() for x in arrays]
-                b[i][idx] += s
-                with jg.no_grad():
-                    out = lib_fn(jg)(*[jg.tensor(x) for x in b])
-                vals.append(float((out.numpy() * v).sum()))
-            g[idx] = (vals[0] - vals[1]) / (2 * eps)
-        grads.append(g)
-    return grads
-
-
-def parity(fn, *arrays, name=True, fd=True, double=True):
-    """``fn(lib)(*tensors)`` under both libraries: same result or same error."""
-    t, tx = _run(torch, fn, arrays)
-    j, jx = _run(jg, fn, arrays)
-    if isinstance(t, Exception) or isinstance(j, Exception):
-        assert type(j) is type(t), (t, j)
-        assert str(j).split("\n")[0] == str(t).split("\n")[0]
-        return
-    assert str(j.dtype) == str(t.dtype)
-    assert tuple(j.shape) == tuple(t.shape)
-    tol = {torch.float32: 1e-5, torch.float16: 3e-3}.get(t.dtype, 1e-10)
-    np.testing.assert_allclose(j.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
-    if name:
-        assert _name(j) == _name(t)
-    assert j.requires_grad == t.requires_grad
-    if not t.requires_grad:
-        return
-    v = RNG.standard_normal(tuple(t.shape))
-    tl = [x for x in tx if x.requires_grad]
-    jl = [x for x in jx if x.requires_grad]
-    gt = torch.autograd.grad(t, tl, torch.tensor(v, dtype=t.dtype), create_graph=True)
-    gj = jg.autograd.grad(j, jl, jg.tensor(v, dtype=j.dtype), create_graph=True)
-    for a, b in zip(gt, gj):
-        assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
-        np.testing.assert_allclose(b.detach().numpy(), a.detach().numpy(force=True), rtol=tol * 10,
-                                   atol=tol * 10)
-    if fd and t.dtype == torch.float64:
-        num = [g for a, g in zip(arrays, _fd_vjp(fn, list(arrays), v)) if a.dtype.kind == "f"]
-        for want, got in zip(num, gj):
-            if want is not None:
-                np.testing.assert_allclose(got.detach().numpy(), want, rtol=1e-5, atol=1e-6)
-    if double and t.dtype == torch.float64 and all(g.requires_grad for g in gt):
-        st = sum((g * g).sum() for g in gt)
-        sj = sum((g * g).sum() for g in gj)
-        for a, b in zip(torch.autograd.grad(st, tl, allow_unused=True),
-                        jg.autograd.grad(sj, jl, allow_unused=True)):
-            if a is None or b is None:
-                zero = a if b is None else b
-                assert zero is None or np.allclose(zero.detach().numpy(force=True), 0)
-                continue
-            np.testing.assert_allclose(b.numpy(), a.numpy(force=True), rtol=1e-8, atol=1e-8)
-
 
 # ------------------------------------------------------------------ matmul: every rank combination
 

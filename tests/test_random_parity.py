@@ -2,30 +2,11 @@
 bit for bit (all float dtypes, sizes on both sides of ATen's vectorized thresholds, contiguous
 and not), the stream stays in step afterwards, and the state/seed API and errors match."""
 import pytest
+from _parity import agree
 
 import jitgrad
 
 torch = pytest.importorskip("torch")
-
-
-def norm(x):
-    if isinstance(x, (torch.Tensor, jitgrad.Tensor)):
-        return ("T", str(x.dtype), tuple(x.shape), x.detach().numpy().tolist())
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, [norm(v) for v in x])
-    return x
-
-
-def run(lib, fn):
-    try:
-        return ("ok", norm(fn(lib)))
-    except Exception as e:
-        return ("err", type(e).__name__, str(e).split("\n")[0])
-
-
-def same(fn):
-    a, b = run(torch, fn), run(jitgrad, fn)
-    assert repr(b) == repr(a)
 
 
 def seeded(draw, seed=123):
@@ -63,7 +44,7 @@ INPLACE = {
 @pytest.mark.parametrize("dt", FLOATS)
 @pytest.mark.parametrize("op", sorted(INPLACE))
 def test_inplace_samplers(op, dt, n):
-    same(seeded(lambda t: INPLACE[op](t.empty(n, dtype=getattr(t, dt)))))
+    agree(seeded(lambda t: INPLACE[op](t.empty(n, dtype=getattr(t, dt)))))
 
 
 @pytest.mark.parametrize("op", ["uniform_", "normal_", "exponential_", "cauchy_", "log_normal_",
@@ -76,27 +57,27 @@ def test_inplace_samplers_non_contiguous(op, layout):
         if layout == "strided_1d":
             return t.empty(40)[::2]
         return t.empty(6, 8)[:, 1::2]
-    same(seeded(lambda t: (lambda x: (INPLACE[op](x), x)[1])(make(t))))
+    agree(seeded(lambda t: (lambda x: (INPLACE[op](x), x)[1])(make(t))))
 
 
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("dt", FLOATS)
 def test_factories(dt, n):
-    same(seeded(lambda t: t.rand(n, dtype=getattr(t, dt))))
-    same(seeded(lambda t: t.randn(n, dtype=getattr(t, dt))))
-    same(seeded(lambda t: t.bernoulli(t.full((n,), 0.4, dtype=getattr(t, dt)))))
-    same(seeded(lambda t: t.full((n,), 0.4, dtype=getattr(t, dt)).bernoulli()))
-    same(seeded(lambda t: t.normal(t.arange(n, dtype=getattr(t, dt)), 2.0)))
+    agree(seeded(lambda t: t.rand(n, dtype=getattr(t, dt))))
+    agree(seeded(lambda t: t.randn(n, dtype=getattr(t, dt))))
+    agree(seeded(lambda t: t.bernoulli(t.full((n,), 0.4, dtype=getattr(t, dt)))))
+    agree(seeded(lambda t: t.full((n,), 0.4, dtype=getattr(t, dt)).bernoulli()))
+    agree(seeded(lambda t: t.normal(t.arange(n, dtype=getattr(t, dt)), 2.0)))
 
 
 @pytest.mark.parametrize("dt", ["int8", "uint8", "int16", "int32", "int64", "bool"])
 @pytest.mark.parametrize("n", [3, 20])
 def test_random_integer_dtypes(dt, n):
-    same(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).random_()))
-    same(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).random_(2 if dt == "bool" else 5)))
-    same(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).random_(0, None)))
+    agree(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).random_()))
+    agree(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).random_(2 if dt == "bool" else 5)))
+    agree(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).random_(0, None)))
     if dt != "bool":
-        same(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).geometric_(0.2)))
+        agree(seeded(lambda t: t.empty(n, dtype=getattr(t, dt)).geometric_(0.2)))
 
 
 RANDOM_EDGES = {
@@ -136,28 +117,28 @@ def test_random_edges(case):
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the "out of bounds [-(2^24), 2^24]" UserWarning
-        same(seeded(RANDOM_EDGES[case]))
+        agree(seeded(RANDOM_EDGES[case]))
 
 
 @pytest.mark.parametrize("n", [1, 10, 20])
 def test_randint_randperm(n):
-    same(seeded(lambda t: t.randint(-5, 2**30, (n,))))
-    same(seeded(lambda t: t.randint(3, 9, (n,), dtype=t.int32)))
-    same(seeded(lambda t: t.randperm(n)))
-    same(seeded(lambda t: t.randperm(n, dtype=t.float32)))
+    agree(seeded(lambda t: t.randint(-5, 2**30, (n,))))
+    agree(seeded(lambda t: t.randint(3, 9, (n,), dtype=t.int32)))
+    agree(seeded(lambda t: t.randperm(n)))
+    agree(seeded(lambda t: t.randperm(n, dtype=t.float32)))
 
 
 @pytest.mark.parametrize("replacement", [False, True])
 @pytest.mark.parametrize("dt", ["float32", "float64"])
 def test_multinomial(replacement, dt):
-    same(seeded(lambda t: t.multinomial(
+    agree(seeded(lambda t: t.multinomial(
         t.tensor([0.1, 2, 0.5, 1, 0, 3], dtype=getattr(t, dt)), 4, replacement)))
-    same(seeded(lambda t: t.multinomial(t.rand(3, 5, dtype=getattr(t, dt)), 5, replacement)))
-    same(seeded(lambda t: t.tensor([0.1, 2, 0.5], dtype=getattr(t, dt)).multinomial(
+    agree(seeded(lambda t: t.multinomial(t.rand(3, 5, dtype=getattr(t, dt)), 5, replacement)))
+    agree(seeded(lambda t: t.tensor([0.1, 2, 0.5], dtype=getattr(t, dt)).multinomial(
         2, replacement=replacement)))
-    same(seeded(lambda t: t.multinomial(t.tensor([0.1, 2, 0.5], dtype=getattr(t, dt)), 1,
+    agree(seeded(lambda t: t.multinomial(t.tensor([0.1, 2, 0.5], dtype=getattr(t, dt)), 1,
                                         replacement)))
-    same(seeded(lambda t: t.multinomial(t.tensor([0.1, 2, 0.5]), 4, replacement,
+    agree(seeded(lambda t: t.multinomial(t.tensor([0.1, 2, 0.5]), 4, replacement,
                                         generator=t.Generator().manual_seed(3))))
 
 
@@ -168,7 +149,7 @@ def test_multinomial_errors(case):
              "three_dims": [[[1.0, 1.0]]], "integer": [1, 2], "zero_samples": [1.0, 1.0],
              "nan": [1.0, float("nan")]}[case]
     k = {"too_many": 4, "zero_samples": 0}.get(case, 1)
-    same(lambda t: t.multinomial(t.tensor(probs), k))
+    agree(lambda t: t.multinomial(t.tensor(probs), k))
 
 
 NORMAL_FORMS = {
@@ -191,7 +172,7 @@ NORMAL_FORMS = {
 
 @pytest.mark.parametrize("case", sorted(NORMAL_FORMS))
 def test_normal_forms(case):
-    same(seeded(NORMAL_FORMS[case]))
+    agree(seeded(NORMAL_FORMS[case]))
 
 
 def test_normal_and_bernoulli_nodes():
@@ -202,13 +183,13 @@ def test_normal_and_bernoulli_nodes():
         outs = [t.normal(m, 1.0), t.normal(1.0, s), t.normal(m, s), t.bernoulli(p)]
         sum(o.sum() for o in outs).backward()
         return [[o.grad_fn.name() for o in outs], m.grad, s.grad, p.grad]
-    same(f)
+    agree(f)
 
     def g(t):
         x = t.zeros(4, requires_grad=True).clone()
         return [type(getattr(x, op)(*args).grad_fn).__name__ for op, args in
                 [("geometric_", (0.5,)), ("cauchy_", ()), ("log_normal_", ())]]
-    same(g)
+    agree(g)
 
 
 STATE = {
@@ -240,7 +221,7 @@ STATE = {
 
 @pytest.mark.parametrize("case", sorted(STATE))
 def test_state_and_seeds(case):
-    same(STATE[case])
+    agree(STATE[case])
 
 
 def test_generator():
@@ -258,16 +239,16 @@ def test_generator():
         c = g.clone_state()
         r += [t.rand(2, generator=c), t.rand(2, generator=g)]
         return r
-    same(f)
+    agree(f)
 
     def global_to_generator(t):  # a state moves between the global and a private generator
         t.manual_seed(3)
         t.randn(5)
         g = t.Generator().set_state(t.get_rng_state())
         return [t.randn(5, generator=g), t.randn(5)]
-    same(global_to_generator)
-    same(lambda t: t.Generator().graphsafe_get_state())
-    same(lambda t: t.Generator().graphsafe_set_state(t.Generator()))
+    agree(global_to_generator)
+    agree(lambda t: t.Generator().graphsafe_get_state())
+    agree(lambda t: t.Generator().graphsafe_set_state(t.Generator()))
 
 
 def test_fork_rng():
@@ -276,7 +257,7 @@ def test_fork_rng():
         with t.random.fork_rng():
             t.rand(5)
         return t.rand(2)
-    same(f)
+    agree(f)
 
 
 def test_generator_everywhere():
@@ -294,7 +275,7 @@ def test_generator_everywhere():
                          ("random_", (5,)), ("bernoulli_", (0.5,))]:
             out.append(getattr(x, op)(*args, generator=g).clone())
         return out + [t.rand(2)]
-    same(f)
+    agree(f)
 
 
 def test_rand_like_and_randn_like_take_a_generator():

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _parity import typed_tensors
 
 import jitgrad
 
@@ -27,12 +28,7 @@ INPUTS = {
 
 
 def make(T, name, grad=True):
-    a = INPUTS[name]
-    t = T.tensor(a, dtype=getattr(T, {"f": "float64", "b": "bool", "u": "uint8",
-                                      "i": "int64"}[a.dtype.kind]))
-    if a.dtype.kind == "f" and grad:
-        t.requires_grad_(True)
-    return t
+    return typed_tensors(T, [INPUTS[name]], grad=grad)[0]
 
 
 def run(T, expr, name):

@@ -8,34 +8,11 @@ import pickle
 
 import numpy as np
 import pytest
+from _parity import agree, neutral_form
 
 import jitgrad
 
 torch = pytest.importorskip("torch")
-
-
-def norm(x):
-    if isinstance(x, (torch.Tensor, jitgrad.Tensor)):
-        return ("T", str(x.dtype), tuple(x.shape), x.detach().numpy().tolist())
-    if isinstance(x, dict):
-        return (type(x).__name__, {k: norm(v) for k, v in x.items()})
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, [norm(v) for v in x])
-    if isinstance(x, float) and x != x:
-        return "nan"
-    return x
-
-
-def run(lib, fn):
-    try:
-        return ("ok", norm(fn(lib)))
-    except Exception as e:
-        return ("err", type(e).__name__, str(e).split("\n")[0])
-
-
-def same(fn):
-    a, b = run(torch, fn), run(jitgrad, fn)
-    assert repr(b) == repr(a)
 
 
 def rt(t, obj, **kw):
@@ -60,7 +37,7 @@ def test_tensor_round_trip(dt, layout):
         y = rt(t, x)
         return [y, str(y.dtype), y.stride(), y.is_contiguous(), y.storage_offset()
                 if layout == "contiguous" else 0]
-    same(f)
+    agree(f)
 
 
 def test_shared_storage_and_views():
@@ -69,7 +46,7 @@ def test_shared_storage_and_views():
         d = rt(t, {"a": x, "b": x[2:].view(2, 2), "c": x})
         d["a"].add_(10)  # the loaded tensors share memory again
         return [d["b"], d["c"]]
-    same(f)
+    agree(f)
 
     def tied(t):
         t.manual_seed(0)
@@ -79,7 +56,7 @@ def test_shared_storage_and_views():
         sd = rt(t, {"emb": emb.state_dict(), "head": head.state_dict()})
         sd["emb"]["weight"].zero_()
         return sd["head"]["weight"]
-    same(tied)
+    agree(tied)
 
 
 def test_expanded_views_share_their_storage_again():
@@ -88,15 +65,15 @@ def test_expanded_views_share_their_storage_again():
         d = rt(t, {"x": x, "rows": x.expand(1000, 4), "one": x[3:].expand(2, 3, 5)})
         d["x"].mul_(2)  # the expanded views still read the one saved storage
         return [d["rows"][999], d["one"], d["rows"].stride(), d["one"].stride()]
-    same(f)
+    agree(f)
 
 
 def test_tensor_flags():
-    same(lambda t: (lambda x: [x.requires_grad, x.is_leaf, x.grad])(
+    agree(lambda t: (lambda x: [x.requires_grad, x.is_leaf, x.grad])(
         rt(t, t.ones(2, requires_grad=True))))
-    same(lambda t: (lambda x: [type(x).__name__, x.requires_grad])(
+    agree(lambda t: (lambda x: [type(x).__name__, x.requires_grad])(
         rt(t, t.nn.Parameter(t.ones(2)))))
-    same(lambda t: (lambda x: [type(x).__name__, x.requires_grad])(
+    agree(lambda t: (lambda x: [type(x).__name__, x.requires_grad])(
         rt(t, t.nn.Parameter(t.ones(2), requires_grad=False))))
 
 
@@ -122,7 +99,7 @@ OBJECTS = {
 
 @pytest.mark.parametrize("case", sorted(OBJECTS))
 def test_object_round_trip(case):
-    same(lambda t: (lambda o: [o, type(o).__name__])(rt(t, OBJECTS[case](t))))
+    agree(lambda t: (lambda o: [o, type(o).__name__])(rt(t, OBJECTS[case](t))))
 
 
 def test_state_dicts():
@@ -131,7 +108,7 @@ def test_state_dicts():
         m = t.nn.Sequential(t.nn.Linear(3, 2), t.nn.LayerNorm(2))
         sd = rt(t, m.state_dict())
         return [sd, type(sd).__name__, sd._metadata]
-    same(model)
+    agree(model)
 
     def optim(t):
         t.manual_seed(0)
@@ -142,12 +119,14 @@ def test_state_dicts():
             m(t.ones(1, 3)).sum().backward()
             o.step()
             sd = rt(t, o.state_dict())
-            loaded = repr(norm(sd))  # now: torch's load_state_dict keeps (aliases) these tensors
+            # now: torch's load_state_dict keeps (aliases) these tensors
+            loaded = repr(neutral_form(sd))
             o2 = opt_cls(m.parameters(), lr=0.5)
             o2.load_state_dict(sd)
             o2.step()
-            yield [loaded, repr(norm(o2.state_dict())), [p.detach().clone() for p in m.parameters()]]
-    same(lambda t: list(optim(t)))
+            yield [loaded, repr(neutral_form(o2.state_dict())),
+                   [p.detach().clone() for p in m.parameters()]]
+    agree(lambda t: list(optim(t)))
 
 
 def test_paths_and_file_objects(tmp_path):
@@ -157,7 +136,7 @@ def test_paths_and_file_objects(tmp_path):
         with open(p, "rb") as fh:
             via_file = t.load(fh)
         return [t.load(p), via_file, t.load(str(p))]
-    same(f)
+    agree(f)
 
 
 MAP_LOCATIONS = {
@@ -174,12 +153,12 @@ def test_map_location(case):
         ml = t.device("cpu") if ml == "DEVICE" else ml
         x = rt(t, {"w": t.ones(2)}, map_location=ml)["w"]
         return [x, str(x.device)]
-    same(f)
+    agree(f)
 
 
 def test_weights_only_argument():
-    same(lambda t: rt(t, {"a": t.ones(2), "b": [1, "x"]}, weights_only=True))
-    same(lambda t: rt(t, {"a": t.ones(2)}, weights_only=False))
+    agree(lambda t: rt(t, {"a": t.ones(2), "b": [1, "x"]}, weights_only=True))
+    agree(lambda t: rt(t, {"a": t.ones(2)}, weights_only=False))
 
 
 def test_unsupported_objects_fail_clearly():

@@ -1,52 +1,15 @@
 """``x[key] = v``, masked_fill, clamp with tensor bounds and the in-place samplers against
 PyTorch. Each scenario runs on jitgrad and on torch; the observations (values, dtype, grad_fn
 name, ``_version``, requires_grad/is_leaf, gradients, and the error type + text) must agree."""
-import warnings
 
 import numpy as np
 import pytest
+from _parity import check_observations
 
 import jitgrad
 from jitgrad.autograd import gradcheck
 
 torch = pytest.importorskip("torch")
-
-
-def _desc(T, t):
-    if isinstance(t, (list, tuple)) and all(u is None or isinstance(u, T.Tensor) for u in t):
-        # gradients: values, dtype and shape
-        return [None if u is None else (u.numpy().tolist(), str(u.dtype), list(u.shape))
-                for u in t]
-    if not isinstance(t, T.Tensor):
-        return t
-    gf = t.grad_fn
-    return (t.detach().numpy().tolist(), str(t.dtype).replace("torch.", ""),
-            type(gf).__name__ if gf is not None else None, t._version, t.requires_grad,
-            t.is_leaf, list(t.shape))
-
-
-def _run(T, fn):
-    obs = []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fn(T, lambda label, v: obs.append((label, _desc(T, v))))
-        except Exception as e:  # noqa: BLE001 - the error is an observation
-            obs.append(("error", type(e).__name__, str(e)))
-    return obs
-
-
-def _same(a, b):
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, float) and isinstance(b, float):
-        return abs(a - b) <= 1e-6 * (1 + abs(b)) or (np.isnan(a) and np.isnan(b))
-    return a == b
-
-
-def _check(fn):
-    mine, ref = _run(jitgrad, fn), _run(torch, fn)
-    assert _same(mine, ref), f"\njitgrad: {mine}\ntorch:   {ref}"
 
 
 def _next(T, t):
@@ -140,9 +103,7 @@ def test_setitem_matrix_matches_torch(base, view):
         for mode in ("grad", "nograd", "view_nograd"):
             if (base, view, key, mode) in KNOWN:
                 continue
-            mine = _run(jitgrad, _matrix_case(base, view, key, mode))
-            ref = _run(torch, _matrix_case(base, view, key, mode))
-            assert _same(mine, ref), f"{key} {mode}\njitgrad: {mine}\ntorch:   {ref}"
+            check_observations(_matrix_case(base, view, key, mode), where=f"{key} {mode}")
 
 
 # ------------------------------------------------------------------------- single scenarios
@@ -328,7 +289,7 @@ def index_put_gradients(T, r):
 
 @pytest.mark.parametrize("name", sorted(S))
 def test_setitem_scenario_matches_torch(name):
-    _check(S[name])
+    check_observations(S[name])
 
 
 def test_setitem_gradcheck_through_expand_and_index():
@@ -444,7 +405,7 @@ def masked_fill_int_input_float_value(T, r):
 
 @pytest.mark.parametrize("name", sorted(M))
 def test_masked_fill_matches_torch(name):
-    _check(M[name])
+    check_observations(M[name])
 
 
 def test_masked_fill_value_gradcheck():
@@ -575,7 +536,7 @@ def clamp_saved_bound_modified(T, r):
 
 @pytest.mark.parametrize("name", sorted(C))
 def test_clamp_matches_torch(name):
-    _check(C[name])
+    check_observations(C[name])
 
 
 @pytest.mark.parametrize("call", [
@@ -646,9 +607,7 @@ def _sampler_case(base, view, op, mode):
 def test_sampler_inplace_matches_torch(base, view):
     for op in SAMPLERS:
         for mode in ("grad", "view_nograd"):
-            mine = _run(jitgrad, _sampler_case(base, view, op, mode))
-            ref = _run(torch, _sampler_case(base, view, op, mode))
-            assert _same(mine, ref), f"{op} {mode}\njitgrad: {mine}\ntorch:   {ref}"
+            check_observations(_sampler_case(base, view, op, mode), where=f"{op} {mode}")
 
 
 def test_sampler_on_expand_overlap_message():

@@ -1,4 +1,4 @@
-"""Shape and view ops (jitgrad/ops/shape.py) against PyTorch, case by case.
+"""Shape and view ops (jitgrad/ops/shape_*.py) against PyTorch, case by case.
 
 Every case is a function ``fn(T, *xs)`` run with ``T = jitgrad`` and ``T = torch`` on the same
 float64 (or int64) inputs. The tests compare what a PyTorch user can see: values, dtype, shape,

@@ -4,21 +4,17 @@ Each case is an expression (the last line of a snippet) evaluated with ``torch``
 library; values, dtypes, shapes, requires_grad, grad_fn names, exceptions (type and first line)
 and warnings must agree.
 """
-import warnings
 
 import numpy as np
 import pytest
-
-import jitgrad
+from _parity import check_snippet, tensor_description
 
 torch = pytest.importorskip("torch")
 
 
 def _describe(v, lib):
     if isinstance(v, lib.Tensor):
-        gf = v.grad_fn
-        return ("T", str(v.dtype), tuple(v.shape), v.detach().numpy().tolist(), v.requires_grad,
-                None if gf is None else type(gf).__name__, v.is_leaf)
+        return tensor_description(v)
     if isinstance(v, (tuple, list)) and any(isinstance(x, lib.Tensor) for x in v):
         return tuple(_describe(x, lib) for x in v)
     if isinstance(v, lib.Size):
@@ -30,23 +26,8 @@ def _describe(v, lib):
     return (type(v).__name__, v)
 
 
-def _run(lib, code):
-    ns = {"torch": lib, "np": np}
-    *stmts, last = code.strip().split("\n")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            exec("\n".join(stmts), ns)
-            out = _describe(eval(last, ns), lib)
-        except Exception as e:  # noqa: BLE001 - the exception is the result compared
-            out = ("raises", type(e).__name__, str(e).split("\n")[0])
-    warned = sorted({f"{w.category.__name__}: {str(w.message)[:80]}" for w in caught})
-    return repr(out).replace("jitgrad", "torch"), warned
-
-
 def _check(code):
-    mine, ref = _run(jitgrad, code), _run(torch, code)
-    assert mine == ref, f"\n{code}\njitgrad: {mine}\ntorch:   {ref}"
+    check_snippet(code, _describe)
 
 
 CONSTRUCTION = [

@@ -624,7 +624,7 @@ def _grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused):
 def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unused):
     """``is_grads_batched``: one vector-Jacobian product per row of the batched grad_outputs
     (PyTorch vmaps the backward; the values are the same)."""
-    from ..ops.shape import stack
+    from ..ops.shape_join import stack
     from ..tensor import Tensor
     sizes = {g.shape[0] for g in grads if isinstance(g, Tensor)}
     if len(sizes) != 1:

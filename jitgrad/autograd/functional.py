@@ -14,7 +14,7 @@ license; its terms apply to the ported parts.
 from __future__ import annotations
 
 from ..ops.basic import zeros_like
-from ..ops.shape import stack
+from ..ops.shape_join import stack
 from ..tensor import Tensor
 from .engine import grad as _grad
 from .grad_mode import enable_grad as _enable_grad

@@ -249,7 +249,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _tensor(output, "output")
     _check_list(input_list, output, g.size, "input_list")
     from ..autograd import no_grad
-    from ..ops.shape import stack
+    from ..ops.shape_join import stack
     with no_grad():
         inputs = stack(list(input_list))  # one contiguous send buffer, on the inputs' device
     return _reduce_scatter(g, output, Staged(inputs).buf, op, async_op, "reduce_scatter")

@@ -99,7 +99,7 @@ def view_replay(view: Tensor):
     if numbers is None:
         return None
     from .index import getitem
-    from .shape import reshape
+    from .shape_views import reshape
     idx = Tensor._make(numbers)
     return lambda b: getitem(reshape(b, (-1,)), idx)
 
@@ -293,7 +293,7 @@ def record_composition(node_name: str, inputs, build, backward_name: str | None 
     # (when one input is computed from another, as a double-backward node's incoming gradient
     # from its forward's input, that path would be counted twice). The aliases keep the graph
     # connected to the inputs for create_graph.
-    from .shape import _alias
+    from .shape_views import _alias
     inputs_seen = tuple(_alias(t) if isinstance(t, Tensor) and t._requires_grad else t
                         for t in inputs)
     inner = build(*inputs_seen)

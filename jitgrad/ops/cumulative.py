@@ -86,7 +86,7 @@ def _cumprod_backward(node, g):
 def _cumprod_backward_unrolled(g, x, d):
     """grad_k = sum_{j >= k} g_j * prod(x[:k]) * prod(x[k+1:j+1]), one k at a time."""
     from .reduce import prod
-    from .shape import cat, narrow, stack
+    from .shape_join import cat, narrow, stack
     n = x.shape[d]
     cols = []
     for k in range(n):
@@ -215,7 +215,7 @@ def _trapezoid_args(name, y, x, dx, dim):
 def _spacing(x, y, d, name):
     """The sample spacing along ``d``: ``diff(x)`` broadcast against ``y`` (a 1-D ``x`` lies
     along ``d``), with PyTorch's size check."""
-    from .shape import narrow
+    from .shape_join import narrow
     n = y.shape[d]
     if x.ndim == 1:
         if x.shape[0] != n:
@@ -230,7 +230,7 @@ def _spacing(x, y, d, name):
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoid rule along ``dim``: spacing ``dx`` (default 1) or sample points ``x``."""
-    from .shape import narrow
+    from .shape_join import narrow
     d, dx = _trapezoid_args("trapezoid", y, x, dx, dim)
     n = y.shape[d]
     if n == 0:
@@ -253,7 +253,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoid rule along ``dim`` (one element fewer than ``y`` there)."""
-    from .shape import narrow
+    from .shape_join import narrow
     d, dx = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
     n = y.shape[d]
     m = max(n - 1, 0)

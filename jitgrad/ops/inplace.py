@@ -371,7 +371,7 @@ def copy_(self, src, non_blocking=False):
     if not _recording(self, (src,)) and (self._data.__class__ is not np.ndarray or
                                          src._data.__class__ is not np.ndarray):
         check_inplace(self)
-        from .shape import expand
+        from .shape_views import expand
         if self._data.__class__ is np.ndarray:  # device -> host: one counted download
             np.copyto(self._data, np.broadcast_to(src._host(), self._data.shape),
                       casting="unsafe")
@@ -394,7 +394,7 @@ def copy_(self, src, non_blocking=False):
         self._vc.value += 1
         return self
     if self._data.__class__ is not np.ndarray:
-        from .shape import expand
+        from .shape_views import expand
         return apply_inplace(self, lambda s, x: s * 0 + expand(x, tuple(s.shape)).to(s.dtype),
                              src)
     return apply_inplace(self, _copy_node, src)

@@ -1,7 +1,7 @@
 """Triangles and diagonals: tril/triu, tril_indices/triu_indices, diag, diag_embed, diagflat.
 
-Written over registered ops and the strided-write helpers of ``shape.py``, so one body serves
-the CPU and CUDA. Node names are PyTorch's: TrilBackward0/TriuBackward0, DiagEmbedBackward0
+Written over registered ops and the strided-write helpers of ``shape_strided.py``, so one body
+serves the CPU and CUDA. Node names are PyTorch's: TrilBackward0/TriuBackward0, DiagEmbedBackward0
 (diag of a vector, diag_embed, diagflat) and DiagonalBackward0_copy (diag of a matrix).
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
 
 
 def _diag_embed_backward(node, g):
-    from .shape import diagonal
+    from .shape_strided import diagonal
     a = node.ctx.attrs
     return (diagonal(g, a["offset"], a["d1"], a["d2"]),)
 
@@ -101,8 +101,11 @@ def _diag_embed_backward(node, g):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose (dim1, dim2) ``offset``-th diagonals hold the last dim of ``input``
     (zeros elsewhere); DiagEmbedBackward0 (its gradient is that diagonal of the gradient)."""
+    from .._storage import as_strided as _strided
+    from .._storage import elem_strides as _elem_strides
     from .basic import zeros
-    from .shape import _diag_geometry, _elem_strides, _strided, _wrap, _write
+    from .shape_args import _wrap
+    from .shape_strided import _diag_geometry, _write
     nd = input.ndim + 1
     d1, d2 = _wrap(dim1, nd, "diag_embed"), _wrap(dim2, nd, "diag_embed")
     if d1 == d2:
@@ -121,7 +124,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 def diag(input, diagonal=0):
     """A vector's square matrix (DiagEmbedBackward0) or a matrix's ``diagonal``-th diagonal
     as a new vector (DiagonalBackward0_copy)."""
-    from .shape import diagonal as diagonal_view
+    from .shape_strided import diagonal as diagonal_view
     if not isinstance(input, Tensor):
         raise TypeError(f"diag(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")

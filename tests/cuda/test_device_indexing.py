@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from jitgrad.ops.shape import roll
+from jitgrad.ops.shape_copies import roll
 
 RNG = np.random.default_rng(11)
 A = RNG.standard_normal((3, 4, 5))

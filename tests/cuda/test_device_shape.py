@@ -1,4 +1,4 @@
-"""Shape and view ops on CUDA tensors (jitgrad/ops/shape.py), against the CPU path (which
+"""Shape and view ops on CUDA tensors (jitgrad/ops/shape_*.py), against the CPU path (which
 tests/test_shape_parity.py checks against PyTorch): values, shapes, strides, views sharing the
 device buffer, gradients and double backward, all on the device.
 

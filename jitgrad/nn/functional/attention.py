@@ -270,7 +270,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                  static_v=None, average_attn_weights=True, is_causal=False):
     """PyTorch's ``F.multi_head_attention_forward`` (sequence-first ``(L, N, E)`` inputs)."""
     from ...ops.basic import zeros
-    from ...ops.shape import cat
+    from ...ops.shape_join import cat
     from . import dropout, linear, pad, softmax
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:

@@ -48,7 +48,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
             "Please ensure they have the same size.", UserWarning, stacklevel=2)
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
-        from ...ops.shape import broadcast_tensors
+        from ...ops.shape_views import broadcast_tensors
         input, target = broadcast_tensors(input, target)
     if weight is not None:  # PyTorch's Python-side weighted MSE
         if tuple(weight.shape) != tuple(input.shape):
@@ -99,7 +99,7 @@ def _pointwise_loss(name, fn, input, target, reduction, k, f_np, df_np, df_t):
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=3)
-        from ...ops.shape import broadcast_tensors
+        from ...ops.shape_views import broadcast_tensors
         input, target = broadcast_tensors(input, target)
     ct = D.result_type(input, target)
     x = input._data.astype(ct.np, copy=False)

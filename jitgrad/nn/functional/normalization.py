@@ -505,7 +505,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
-    from ...ops.shape import cat
+    from ...ops.shape_join import cat
     c = input.shape[1]
     sq = input * input
     # Zero padding of the channel dim by concatenation (works on every device, as F.pad's

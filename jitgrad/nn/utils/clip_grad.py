@@ -24,7 +24,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     per-gradient norms, then every gradient times ``min(max_norm / (total + 1e-6), 1)``."""
     from ... import linalg
     from ...autograd import grad_mode
-    from ...ops.shape import stack
+    from ...ops.shape_join import stack
     grads = _grads(parameters)
     max_norm = float(max_norm)
     norm_type = float(norm_type)

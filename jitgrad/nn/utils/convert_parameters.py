@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...autograd import grad_mode
-from ...ops.shape import cat
+from ...ops.shape_join import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 

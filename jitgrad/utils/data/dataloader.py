@@ -118,7 +118,7 @@ def collate(batch, *, collate_fn_map=None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    from ...ops.shape import stack
+    from ...ops.shape_join import stack
     return stack(list(batch), 0)
 
 

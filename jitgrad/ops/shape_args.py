@@ -1,0 +1,102 @@
+"""Argument rules shared by the shape ops (ops/shape_*.py): ints, dims and size lists checked
+and wrapped as PyTorch does, with PyTorch's error types and words."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+def _int(v, fn, what):
+    """An int argument: PyTorch rejects floats and bools (TypeError); 0-d integer tensors and
+    NumPy integers pass (``__index__``)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, Tensor) and v._data.dtype.kind in "iu" and v._data.ndim == 0:
+        return int(v)
+    raise TypeError(f"{fn}(): argument '{what}' must be int, not {type(v).__name__}")
+
+
+def _wrap(dim, ndim, fn="dim"):
+    if isinstance(dim, Tensor) and dim._data.dtype.kind in "iu" and dim._data.ndim == 0:
+        dim = int(dim)
+    if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not {type(dim).__name__}")
+    lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got {dim})")
+    return int(dim) % max(ndim, 1)
+
+
+def _wrap_nonscalar(dim, ndim, fn="dim", say_wrapped=False):
+    """``_wrap`` for ops that need a real dimension (unbind, roll): a 0-d tensor has none."""
+    d = _wrap(dim, ndim, fn)
+    if ndim == 0:
+        raise IndexError(f"Dimension specified as {d if say_wrapped else dim} but tensor has no "
+                         "dimensions")
+    return d
+
+
+def _dup_check(dims):
+    seen = set()
+    for d in dims:
+        if d in seen:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        seen.add(d)
+
+
+_NOT_GIVEN = object()
+
+
+def _int_list(args, fn, what, kw=_NOT_GIVEN, allow_empty=False):
+    """A size/dims argument given as varargs ints, one tuple/list/Size, or keyword ``what``."""
+    if kw is not _NOT_GIVEN:
+        if args:
+            raise TypeError(f"{fn}() got multiple values for argument '{what}'")
+        args = (kw,)
+    if not args and not allow_empty:
+        raise TypeError(f'{fn}() missing 1 required positional arguments: "{what}"')
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    elif len(args) == 1 and isinstance(args[0], Tensor) and args[0]._data.ndim == 1:
+        args = tuple(args[0].tolist())
+    out = []
+    for i, a in enumerate(args):
+        try:
+            out.append(_int(a, fn, what))
+        except TypeError:
+            raise TypeError(f"{fn}(): argument '{what}' must be tuple of ints, but found element "
+                            f"of type {type(a).__name__} at pos {i}") from None
+    return tuple(out)
+
+
+def _infer_shape(shape, numel):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for i, s in enumerate(shape):
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape "
+                                   f"{_fmt(shape)}")
+            known *= s
+    if neg:
+        if known == 0:
+            if numel == 0:
+                raise RuntimeError(
+                    f"cannot reshape tensor of 0 elements into shape {_fmt(shape)} because the "
+                    "unspecified dimension size -1 can be any value and is ambiguous")
+            raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+        if numel % known:
+            raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _fmt(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"

@@ -1,0 +1,402 @@
+"""Views that reshape or reorder dims: reshape/view/flatten/unflatten, squeeze/unsqueeze,
+expand/broadcast_to, permute/transpose/movedim/t and the .T/.mT/.H properties, contiguous.
+Views share storage and the version counter with their base."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._storage import as_strided, elem_strides, shares_memory, view_strides
+from ..tensor import Tensor
+from .composite import record
+from .shape_args import _NOT_GIVEN, _dup_check, _fmt, _infer_shape, _int_list, _wrap
+
+_strided = as_strided  # the short names unsqueeze uses
+_elem_strides = elem_strides
+
+
+def _reshape_backward(node, g):
+    return (g.reshape(node.ctx.attrs["shape"]),)
+
+
+_shares = shares_memory
+
+
+def _reshape_to(shape):
+    """The replay of a reshape-like view (view/reshape/flatten/squeeze/unsqueeze): the same
+    elements in the same order, so a reshape to the view's shape (``composite.record``)."""
+    shape = tuple(shape)
+    return lambda b: reshape(b, shape)
+
+
+def _view_like(x, data, name):
+    return record(name, (x,), data, _reshape_backward,
+                  view_of=x if _shares(data, x._data) else None,
+                  attrs={"shape": tuple(x._data.shape)}, view_fn=_reshape_to(data.shape))
+
+
+def reshape(input, *args, shape=_NOT_GIVEN):
+    shape = _infer_shape(_int_list(args, "reshape", "shape", shape), input._data.size)
+    x = input._data
+    data = x.reshape(shape)
+    if data.size and not _shares(data, x):
+        name = "UnsafeViewBackward0"  # a copy (PyTorch: clone + _unsafe_view)
+    else:
+        # a view: PyTorch's reshape is a plain view of a contiguous input, else _reshape_alias
+        name = "ViewBackward0" if x.flags.c_contiguous else "ReshapeAliasBackward0"
+    return _view_like(input, data, name)
+
+
+def ravel(input):
+    """``torch.ravel``: ``contiguous().view(-1)``."""
+    return view(contiguous(input), -1)
+
+
+def _view_dtype(input, dt):
+    x = input._data
+    if dt.itemsize != x.itemsize:
+        src, dst = D.scalar_name(input.dtype), D.scalar_name(dt)
+        what = f"to view {src} as {dst} (different element sizes)"
+        if x.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if x.shape[-1] != 1 and x.strides[-1] != x.itemsize:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
+                               f"{x.strides[-1] // x.itemsize}")
+        if dt.itemsize > x.itemsize:
+            k = dt.itemsize // x.itemsize
+            if x.shape[-1] % k:
+                raise RuntimeError(f"self.size(-1) must be divisible by {k} {what}, but got "
+                                   f"{x.shape[-1]}")
+    from .composite import wrap
+    return wrap(x.view(dt.np), view_of=input)  # not differentiable, as in PyTorch
+
+
+def view(input, *args, size=_NOT_GIVEN, dtype=None):
+    if dtype is not None and not args and size is _NOT_GIVEN:
+        return _view_dtype(input, D.to_dtype(dtype))
+    if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
+        return _view_dtype(input, D.to_dtype(args[0]))
+    shape = _infer_shape(_int_list(args, "view", "size", size), input._data.size)
+    x = input._data
+    st = view_strides(x.shape, elem_strides(x), shape)
+    if st is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead.")
+    if x.__class__ is np.ndarray:
+        data = x.reshape(shape)  # NumPy's own view (a normal .base) where it finds one
+        if not np.may_share_memory(data, x):
+            data = as_strided(x, shape, st)
+    else:
+        data = as_strided(x, shape, st)
+    return _view_like(input, data, "ViewBackward0")
+
+
+def view_as(input, other):
+    return view(input, tuple(other.shape))
+
+
+def reshape_as(input, other):
+    return reshape(input, tuple(other.shape))
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    nd = input._data.ndim
+    s, e = _wrap(start_dim, nd, "flatten"), _wrap(end_dim, nd, "flatten")
+    if nd == 0:
+        return reshape(input, 1)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shp = input._data.shape
+    return reshape(input, shp[:s] + (-1,) + shp[e + 1:])
+
+
+def unflatten(input, dim, sizes):
+    shp = input._data.shape
+    if len(shp) == 0:
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as "
+                           f"{dim} but tensor has no dimensions")
+    d = _wrap(dim, len(shp), "unflatten")
+    sizes = _int_list((sizes,), "unflatten", "sizes")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    bad = [i for i, s in enumerate(sizes) if s < -1]
+    if bad:
+        raise RuntimeError(f"unflatten got an unexpected error:\ninvalid shape dimension "
+                           f"{sizes[bad[0]]} at index {bad[0]} of shape {_fmt(sizes)}")
+    if sum(1 for s in sizes if s == -1) > 1:
+        raise RuntimeError("unflatten got an unexpected error:\nonly one dimension can be "
+                           "inferred")
+    known = 1
+    for s in sizes:
+        if s != -1:
+            known *= s
+    n = shp[d]
+    ok = (known != 0 and n % known == 0) if -1 in sizes else known == n
+    if not ok:
+        raise RuntimeError(f"unflatten: Provided sizes {_fmt(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({n}) in the input tensor")
+    sizes = tuple(n // known if s == -1 else s for s in sizes)
+    return view(input, shp[:d] + sizes + shp[d + 1:])  # always a view (splits one dim)
+
+
+def _squeeze_backward(node, g):
+    # PyTorch's ``unsqueeze_to``: the removed dims come back one ``unsqueeze`` each (so a
+    # create_graph gradient's nodes are UnsqueezeBackward0, as PyTorch's)
+    for d in node.ctx.attrs["dims"]:
+        g = g.unsqueeze(d)
+    return (g,)
+
+
+def _unsqueeze_backward(node, g):
+    return (g.squeeze(node.ctx.attrs["dim"]),)  # PyTorch's: SqueezeBackward1 under create_graph
+
+
+def squeeze(input, dim=None):
+    shp = input._data.shape
+    if dim is None:
+        dims, name = tuple(i for i, s in enumerate(shp) if s == 1), "SqueezeBackward0"
+    elif isinstance(dim, (tuple, list)):
+        dims, name = tuple(_wrap(d, len(shp), "squeeze") for d in dim), "SqueezeBackward2"
+        _dup_check(dims)
+        dims = tuple(d for d in dims if shp and shp[d] == 1)
+    else:
+        d = _wrap(dim, len(shp), "squeeze")
+        dims, name = ((d,) if shp and shp[d] == 1 else ()), "SqueezeBackward1"
+    data = input._data.reshape(tuple(s for i, s in enumerate(shp) if i not in dims))
+    return record(name, (input,), data, _squeeze_backward, view_of=input,
+                  attrs={"dims": tuple(sorted(dims))}, view_fn=_reshape_to(data.shape))
+
+
+def unsqueeze(input, dim):
+    x = input._data
+    nd = x.ndim
+    d = _wrap(dim, nd + 1, "unsqueeze")
+    shape, st = list(x.shape), list(_elem_strides(x))
+    # PyTorch's stride for the new dim: the extent of the dims after it (1 at the end)
+    st.insert(d, shape[d] * st[d] if d < nd else 1)
+    shape.insert(d, 1)
+    data = _strided(x, shape, st)
+    return record("UnsqueezeBackward0", (input,), data, _unsqueeze_backward, view_of=input,
+                  attrs={"dim": d}, view_fn=_reshape_to(data.shape))
+
+
+def _expand_backward(node, g):
+    return (g,)  # the engine sums the gradient back to the input's shape
+
+
+def expand(input, *args, size=_NOT_GIVEN):
+    sizes = _int_list(args, "expand", "size", size)
+    shp = input._data.shape
+    if len(sizes) < len(shp):
+        from ..autograd.node import _tensor_type_name
+        raise RuntimeError(f"expand({_tensor_type_name(input)}{{{list(shp)}}}, size="
+                           f"{list(sizes)}): the number of sizes provided ({len(sizes)}) must be "
+                           f"greater or equal to the number of dimensions in the tensor "
+                           f"({len(shp)})")
+    lead = len(sizes) - len(shp)
+    target = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            target.append(s)
+        else:
+            cur = shp[i - lead]
+            if s == -1:
+                s = cur
+            if cur != s and cur != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) must match the existing size ({cur})"
+                    f" at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor "
+                    f"sizes: {list(shp)}")
+            target.append(s)
+    x = input._data
+    data = np.broadcast_to(x, tuple(target)) if x.__class__ is np.ndarray else \
+        x.broadcast_to(tuple(target))
+    return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
+
+
+def expand_as(input, other):
+    return expand(input, tuple(other.shape))
+
+
+def broadcast_to(input, size):
+    return expand(input, tuple(size))
+
+
+def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
+        tensors = tuple(tensors[0])
+    from .elementwise_call import broadcast_shapes
+    shape = broadcast_shapes(*(t._data.shape for t in tensors))
+    # as PyTorch (expand_outplace): a tensor that already has the shape is returned itself
+    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
+
+
+def _permute_backward(node, g):
+    inv = np.argsort(node.ctx.attrs["dims"])
+    return (permute(g, tuple(int(i) for i in inv)),)
+
+
+def permute(input, *args, dims=_NOT_GIVEN):
+    dims = _int_list(args, "permute", "dims", dims)
+    nd = input._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap(d, nd, "permute") for d in dims)
+    if len(set(dims)) != nd:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return record("PermuteBackward0", (input,), input._data.transpose(dims), _permute_backward,
+                  view_of=input, attrs={"dims": dims}, view_fn=lambda b: permute(b, dims))
+
+
+def _transpose_backward(node, g):
+    a = node.ctx.attrs
+    return (transpose(g, a["d0"], a["d1"]),)
+
+
+def transpose(input, dim0, dim1):
+    nd = input._data.ndim
+    d0, d1 = _wrap(dim0, nd, "transpose"), _wrap(dim1, nd, "transpose")
+    x = input._data
+    if nd == 0:
+        data = x[()] if x.__class__ is not np.ndarray else x.view()
+    else:
+        data = np.swapaxes(x, d0, d1) if x.__class__ is np.ndarray else x.swapaxes(d0, d1)
+    return record("TransposeBackward0", (input,), data,
+                  _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1},
+                  view_fn=lambda b: transpose(b, d0, d1))
+
+
+def swapaxes(input, axis0, axis1):
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):
+    return transpose(input, dim0, dim1)
+
+
+def _alias_backward(node, g):
+    return (g,)
+
+
+def _alias(input):
+    x = input._data
+    data = x.view() if x.__class__ is np.ndarray else x[()]
+    return record("AliasBackward0", (input,), data, _alias_backward, view_of=input,
+                  view_fn=_alias)
+
+
+def movedim(input, source, destination):
+    nd = input._data.ndim
+    one = isinstance(source, (int, np.integer, Tensor))
+    if one != isinstance(destination, (int, np.integer, Tensor)):
+        raise TypeError("movedim() received an invalid combination of arguments: source and "
+                        "destination must both be ints or both be tuples of ints")
+    src = _int_list((source,), "movedim", "source", allow_empty=True)
+    dst = _int_list((destination,), "movedim", "destination", allow_empty=True)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({_fmt(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({_fmt(dst)} dims)")
+    ws = [_wrap(d, nd, "movedim") for d in src]
+    wd = [_wrap(d, nd, "movedim") for d in dst]
+    if len(set(ws)) != len(ws):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({_fmt(src)})")
+    if len(set(wd)) != len(wd):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({_fmt(dst)})")
+    if nd == 0:
+        return _alias(input)
+    order = [-1] * nd
+    for s, d in zip(ws, wd):
+        order[d] = s
+    rest = iter(i for i in range(nd) if i not in ws)
+    order = [o if o != -1 else next(rest) for o in order]
+    return permute(input, tuple(order))
+
+
+moveaxis = movedim
+
+
+def _t_backward(node, g):
+    return (t(g),)
+
+
+def t(input):
+    nd = input._data.ndim
+    if nd > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
+    return record("TBackward0", (input,), input._data.T, _t_backward, view_of=input,
+                  view_fn=t)
+
+
+_T_WARNED = []
+
+
+def numpy_T(input):  # noqa: N802 - Tensor.T
+    """``x.T``: all dims reversed (PermuteBackward0 at any rank), PyTorch's deprecation
+    warning (once) on tensors that are not 2-D."""
+    nd = input._data.ndim
+    if nd != 2 and not _T_WARNED:
+        import warnings
+        _T_WARNED.append(True)
+        if nd == 0:
+            msg = ("Tensor.T is deprecated on 0-D tensors. This function is the identity in "
+                   "these cases.")
+        else:
+            msg = ("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                   "shape is deprecated and it will throw an error in a future release. "
+                   "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                   "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.")
+        warnings.warn(msg, UserWarning, stacklevel=3)
+    return permute(input, tuple(range(nd - 1, -1, -1)))
+
+
+def _matrix_check(input, what):
+    nd = input._data.ndim
+    if nd < 2:
+        raise RuntimeError(f"tensor.{what} is only supported on matrices or batches of "
+                           f"matrices. Got {nd}-D tensor.")
+
+
+def matrix_T(input):  # noqa: N802 - Tensor.mT
+    _matrix_check(input, "mT")
+    return transpose(input, -2, -1)
+
+
+def matrix_H(input):  # noqa: N802 - Tensor.mH (real dtypes: mT)
+    _matrix_check(input, "mH")
+    return transpose(input, -2, -1)
+
+
+def adjoint(input):
+    _matrix_check(input, "adjoint()")
+    return transpose(input, -2, -1)
+
+
+def H(input):  # noqa: N802 - Tensor.H (real dtypes: the transpose of a matrix)
+    nd = input._data.ndim
+    if nd != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {nd}-D "
+                           "tensor." + (" For batches of matrices, consider using tensor.mH"
+                                        if nd > 2 else ""))
+    return transpose(input, 0, 1)
+
+
+def _clone_backward(node, g):
+    return (g,)
+
+
+def contiguous(input, memory_format=None):
+    """The tensor itself when C-contiguous, else a C-contiguous copy (CloneBackward0)."""
+    x = input._data
+    if x.flags.c_contiguous:
+        return input
+    data = np.ascontiguousarray(x) if x.__class__ is np.ndarray else x.contiguous()
+    return record("CloneBackward0", (input,), data, _clone_backward)
