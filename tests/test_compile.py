@@ -192,7 +192,7 @@ def test_gpt_style_block_with_dropout_keeps_rng_streams():
         mask = nn.Transformer.generate_square_subsequent_mask(5) \
             if hasattr(nn, "Transformer") else None
 
-        def step(t):
+        def step(t, m=m, opt=opt, mask=mask):
             opt.zero_grad()
             h = m[1](m[0](t), src_mask=mask, is_causal=mask is not None)
             logits = m[2](h)

@@ -350,6 +350,7 @@ def install():
     if _patches is not None:
         return
     import jitgrad
+
     from .. import linalg
     from ..nn import functional as F
     from ..nn import utils as nn_utils

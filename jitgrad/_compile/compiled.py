@@ -24,7 +24,7 @@ import warnings
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import capture
-from .capture import CallStep, ElementwiseStep, Recorder, Ref
+from .capture import ElementwiseStep, Recorder, Ref
 
 _DEBUG = "compile" in os.environ.get("JITGRAD_DEBUG", "").replace(",", " ").split()
 
