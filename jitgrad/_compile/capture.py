@@ -29,10 +29,13 @@ from __future__ import annotations
 import functools
 import threading
 
+import numpy as np
+
 from ..autograd import grad_mode
 from ..tensor import Tensor
 
 _get_ident = threading.get_ident
+_ND = np.ndarray
 recorder = None  # the active Recorder, or None (checked by every boundary)
 
 # methods whose (non-tensor) result is tensor metadata, not data: passed through while recording
@@ -87,13 +90,14 @@ class ElementwiseStep:
     """One registry op: ``values[out] = op(operands)``; operands are Refs or constants."""
 
     __slots__ = ("op", "operands", "aux", "out", "shape", "ct", "out_dt", "grad_enabled",
-                 "requires_grad", "fusable")
+                 "requires_grad", "fusable", "on_cuda")
 
     def __init__(self, op, operands, aux, out, shape, ct, out_dt, requires_grad, fusable):
         self.op, self.operands, self.aux, self.out = op, operands, aux, out
         self.shape, self.ct, self.out_dt = shape, ct, out_dt
         self.grad_enabled = grad_mode.is_grad_enabled()
         self.requires_grad, self.fusable = requires_grad, fusable
+        self.on_cuda = False
 
 
 class Recording:
@@ -213,9 +217,10 @@ class Recorder:
         operands = tuple(self.ref(a) if isinstance(a, Tensor) else a for a in ew.args)
         aux = {k: (self.ref(v) if isinstance(v, Tensor) else v) for k, v in ew.aux.items()}
         ref = self.outputs(out)
-        fusable = _fusable(ew)
-        self.rec.steps.append(ElementwiseStep(ew.op, operands, aux, ref.i, out._data.shape,
-                                              ew.ct, ew.out_dt, out._requires_grad, fusable))
+        step = ElementwiseStep(ew.op, operands, aux, ref.i, out._data.shape, ew.ct, ew.out_dt,
+                               out._requires_grad, _fusable(ew))
+        step.on_cuda = out._data.__class__ is not _ND
+        self.rec.steps.append(step)
 
     def tensor_born(self, t):
         if self.depth == 0 and self.reason is None:
@@ -249,19 +254,18 @@ _SEVERAL = ElementwiseCall(None, (), {}, None, None, None)
 
 
 def _fusable(ew):
-    """Fusable: CPU arrays, every operand of the result's shape and the kernel's dtype (no
-    casts, no broadcasting inside a fused loop), a floating result of that dtype."""
+    """Fusable: every operand on the result's device, of its shape and of the kernel's dtype
+    (no casts, no broadcasting inside a fused loop), a floating result of that dtype."""
     ct, out_dt = ew.ct, ew.out_dt
     if ct is None or ct is not out_dt or not ct.is_floating_point or ct.itemsize < 4:
         return False
-    shape = ew.result._data.shape
-    import numpy as np
+    data = ew.result._data
     for a in list(ew.args) + list(ew.aux.values()):
         if isinstance(a, Tensor):
             d = a._data
-            if d.__class__ is not np.ndarray or d.shape != shape or d.dtype != ct.np:
+            if d.__class__ is not data.__class__ or d.shape != data.shape or d.dtype != ct.np:
                 return False
-    return ew.result._data.__class__ is np.ndarray
+    return True
 
 
 def _maker():

@@ -253,7 +253,8 @@ def _run_elementwise(step, values):
 
 
 def _same_group(a, b):
-    return a.shape == b.shape and a.ct is b.ct and a.grad_enabled == b.grad_enabled
+    return (a.shape == b.shape and a.ct is b.ct and a.grad_enabled == b.grad_enabled
+            and a.on_cuda == b.on_cuda)
 
 
 def _uses_after(steps, result):

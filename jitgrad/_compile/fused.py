@@ -19,12 +19,26 @@ from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu
 from ..codegen.loops import LoopSpec, Stmt
-from ..ops.elementwise_call import _flat, _scalar
+from ..ops.elementwise_call import _cpu_out, _device_flat, _device_out, _flat, _scalar
 from ..ops.registry import OPS
 from ..tensor import Tensor
 from .capture import Ref
 
 _ADD = None
+
+
+class _Target:
+    """Where a group runs: the backend that renders and launches LoopSpecs, and how operands
+    are flattened and outputs made there (the same pattern as ElementwiseNode's VJP launch)."""
+
+    def __init__(self, cuda):
+        if cuda:
+            from .._cuda_array import CudaArray
+            from ..backends import cuda as backend
+            self.backend, self.flat, self.empty, self.out = (backend, _device_flat,
+                                                             CudaArray.empty, _device_out)
+        else:
+            self.backend, self.flat, self.empty, self.out = cpu, _flat, cpu.empty, _cpu_out
 
 
 class Group:
@@ -34,6 +48,7 @@ class Group:
         self.steps = steps
         self.shape = steps[0].shape
         self.np_dtype = steps[0].ct.np
+        self.target = _Target(steps[0].on_cuda)
         self.grad_enabled = steps[0].grad_enabled
         produced = {s.out for s in steps}
         self.inputs = []  # value indices read by the group and made before it
@@ -52,7 +67,9 @@ class Group:
         spec = LoopSpec(tuple(f"v{i}" for i in self.inputs),
                         tuple(f"c{k}" for k in range(len(self.consts))), tuple(self._stmts),
                         tuple((f"o{i}", f"v{i}") for i in self.escapes))
-        self.forward = cpu.module_for(("compiled-group", _key(spec)), lambda: spec)
+        self.forward_spec = spec
+        self.forward = self.target.backend.module_for(("compiled-group", _key(spec)),
+                                                      lambda: spec)
         self._backward = {}
 
     # ------------------------------------------------------------------ kernel sources
@@ -79,7 +96,8 @@ class Group:
         mod = self._backward.get(present)
         if mod is None:
             spec = self._backward_spec(present)
-            mod = cpu.module_for(("compiled-group-vjp", _key(spec)), lambda: spec)
+            mod = self.target.backend.module_for(("compiled-group-vjp", _key(spec)),
+                                                 lambda: spec)
             self._backward[present] = (mod, spec)
         return self._backward[present]
 
@@ -121,13 +139,13 @@ class Group:
     # ------------------------------------------------------------------ replay
     def run(self, values):
         """Compute the group's escaping values into ``values`` (and attach the node)."""
-        shape, dt = self.shape, self.np_dtype
+        shape, dt, tg = self.shape, self.np_dtype, self.target
         ins = [values[i] for i in self.inputs]
-        outs = [cpu.empty(shape, dt) for _ in self.escapes]
+        outs = [tg.empty(shape, dt) for _ in self.escapes]
         n = outs[0].size if outs else 0
         if n:
-            cpu.launch(self.forward, n, [_flat(t._data, shape, dt) for t in ins] + self.consts
-                       + [o.reshape(-1) for o in outs])
+            tg.backend.launch(self.forward, n, [tg.flat(t._data, shape, dt) for t in ins]
+                              + self.consts + [tg.out(o) for o in outs])
         tensors = [Tensor._make(o) for o in outs]
         for i, t in zip(self.escapes, tensors):
             values[i] = t
@@ -165,13 +183,13 @@ class FusedGroupNode(Node):
         if not any(present):
             return [None] * len(group.grad_inputs)
         mod, spec = group.backward_module(present)
-        shape, dt = group.shape, group.np_dtype
-        arrays = [_flat(s.array(self), shape, dt) for s in self.saved]
-        arrays += [_flat(g._data, shape, dt) for g in grads if g is not None]
-        outs = [cpu.empty(shape, dt) for _ in spec.outputs]
+        shape, dt, tg = group.shape, group.np_dtype, group.target
+        arrays = [tg.flat(s.array(self), shape, dt) for s in self.saved]
+        arrays += [tg.flat(g._data, shape, dt) for g in grads if g is not None]
+        outs = [tg.empty(shape, dt) for _ in spec.outputs]
         n = int(np.prod(shape))
         if n and outs:
-            cpu.launch(mod, n, arrays + group.consts + [o.reshape(-1) for o in outs])
+            tg.backend.launch(mod, n, arrays + group.consts + [tg.out(o) for o in outs])
         done = dict(zip((name for name, _ in spec.outputs), outs))
         return [Tensor._make(done[f"d{i}"]) if f"d{i}" in done else None
                 for i in group.grad_inputs]
