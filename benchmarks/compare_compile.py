@@ -29,8 +29,9 @@ from benchmarks.bench_overhead import scalar_step  # noqa: E402
 
 
 def _scalar_impls(torch_compile):
-    import jitgrad
     import torch
+
+    import jitgrad
     impls = {}
     for name, lib in (("jitgrad", jitgrad), ("torch", torch)):
         x = lib.tensor(0.3, requires_grad=True)

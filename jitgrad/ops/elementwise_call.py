@@ -289,7 +289,10 @@ def _call_device(op, args, aux, ct, out_dt):
                  + [values[p] for p in plan.scalars] + [out.buf])
     if half:
         out = out.astype(np.float16)
-    return _maybe_record(op, args, aux, values, Tensor._make(out), ct, out_dt)
+    result = Tensor._make(out)
+    if _capture.recorder is not None:
+        _capture.note_elementwise(op, args, aux, ct, out_dt, result)
+    return _maybe_record(op, args, aux, values, result, ct, out_dt)
 
 
 def device_add_into(dst, src) -> None:
