@@ -418,3 +418,34 @@ def test_other_threads_are_not_recorded():
         cf(jitgrad.ones(2))
         cf(jitgrad.ones(2))
     assert done == [6.0]  # the thread's work is Python the replay skips (documented)
+
+
+def test_guard_failure_on_a_parameter_reshaped_through_data_records_again():
+    w = nn.Parameter(jitgrad.ones(3))
+    f = jitgrad.compile(lambda x: (x * w).sin() + w)  # one fused group reading w
+    f(jitgrad.ones(3)), f(jitgrad.ones(3))
+    w.data = jitgrad.zeros(5)  # the same Parameter, a new shape: the recording is stale
+    with jitgrad.autograd.profile() as p:
+        assert f(jitgrad.ones(5)).tolist() == [0.0] * 5
+        assert f(jitgrad.ones(5)).tolist() == [0.0] * 5
+    assert (p.compile_guard_failures, p.compile_captures, p.compile_replays) == (0, 1, 1)
+    w.data = jitgrad.zeros(3)
+    with jitgrad.autograd.profile() as p:  # back to the first recording's shapes: replayed
+        assert f(jitgrad.ones(3)).tolist() == [0.0] * 3
+    assert p.compile_replays == 1
+    w.data = jitgrad.zeros(3, dtype=jitgrad.float64)
+    with jitgrad.autograd.profile() as p:
+        assert f(jitgrad.ones(3)).dtype == jitgrad.float64
+    assert (p.compile_guard_failures, p.compile_captures) == (1, 1)
+    assert "changed" in p.compile_reasons[0]
+
+
+def test_train_eval_switch_records_each_mode():
+    model = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    f = jitgrad.compile(lambda x: model(x))
+    x = jitgrad.ones(2, 4)
+    f(x), f(x)
+    model.eval()
+    with jitgrad.no_grad():
+        ref = model(x)
+    np.testing.assert_array_equal(f(x).detach().numpy(), ref.numpy())  # no dropout in eval

@@ -60,11 +60,20 @@ class CompiledFunction:
         self._max_variants = max_variants
         self._fullgraph = fullgraph
         self._warned = set()
+        self._structure = capture.structure[0]
+        self._failures = 0
 
     def __get__(self, obj, objtype=None):  # methods: bind like a function
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        if capture.structure[0] != self._structure:
+            # a module's parameters, buffers, submodules, hooks or train/eval mode changed:
+            # every recording may read what is no longer there
+            self._structure = capture.structure[0]
+            if self._variants:
+                self._guard_failed("a module's parameters, submodules, hooks or mode changed")
+                self._variants.clear()
         key, tensors = _guard_key(args, kwargs)
         entry = self._variants.get(key)
         if entry is not None:
@@ -75,10 +84,10 @@ class CompiledFunction:
             if reason is None:
                 stats.replays += 1
                 return entry.replay(tensors)
-            stats.guard_failures += 1
-            stats.note(f"guard failed: {reason}")
-            _debug(f"guard failed for {self.__name__}: {reason}")
+            self._guard_failed(reason)
             del self._variants[key]
+            if self._failures > 4 * self._max_variants:
+                return self._eager(key, f"guards keep failing ({reason})", args, kwargs)
         if len(self._variants) >= self._max_variants:
             return self._eager(key, f"more than {self._max_variants} recorded variants "
                                     "(shapes or arguments keep changing)", args, kwargs)
@@ -109,6 +118,12 @@ class CompiledFunction:
         stats.capture_seconds += time.perf_counter() - t0
         _debug(f"recorded {self.__name__}: {program.describe()}")
         return result
+
+    def _guard_failed(self, reason):
+        self._failures += 1
+        stats.guard_failures += 1
+        stats.note(f"guard failed: {reason}")
+        _debug(f"guard failed for {self.__name__}: {reason}")
 
     def _eager(self, key, reason, args, kwargs):
         self._variants[key] = _EAGER
@@ -155,7 +170,7 @@ def _guard_key(args, kwargs):
             return (t, tuple((k, walk(v)) for k, v in obj.items()))
         return ("id", id(obj))
 
-    key = (walk(args), walk(kwargs), grad_mode.is_grad_enabled(), capture.structure[0])
+    key = (walk(args), walk(kwargs), grad_mode.is_grad_enabled())
     return key, tensors
 
 
