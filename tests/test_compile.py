@@ -449,3 +449,45 @@ def test_train_eval_switch_records_each_mode():
     with jitgrad.no_grad():
         ref = model(x)
     np.testing.assert_array_equal(f(x).detach().numpy(), ref.numpy())  # no dropout in eval
+
+
+def test_scheduler_made_before_compile_and_evaluation_between_epochs():
+    """The examples' pattern: the scheduler wraps opt.step before anything is compiled, the
+    model switches to eval and back between epochs, the last batch is smaller."""
+    runs = []
+    rng = np.random.default_rng(5)
+    X = jitgrad.tensor(rng.standard_normal((50, 20)).astype(np.float32))
+    Y = jitgrad.tensor(rng.integers(0, 5, 50))
+    for compiled in (False, True):
+        model = nn.Sequential(_mlp(jitgrad), nn.Dropout(0.2))
+        opt = jitgrad.optim.AdamW(model.parameters(), lr=1e-2)
+        sched = jitgrad.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=3)
+        step = _train_step(model, opt)
+        step = jitgrad.compile(step) if compiled else step
+        jitgrad.manual_seed(0)
+        losses = []
+        for _ in range(3):
+            for i in range(0, 50, 16):
+                losses.append(step(X[i:i + 16], Y[i:i + 16]).item())
+            sched.step()
+            model.eval()
+            with jitgrad.no_grad():
+                losses.append(model(X).sum().item())
+            model.train()
+        runs.append((losses, _grads(model.parameters())))
+    assert runs[0][0] == runs[1][0]
+    _same(runs[0][1], runs[1][1])
+
+
+def test_an_inplace_write_no_boundary_saw_makes_it_eager():
+    w = jitgrad.ones(3)
+
+    def f(x):
+        w._data[...] += 1  # jitgrad internals, not a public op: not replayable
+        w._vc.value += 1
+        return x * w
+
+    cf = jitgrad.compile(f)
+    with pytest.warns(UserWarning, match="in-place write outside"):
+        cf(jitgrad.ones(3))
+    assert cf(jitgrad.ones(3)).tolist() == [3.0, 3.0, 3.0]  # eager: the write happened again

@@ -360,8 +360,7 @@ def install():
     from ..nn import utils as nn_utils
     from ..nn.modules.module import Module
     from ..nn.utils import clip_grad
-    from ..optim import lr_scheduler
-    from ..optim.optimizer import Optimizer
+    from ..tensor import VersionCounter
 
     patches = []
 
@@ -392,12 +391,10 @@ def install():
                 continue
             patch(mod, name, boundary(attr, name))
     patch(Tensor, "_init", _born(Tensor._init))
-    patch(Optimizer, "zero_grad", boundary(Optimizer.zero_grad, "zero_grad"))
-    for cls in _subclasses(Optimizer):
-        if "step" in vars(cls):
-            patch(cls, "step", boundary(vars(cls)["step"], f"{cls.__name__}.step"))
-    patch(lr_scheduler.LRScheduler, "step",
-          boundary(lr_scheduler.LRScheduler.step, "scheduler.step"))
+    # Optimizer.step/zero_grad and LRScheduler.step are boundaries for good (optim/): LR
+    # schedulers keep a reference to opt.step made before any recording
+    slot = VersionCounter.value
+    patch(VersionCounter, "value", property(slot.__get__, _version_setter(slot)))
     patch(Module, "__call__", _module_call(Module.__call__))
     for name in ("__setattr__", "__delattr__", "register_parameter", "register_buffer",
                  "add_module", "register_forward_hook", "register_forward_pre_hook",
@@ -442,10 +439,15 @@ def _module_call(call):
     return __call__
 
 
-def _subclasses(cls):
-    for sub in cls.__subclasses__():
-        yield sub
-        yield from _subclasses(sub)
+def _version_setter(slot):
+    """The version counter's setter while recording: an in-place write made outside every
+    boundary (jitgrad internals called directly, an unwrapped optimizer) is not replayable."""
+    def set_value(self, v):
+        r = recorder
+        if r is not None and r.depth == 0 and r.thread == _get_ident() and r.reason is None:
+            r.abandon(f"an in-place write outside jitgrad's public operations, in {_maker()}")
+        slot.__set__(self, v)
+    return set_value
 
 
 def _born(init):
