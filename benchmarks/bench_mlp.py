@@ -30,7 +30,7 @@ else:
 
 SIZES = (784, 512, 512, 10)
 BATCH = 256
-STEP_IMPLS = IMPLS + ["floor"]
+STEP_IMPLS = IMPLS + ["floor", "compiled"]
 
 
 def make_step(impl, seed=0):
@@ -42,7 +42,7 @@ def make_step(impl, seed=0):
         return _numpy_step(X, y, *_init_params(rng))
     if impl == "floor":
         return make_floor_step(X, y, *_init_params(rng))
-    lib = lib_for(impl)
+    lib = lib_for("jitgrad" if impl == "compiled" else impl)
     lib.manual_seed(seed)
     nn = lib.nn
     model = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(),
@@ -59,7 +59,8 @@ def make_step(impl, seed=0):
         opt.step()
         return loss
 
-    return step
+    # "compiled": the same step under jitgrad.compile (issue 16's target: <= 0.95x torch)
+    return lib.compile(step) if impl == "compiled" else step
 
 
 def _init_params(rng):
@@ -143,6 +144,8 @@ def _main(argv=None):
         print(f"{k:8s} {v * 1e3:8.2f} ms  (best of {args.reps})")
     if "torch" in best and "jitgrad" in best:
         print(f"jitgrad/torch = {best['jitgrad'] / best['torch']:.2f}")
+    if "torch" in best and "compiled" in best:
+        print(f"compiled/torch = {best['compiled'] / best['torch']:.2f}")
     if "torch" in best and "floor" in best:
         print(f"floor/torch = {best['floor'] / best['torch']:.2f}")
 

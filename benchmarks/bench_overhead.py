@@ -31,18 +31,33 @@ def scalar_chain(x, n_ops=100):
     return x
 
 
+def scalar_step(x):
+    """Forward + backward of the 100-op chain: the function ``jitgrad.compile`` replays."""
+    y = scalar_chain(x)
+    y.backward()
+    return y
+
+
 class ScalarGraph100:
-    params = [IMPLS]
+    """``compiled``: the same forward + backward under ``jitgrad.compile`` (issue 16's target:
+    at most 0.25x PyTorch eager)."""
+
+    params = [IMPLS + ["compiled"]]
     param_names = ["impl"]
     timeout = 120
 
     def setup(self, impl):
-        self.lib = lib_for(impl)
+        self.lib = lib_for("jitgrad" if impl == "compiled" else impl)
         if self.lib is not None:
             self.x = self.lib.tensor(0.3, requires_grad=True)
+        if impl == "compiled":
+            self.compiled = self.lib.compile(scalar_step)
         self.time_forward_backward(impl)
 
     def time_forward_backward(self, impl):
+        if impl == "compiled":
+            self.x.grad = None
+            return self.compiled(self.x)
         if self.lib is None:
             # NumPy: the forward on 0-d arrays plus the hand-written chain rule
             x = np.float64(0.3)

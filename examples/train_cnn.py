@@ -46,6 +46,8 @@ def parse_args(argv=None):
     p.add_argument("--channels", type=int, default=16,
                    help="channels of the first convolution (the second has twice as many)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    p.add_argument("--compile", action="store_true",
+                   help="run the training step under jitgrad.compile (capture and replay)")
     p.add_argument("--limit", type=int, default=0,
                    help="use only the first N training and N test samples (quick runs, e.g. "
                         "on the CUDA simulator); 0: all")
@@ -93,7 +95,7 @@ def main(argv=None):
           f"model: {n_params} parameters | device: {args.device}")
 
     history = train(model, model, loader, optimizer, scheduler, criterion, device, args.epochs,
-                    (Xte, yte), progress=not args.no_progress)
+                    (Xte, yte), progress=not args.no_progress, compile=args.compile)
 
     os.makedirs(args.out, exist_ok=True)
     plot_path = os.path.join(args.out, "curves.png")

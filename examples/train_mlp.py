@@ -42,6 +42,8 @@ def parse_args(argv=None):
                    help="folder for curves.png and checkpoint.pt")
     p.add_argument("--hidden", type=int, default=128, help="width of the hidden layers")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    p.add_argument("--compile", action="store_true",
+                   help="run the training step under jitgrad.compile (capture and replay)")
     p.add_argument("--limit", type=int, default=0,
                    help="use only the first N training and N test samples (quick runs, e.g. "
                         "on the CUDA simulator); 0: all")
@@ -182,13 +184,30 @@ def to_cpu(obj):
     return obj
 
 
+def make_train_step(net, criterion, optimizer, compile=False):
+    """One optimization step on a batch, returning (logits, loss); ``compile``: under
+    ``torch.compile`` (the first call per batch shape and train/eval switch records, later ones
+    replay)."""
+    def step(xb, yb):
+        optimizer.zero_grad()
+        logits = net(xb)
+        loss = criterion(logits, yb)
+        loss.backward()
+        optimizer.step()
+        return logits, loss
+
+    return torch.compile(step) if compile else step
+
+
 def train(net, model, loader, optimizer, scheduler, criterion, device, epochs, test, *,
-          sampler=None, progress=True, say=print, distributed=False):
+          sampler=None, progress=True, say=print, distributed=False, compile=False):
     """The training loop the examples share: ``epochs`` passes over ``loader`` (each batch moved
     to ``device``; ``net`` is ``model`` or its DistributedDataParallel wrapper), a progress bar
     per epoch, the scheduler stepped per epoch, then one line per epoch with the training loss
     and accuracy and the loss and accuracy of ``model`` on ``test`` = (X, y) in eval mode.
-    ``distributed``: the epoch's totals are summed over every rank. Returns the history."""
+    ``distributed``: the epoch's totals are summed over every rank; ``compile``: the step under
+    ``torch.compile``. Returns the history."""
+    step = make_train_step(net, criterion, optimizer, compile)
     history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
     for epoch in range(1, epochs + 1):
         if sampler is not None:
@@ -197,11 +216,7 @@ def train(net, model, loader, optimizer, scheduler, criterion, device, epochs, t
         bar = Progress(len(loader), f"epoch {epoch:>3}/{epochs}", enabled=progress)
         for xb, yb in loader:
             xb, yb = xb.to(device), yb.to(device)
-            optimizer.zero_grad()
-            logits = net(xb)
-            loss = criterion(logits, yb)
-            loss.backward()
-            optimizer.step()
+            logits, loss = step(xb, yb)
             n = yb.shape[0]
             loss_value = loss.item()  # one device->host read per step on CUDA
             total_loss += loss_value * n
@@ -278,7 +293,7 @@ def main(argv=None):
 
     history = train(net, model, loader, optimizer, scheduler, criterion, device, args.epochs,
                     (Xte, yte), sampler=sampler, progress=lead and not args.no_progress,
-                    say=say, distributed=args.distributed)
+                    say=say, distributed=args.distributed, compile=args.compile)
 
     _, test_acc = evaluate(model, Xte, yte)
     if lead:

@@ -123,6 +123,7 @@ from .random import (Generator, bernoulli, default_generator, get_rng_state, ini
                      multinomial, normal, seed, set_rng_state)
 from . import autograd  # noqa: F401
 from .serialization import save, load
+from ._compile import compile  # noqa: F401,E402 - torch.compile
 
 float = float32  # noqa: A001 - torch.float
 double = float64

@@ -131,3 +131,17 @@ def test_device_cuda_gives_a_clear_error(deps, tmp_path):
 def test_bad_arguments(deps, tmp_path):
     r = run(["--epochs", "0", "--out", str(tmp_path)])
     assert r.returncode == 2 and "--epochs must be at least 1" in r.stderr
+
+
+@pytest.mark.parametrize("script", ["train_mlp.py", "train_cnn.py"])
+def test_compile_flag_trains_exactly_as_eager(deps, tmp_path, script):
+    """``--compile`` replays the recorded step (dropout, AdamW, the cosine schedule, eval
+    between epochs, a smaller last batch): the same epoch lines as the eager run."""
+    outs = []
+    for extra in ([], ["--compile"]):
+        r = run_example(script, ["--epochs", "2", "--no-progress", "--out",
+                                 str(tmp_path / f"o{len(outs)}"), *extra], 300)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert "runs eagerly" not in r.stderr, r.stderr[-2000:]  # it was replayed
+        outs.append([ln for ln in r.stdout.splitlines() if ln.startswith(("epoch", "test"))])
+    assert outs[0] == outs[1] and len(outs[0]) == 3

@@ -12,6 +12,11 @@
     p.compile_seconds   # wall time spent loading/compiling kernels before they could run
     p.modules_loaded    # generated kernel modules imported (from memory: not counted)
     p.corrupt_entries   # damaged cache entries found, deleted and rebuilt
+    p.compile_captures  # jitgrad.compile recordings made (first call per guard set)
+    p.compile_replays   # compiled calls replayed
+    p.compile_guard_failures   # replays refused because a guard failed (then re-recorded)
+    p.compile_eager_calls      # compiled calls run eagerly (graph break / too many variants)
+    p.compile_reasons   # the last breaks and guard failures, in words
 
 Counters are read live while the block runs and frozen when it exits; profiles nest.
 """
@@ -22,11 +27,13 @@ from ..fusion import is_fusion_enabled, set_fusion_enabled  # noqa: F401 - re-ex
 __all__ = ["profile", "Profile", "set_fusion_enabled", "is_fusion_enabled"]
 
 _FIELDS = ("kernel_launches", "fused_groups", "fused_nodes", "cache_hits", "cache_misses",
-           "compile_seconds", "modules_loaded", "corrupt_entries")
+           "compile_seconds", "modules_loaded", "corrupt_entries", "compile_captures",
+           "compile_replays", "compile_guard_failures", "compile_eager_calls")
 
 
 def _snapshot() -> dict:
     from .. import fusion
+    from .._compile.compiled import stats as compiled
     from ..backends import cpu
     from ..codegen import kcache
     return {
@@ -38,6 +45,11 @@ def _snapshot() -> dict:
         "compile_seconds": cpu.stats.compile_seconds,
         "modules_loaded": kcache.stats.modules_loaded,
         "corrupt_entries": kcache.stats.corrupt_entries,
+        "compile_captures": compiled.captures,
+        "compile_replays": compiled.replays,
+        "compile_guard_failures": compiled.guard_failures,
+        "compile_eager_calls": compiled.eager_calls,
+        "compile_reasons": compiled.n_reasons,
     }
 
 
@@ -62,6 +74,16 @@ class Profile:
             return 0
         end = self._end if self._end is not None else _snapshot()
         return end[name] - self._start[name]
+
+    @property
+    def compile_reasons(self) -> list:
+        """The graph breaks and guard failures noted inside the block, in words."""
+        from .._compile.compiled import stats
+        if self._start is None:
+            return []
+        end = self._end if self._end is not None else _snapshot()
+        n = min(end["compile_reasons"] - self._start["compile_reasons"], len(stats.reasons))
+        return stats.reasons[len(stats.reasons) - n:] if n else []
 
     def as_dict(self) -> dict:
         return {f: self._delta(f) for f in _FIELDS}

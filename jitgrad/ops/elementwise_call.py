@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._compile import capture as _capture
 from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu
@@ -221,6 +222,8 @@ def call(op: ElementwiseOp, *args, **aux):
         with np.errstate(over="ignore"):  # beyond half's range: inf, silently (PyTorch)
             out = out.astype(np.float16)
     result = Tensor._make(out)
+    if _capture.recorder is not None:
+        _capture.note_elementwise(op, args, aux, ct, out_dt, result)
     return _maybe_record(op, args, aux, values, result, ct, out_dt)
 
 
@@ -286,7 +289,10 @@ def _call_device(op, args, aux, ct, out_dt):
                  + [values[p] for p in plan.scalars] + [out.buf])
     if half:
         out = out.astype(np.float16)
-    return _maybe_record(op, args, aux, values, Tensor._make(out), ct, out_dt)
+    result = Tensor._make(out)
+    if _capture.recorder is not None:
+        _capture.note_elementwise(op, args, aux, ct, out_dt, result)
+    return _maybe_record(op, args, aux, values, result, ct, out_dt)
 
 
 def device_add_into(dst, src) -> None:

@@ -10,6 +10,7 @@ from bisect import bisect_right
 from collections import Counter
 from functools import wraps
 
+from .._compile.capture import boundary as _boundary
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
@@ -24,6 +25,13 @@ EPOCH_DEPRECATION_WARNING = (
 
 
 class LRScheduler:
+    # every step (and a subclass's own) is a jitgrad.compile boundary: it changes the
+    # optimizer's Python state, which a replay must redo
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:
+            cls.step = _boundary(cls.__dict__["step"], f"{cls.__name__}.step")
+
     _get_lr_called_within_step = False
     _is_initial = False
 
@@ -241,3 +249,6 @@ class CosineAnnealingLR(LRScheduler):
         return [self.eta_min + (base_lr - self.eta_min)
                 * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
                 for base_lr in self.base_lrs]
+
+
+LRScheduler.step = _boundary(LRScheduler.step, "LRScheduler.step")

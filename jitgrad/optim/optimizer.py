@@ -9,6 +9,7 @@ from itertools import chain
 
 import numpy as np
 
+from .._compile.capture import boundary as _boundary
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
@@ -122,7 +123,9 @@ class Optimizer:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if "step" in cls.__dict__:
-            cls.step = _with_hooks(cls.__dict__["step"])
+            # a boundary: jitgrad.compile records (and replays) the whole step as one call;
+            # set here, not at recording time, since LR schedulers capture opt.step early
+            cls.step = _boundary(_with_hooks(cls.__dict__["step"]), f"{cls.__name__}.step")
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state,
@@ -384,3 +387,6 @@ def _closure_loss(closure):
         return None
     with grad_mode.enable_grad():
         return closure()
+
+
+Optimizer.zero_grad = _boundary(Optimizer.zero_grad, "zero_grad")

@@ -173,9 +173,11 @@ class TransformerEncoderLayer(Module):
         self.dropout2 = Dropout(dropout)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
-        if activation is F.relu or isinstance(activation, ReLU):
+        # compared unwrapped: jitgrad.compile wraps F.relu/F.gelu after this default was bound
+        plain = _plain(activation)
+        if plain is _plain(F.relu) or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
+        elif plain is _plain(F.gelu) or isinstance(activation, GELU):
             self.activation_relu_or_gelu = 2
         else:
             self.activation_relu_or_gelu = 0
@@ -300,3 +302,7 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
         else:
             make_causal = False
     return make_causal
+
+
+def _plain(fn):
+    return getattr(fn, "__jitgrad_boundary__", fn)
