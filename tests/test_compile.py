@@ -491,3 +491,23 @@ def test_an_inplace_write_no_boundary_saw_makes_it_eager():
     with pytest.warns(UserWarning, match="in-place write outside"):
         cf(jitgrad.ones(3))
     assert cf(jitgrad.ones(3)).tolist() == [3.0, 3.0, 3.0]  # eager: the write happened again
+
+
+def test_autograd_grad_inside_replays():
+    w = jitgrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def f(x):
+        y = (x * w).sin().sum()
+        (g,) = jitgrad.autograd.grad(y, [w], create_graph=True)
+        return (g * g).sum()
+
+    cf = jitgrad.compile(f)
+    x = jitgrad.tensor([1.0, 2.0, 3.0])
+    with jitgrad.autograd.profile() as p:
+        for _ in range(3):
+            a, b = cf(x), f(x)
+            assert a.item() == pytest.approx(b.item(), rel=1e-6)
+            (ga,) = jitgrad.autograd.grad(a, [w])
+            (gb,) = jitgrad.autograd.grad(b, [w])
+            np.testing.assert_allclose(ga.numpy(), gb.numpy(), rtol=1e-5)
+    assert (p.compile_replays, p.compile_eager_calls) == (2, 0), p.compile_reasons

@@ -390,6 +390,9 @@ def install():
             if name in _NOT_OPS:
                 continue
             patch(mod, name, boundary(attr, name))
+    from .. import autograd
+    for name in ("grad", "backward"):  # autograd.grad(...) inside a compiled function
+        patch(autograd, name, boundary(vars(autograd)[name], f"autograd.{name}"))
     patch(Tensor, "_init", _born(Tensor._init))
     # Optimizer.step/zero_grad and LRScheduler.step are boundaries for good (optim/): LR
     # schedulers keep a reference to opt.step made before any recording

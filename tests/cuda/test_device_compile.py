@@ -17,7 +17,7 @@ def _chain(x, w):
     return x.sum()
 
 
-def test_fused_chain_on_cuda_matches_eager_and_cpu():
+def test_fused_chain_on_cuda_matches_eager_and_cpu(device):
     rng = np.random.default_rng(0)
     xv, wv = rng.standard_normal(37).astype(np.float32), rng.standard_normal(37).astype(np.float32)
     f = jg.compile(_chain)
@@ -42,7 +42,7 @@ def test_fused_chain_on_cuda_matches_eager_and_cpu():
         np.testing.assert_allclose(r[2], results[0][2], rtol=1e-5, atol=1e-6)
 
 
-def test_compiled_training_step_on_cuda_matches_eager():
+def test_compiled_training_step_on_cuda_matches_eager(device):
     rng = np.random.default_rng(1)
     X = rng.standard_normal((8, 6)).astype(np.float32)
     Y = rng.integers(0, 3, 8)
