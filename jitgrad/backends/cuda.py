@@ -191,19 +191,23 @@ def empty(shape, dtype) -> object:
     """An uninitialized C-contiguous device array (no transfer), from the caching allocator
     (``cuda_alloc``: a cached block of its size class when one is free, the driver otherwise)."""
     stats.allocs += 1
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    return allocator().empty(shape, dtype)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
+        tuple(int(s) for s in shape)
+    return (_allocator or allocator()).empty(shape, dtype)
+
+
+_allocator = None
 
 
 def allocator():
     """The process's caching allocator (``cuda_alloc``), made on the first device allocation."""
-    from . import cuda_alloc
-    alloc = cuda_alloc.current()
-    if alloc is None:
+    global _allocator
+    if _allocator is None:
+        from . import cuda_alloc
         _require_device()
         from .cuda_alloc_drivers import make_driver
-        alloc = cuda_alloc.get(lambda: make_driver(_cuda(), simulator_active()))
-    return alloc
+        _allocator = cuda_alloc.get(lambda: make_driver(_cuda(), simulator_active()))
+    return _allocator
 
 
 def full(shape, value, dtype) -> object:

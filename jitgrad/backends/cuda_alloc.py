@@ -107,6 +107,8 @@ COUNTERS = ("num_alloc_retries", "num_ooms", "num_sync_all_streams", "num_device
 
 
 class _Stat:
+    """One statistic: current value, peak, total increase (``allocated``), total decrease."""
+
     __slots__ = ("current", "peak", "allocated", "freed")
 
     def __init__(self):
@@ -116,42 +118,100 @@ class _Stat:
         self.current += amount
         if amount > 0:
             self.allocated += amount
-            self.peak = max(self.peak, self.current)
+            if self.current > self.peak:
+                self.peak = self.current
         else:
             self.freed -= amount
 
 
-class MemoryStats:
-    """PyTorch's statistics: each core stat per pool (``all``, ``small_pool`` for blocks of at
-    most 1 MiB, ``large_pool``) as current / peak / allocated / freed, plus event counters."""
+class _Use:
+    """Blocks in use (in one pool, or all): count, bytes and requested bytes, three ``_Stat``
+    objects. Written out by hand: it runs on every allocation and free."""
+
+    __slots__ = ("count", "nbytes", "requested")
 
     def __init__(self):
-        self.stats = {n: {p: _Stat() for p in POOLS} for n in STAT_NAMES}
+        self.count, self.nbytes, self.requested = _Stat(), _Stat(), _Stat()
+
+    def add(self, size: int, requested: int) -> None:
+        c, b, r = self.count, self.nbytes, self.requested
+        c.current += 1
+        c.allocated += 1
+        if c.current > c.peak:
+            c.peak = c.current
+        b.current += size
+        b.allocated += size
+        if b.current > b.peak:
+            b.peak = b.current
+        r.current += requested
+        r.allocated += requested
+        if r.current > r.peak:
+            r.peak = r.current
+
+    def sub(self, size: int, requested: int) -> None:
+        c, b, r = self.count, self.nbytes, self.requested
+        c.current -= 1
+        c.freed += 1
+        b.current -= size
+        b.freed += size
+        r.current -= requested
+        r.freed += requested
+
+
+class MemoryStats:
+    """PyTorch's statistics: each core stat per pool (``all``, ``small_pool`` for blocks of at
+    most 1 MiB, ``large_pool``) as current / peak / allocated / freed, plus event counters.
+
+    ``use``: blocks handed out (``allocation``, ``allocated_bytes``, ``requested_bytes``);
+    ``active``: handed out or freed but not yet reusable (``active``, ``active_bytes``) — the
+    same as ``use`` unless freed blocks wait for a sync (``separate_active``); ``segment`` /
+    ``reserved_bytes``: blocks obtained from the driver."""
+
+    def __init__(self, separate_active: bool = False):
+        self.use = {p: _Use() for p in POOLS}
+        self.active = {p: _Use() for p in POOLS} if separate_active else self.use
+        self.segments = {p: (_Stat(), _Stat()) for p in POOLS}
         self.counters = dict.fromkeys(COUNTERS, 0)
 
-    def change(self, name: str, block_size: int, amount: int) -> None:
-        per_pool = self.stats[name]
-        per_pool["all"].change(amount)
-        per_pool["small_pool" if block_size <= SMALL_SIZE else "large_pool"].change(amount)
+    @staticmethod
+    def pool_of(size: int) -> str:
+        return "small_pool" if size <= SMALL_SIZE else "large_pool"
+
+    def change_segments(self, size: int, sign: int) -> None:
+        for pool in ("all", self.pool_of(size)):
+            count, nbytes = self.segments[pool]
+            count.change(sign)
+            nbytes.change(sign * size)
+
+    def named(self) -> dict:
+        """{(name, pool): _Stat} for every core statistic (the inactive_split ones: zeros)."""
+        out = {}
+        for p in POOLS:
+            u, a = self.use[p], self.active[p]
+            count, nbytes = self.segments[p]
+            out.update({("allocation", p): u.count, ("allocated_bytes", p): u.nbytes,
+                        ("requested_bytes", p): u.requested, ("active", p): a.count,
+                        ("active_bytes", p): a.nbytes, ("segment", p): count,
+                        ("reserved_bytes", p): nbytes, ("inactive_split", p): _Stat(),
+                        ("inactive_split_bytes", p): _Stat()})
+        return out
 
     def current(self, name: str) -> int:
-        return self.stats[name]["all"].current
+        return self.named()[(name, "all")].current
 
     def reset_peak(self) -> None:
-        for per_pool in self.stats.values():
-            for s in per_pool.values():
-                s.peak = s.current
+        for s in self.named().values():
+            s.peak = s.current
 
     def reset_accumulated(self) -> None:
-        for per_pool in self.stats.values():
-            for s in per_pool.values():
-                s.allocated = s.freed = 0
+        for s in self.named().values():
+            s.allocated = s.freed = 0
         self.counters = dict.fromkeys(COUNTERS, 0)
 
     def as_dict(self) -> OrderedDict:
         """Flat and sorted by key, as ``torch.cuda.memory_stats``."""
-        items = [(f"{n}.{p}.{m}", getattr(s, m)) for n, per_pool in self.stats.items()
-                 for p, s in per_pool.items() for m in _Stat.__slots__]
+        items = [(f"{n}.{p}.{m}", getattr(s, m)) for (n, p), s in self.named().items()
+                 for m in _Stat.__slots__]
         items += list(self.counters.items())
         return OrderedDict(sorted(items))
 
@@ -173,7 +233,10 @@ class CachingAllocator:
         self.driver = driver
         self.caching = caching
         self.stream_ordered = stream_ordered
-        self.stats = MemoryStats()
+        self.stats = MemoryStats(separate_active=caching and not stream_ordered)
+        self._use_all = self.stats.use["all"]
+        self._use_small = self.stats.use["small_pool"]
+        self._use_large = self.stats.use["large_pool"]
         self._free: dict = {}          # size class -> [Block] ready for reuse
         self._pending: list = []       # freed, waiting for a device sync (not stream ordered)
         self._returned = deque()       # freed by a finalizer, not yet taken by the pool
@@ -181,21 +244,26 @@ class CachingAllocator:
 
     # -------------------------------------------------------------- allocation
 
-    def empty(self, shape, dtype):
-        """An uninitialized C-contiguous device array of ``shape`` and ``dtype``."""
-        shape = tuple(int(s) for s in shape)
+    def empty(self, shape: tuple, dtype):
+        """An uninitialized C-contiguous device array of ``shape`` (a tuple of ints) and
+        ``dtype``."""
         dtype = np.dtype(dtype)
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes == 0:
             return self.driver.empty_array(shape, dtype)
         size = round_size(nbytes)
         with self._lock:
-            self._take_returned()
-            block = self._cached(size)
+            if self._returned:
+                self._take_returned()
+            blocks = self._free.get(size)
+            block = blocks.pop() if blocks else self._cached(size)
             if block is None:
                 block = self._malloc(size)
             block.requested = nbytes
-            self._count_use(block, +1)
+            self._use_all.add(size, nbytes)
+            (self._use_small if size <= SMALL_SIZE else self._use_large).add(size, nbytes)
+            if self.stats.active is not self.stats.use:
+                self._count_active(block, +1)
         try:
             return self.driver.lease(block, shape, dtype, self._returned.append)
         except BaseException:
@@ -203,9 +271,7 @@ class CachingAllocator:
             raise
 
     def _cached(self, size):
-        blocks = self._free.get(size)
-        if blocks:
-            return blocks.pop()
+        """A free block of class ``size`` after syncing pending frees, or None."""
         if self._pending:
             self._sync_pending()
             blocks = self._free.get(size)
@@ -229,8 +295,7 @@ class CachingAllocator:
     def _new_segment(self, size):
         handle = self.driver.malloc(size)
         self.stats.counters["num_device_alloc"] += 1
-        self.stats.change("segment", size, 1)
-        self.stats.change("reserved_bytes", size, size)
+        self.stats.change_segments(size, +1)
         return Block(size, handle)
 
     def _oom_message(self, size) -> str:
@@ -251,26 +316,24 @@ class CachingAllocator:
 
     # -------------------------------------------------------------- freeing
 
-    def _count_use(self, block, sign: int) -> None:
-        for name, amount in (("allocation", 1), ("allocated_bytes", block.size),
-                             ("requested_bytes", block.requested)):
-            self.stats.change(name, block.size, sign * amount)
-        if sign > 0 or self.stream_ordered or not self.caching:
-            self._count_active(block, sign)
-
     def _count_active(self, block, sign: int) -> None:
-        self.stats.change("active", block.size, sign)
-        self.stats.change("active_bytes", block.size, sign * block.size)
+        """Only when freed blocks wait for a sync (otherwise active is allocated)."""
+        active = self.stats.active
+        for pool in ("all", self.stats.pool_of(block.size)):
+            (active[pool].add if sign > 0 else active[pool].sub)(block.size, block.requested)
 
     def _take_returned(self) -> None:
         """Move blocks whose last array died (the finalizers' queue) into the pool."""
         while self._returned:
             block = self._returned.popleft()
-            self._count_use(block, -1)
+            size = block.size
+            self._use_all.sub(size, block.requested)
+            (self._use_small if size <= SMALL_SIZE else self._use_large).sub(size,
+                                                                              block.requested)
             if not self.caching:
                 self._free_segment(block)
             elif self.stream_ordered:
-                self._free.setdefault(block.size, []).append(block)
+                self._free.setdefault(size, []).append(block)
             else:
                 self._pending.append(block)
 
@@ -286,8 +349,7 @@ class CachingAllocator:
         self.driver.free(block.handle)
         block.handle = None
         self.stats.counters["num_device_free"] += 1
-        self.stats.change("segment", block.size, -1)
-        self.stats.change("reserved_bytes", block.size, -block.size)
+        self.stats.change_segments(block.size, -1)
 
     def _release_cached(self) -> None:
         if self._pending:

@@ -15,8 +15,9 @@ allocates its blocks through ``Context.memalloc``, i.e. through whatever memory 
 is configured with (an RMM plugin, say).
 
 **Hardware.** A block is the ``OwnedPointer`` that ``Context.memalloc`` returns (numba frees it
-when the block is dropped). Each lease is a numba ``AutoFreePointer`` over the block's address
-whose finalizer queues the block back to the pool; the ``DeviceNDArray`` built over it (and
+when the block is dropped), kept with its context and address (``_Segment``). Each lease is a
+numba ``AutoFreePointer`` over the block's address whose finalizer queues the block back to
+the pool; the ``DeviceNDArray`` built over it (and
 every slice, reshape or view numba derives from it: ``MemoryPointer.view`` takes an
 ``OwnedPointer`` reference) holds that pointer's reference count, and the finalizer runs when
 the count drops to zero, exactly as numba frees its own allocations. The lease pointer itself is
@@ -34,7 +35,8 @@ previous owner, as on a GPU.
 """
 from __future__ import annotations
 
-import threading
+import functools
+import itertools
 import weakref
 
 import numpy as np
@@ -45,6 +47,8 @@ __all__ = ["NumbaDriver", "SimulatorDriver", "make_driver"]
 
 
 def _c_strides(shape, itemsize) -> tuple:
+    if len(shape) == 1:
+        return (itemsize,)
     st, acc = [], itemsize
     for s in reversed(shape):
         st.append(acc)
@@ -60,14 +64,28 @@ def _per_thread_default_stream() -> bool:
     return bool(getattr(config, "CUDA_PER_THREAD_DEFAULT_STREAM", False))
 
 
+class _Segment:
+    """A block's memory on the GPU: numba's ``OwnedPointer`` from ``Context.memalloc`` (numba
+    frees it when this is dropped), its context and address, read once."""
+
+    __slots__ = ("owned", "context", "device_pointer")
+
+    def __init__(self, owned):
+        self.owned = owned
+        self.context = owned.context          # a weak proxy of the context, as numba keeps it
+        self.device_pointer = owned.device_pointer
+
+
 class NumbaDriver:
     """A GPU through numba-cuda (see the module docstring)."""
 
     def __init__(self, cuda):
         self.cuda = cuda
         self._leases: dict = {}     # key -> AutoFreePointer, alive until its last view dies
-        self._next_key = 0
-        self._lock = threading.Lock()
+        self._keys = itertools.count()
+        from numba.cuda.cudadrv.devicearray import DeviceNDArray
+        from numba.cuda.cudadrv.driver import AutoFreePointer
+        self._array, self._pointer = DeviceNDArray, AutoFreePointer
 
     def stream_ordered(self) -> bool:
         return not _per_thread_default_stream()
@@ -75,7 +93,7 @@ class NumbaDriver:
     def malloc(self, size):
         from numba.cuda.cudadrv.driver import CudaAPIError, binding
         try:
-            return self.cuda.current_context().memalloc(size)
+            return _Segment(self.cuda.current_context().memalloc(size))
         except CudaAPIError as e:
             if e.code == binding.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
                 raise DriverOutOfMemory(str(e)) from e
@@ -105,22 +123,18 @@ class NumbaDriver:
         return self.cuda.device_array(shape, dtype=dtype)
 
     def lease(self, block, shape, dtype, on_release):
-        from numba.cuda.cudadrv.devicearray import DeviceNDArray
-        from numba.cuda.cudadrv.driver import AutoFreePointer
-        with self._lock:
-            key = self._next_key
-            self._next_key += 1
-        leases = self._leases
+        key = next(self._keys)
+        seg = block.handle
+        ptr = self._pointer(seg.context, seg.device_pointer, block.size,
+                            finalizer=functools.partial(_release, self._leases, key, block,
+                                                        on_release))
+        self._leases[key] = ptr
+        return self._array(shape, _c_strides(shape, dtype.itemsize), dtype, gpu_data=ptr.own())
 
-        def release():
-            leases.pop(key, None)
-            on_release(block)
 
-        ctx = weakref.proxy(self.cuda.current_context())
-        ptr = AutoFreePointer(ctx, block.handle.device_pointer, block.size, finalizer=release)
-        leases[key] = ptr
-        return DeviceNDArray(shape, _c_strides(shape, dtype.itemsize), dtype,
-                             gpu_data=ptr.own())
+def _release(leases, key, block, on_release):
+    leases.pop(key, None)
+    on_release(block)
 
 
 class _HostLease:

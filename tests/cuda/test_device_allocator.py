@@ -401,3 +401,28 @@ def test_double_backward_loop_does_not_grow_device_memory(alloc):
         del out, g
         seen.append(allocated())
     assert len(set(seen)) == 1, seen
+
+
+def test_cnn_training_does_not_grow_device_memory(alloc):
+    """examples/train_cnn.py's layer kinds (Conv2d, BatchNorm2d with its running statistics
+    updated in place, MaxPool2d, Linear) at test size, AdamW: memory_allocated after every
+    step equals the first step's, and warm steps call the driver 0 times."""
+    nn = jg.nn
+    jg.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(2 * 2 * 2, 3)).to("cuda")
+    opt = jg.optim.AdamW(model.parameters(), lr=1e-2)
+    rng = np.random.default_rng(0)
+    x = jg.tensor(rng.standard_normal((2, 1, 4, 4)).astype(np.float32), device="cuda")
+    y = jg.tensor(np.array([0, 2]), device="cuda")
+    seen = []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        loss.item()
+        del loss
+        seen.append((allocated(), alloc.drv.calls["malloc"]))
+    assert len({a for a, _ in seen}) == 1, seen
+    assert len({m for _, m in seen[2:]}) == 1, seen
