@@ -114,21 +114,21 @@ def elementwise(impl, n=M, record=False):
 def raw_numba_launch(impl="numba", n=M):
     """A numba.cuda dispatcher launch of a grid-stride multiply over ``n`` elements (preallocated
     device arrays): the floor for what a jitgrad op pays in numba's launch path."""
-    cuda = gpu_lib("numba")
-    import jitgrad  # noqa: F401 - jitgrad's numba.cuda import (NumPy-2.5 workaround)
+    cuda = gpu_lib("numba")  # numba.cuda through jitgrad's import (its NumPy-2.5 workaround)
 
     @cuda.jit
     def mul(x, y, out):
         for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
             out[i] = x[i] * y[i]
 
+    from jitgrad.backends.cuda import launch_config
     a, b = _arrays(n, n)
     x, y = cuda.to_device(a), cuda.to_device(b)
     out = cuda.device_array_like(x)
-    blocks = min(-(-n // 256), 32 * cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    blocks, threads = launch_config(n)  # jitgrad's geometry for a flat kernel
 
     def fn():
-        mul[blocks, 256](x, y, out)
+        mul[blocks, threads](x, y, out)
 
     return Workload(fn, inner=100, result=lambda: out.copy_to_host())
 

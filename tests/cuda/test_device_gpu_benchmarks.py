@@ -107,3 +107,12 @@ def test_script_without_a_gpu_says_so_in_one_line(cuda_state):
     assert r.stdout == ""
     assert r.stderr.count("\n") == 1
     assert r.stderr.startswith("gpu_table.py needs an NVIDIA GPU: ")
+
+
+def test_raw_numba_launch_row_multiplies(device, monkeypatch):
+    from jitgrad.backends.numba_cuda_compat import import_numba_cuda
+    monkeypatch.setattr(W, "gpu_lib", lambda impl: import_numba_cuda())
+    work = W.raw_numba_launch(n=40)
+    work.fn()
+    a, b = W._arrays(40, 40)
+    assert (work.result() == a * b).all()
