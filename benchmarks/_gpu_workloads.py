@@ -27,6 +27,7 @@ else:
 
 DEVICE = "cuda"
 M = 1 << 20
+cuda = None  # numba.cuda, set by raw_numba_launch
 
 
 class Workload:
@@ -114,6 +115,7 @@ def elementwise(impl, n=M, record=False):
 def raw_numba_launch(impl="numba", n=M):
     """A numba.cuda dispatcher launch of a grid-stride multiply over ``n`` elements (preallocated
     device arrays): the floor for what a jitgrad op pays in numba's launch path."""
+    global cuda  # a global in the kernel body, as numba-cuda (and its simulator) expect
     cuda = gpu_lib("numba")  # numba.cuda through jitgrad's import (its NumPy-2.5 workaround)
 
     @cuda.jit
