@@ -37,11 +37,11 @@ def expected_block(nbytes):
 class CountingDriver:
     """Wraps the allocator's driver adapter: counts calls, fails the next ``fail`` mallocs."""
 
-    def __init__(self, inner, memory_info=None):
+    def __init__(self, inner):
         self.inner = inner
         self.calls = {"malloc": 0, "free": 0, "flush": 0, "synchronize": 0}
         self.fail = 0
-        self._memory_info = memory_info
+        self.info = "inner"  # or what memory_info() answers: None or (free, total)
 
     def malloc(self, size):
         self.calls["malloc"] += 1
@@ -64,7 +64,7 @@ class CountingDriver:
         self.inner.synchronize()
 
     def memory_info(self):
-        return self._memory_info if self._memory_info else self.inner.memory_info()
+        return self.inner.memory_info() if self.info == "inner" else self.info
 
     def __getattr__(self, name):  # lease, empty_array, stream_ordered
         return getattr(self.inner, name)
@@ -218,12 +218,13 @@ def test_out_of_memory_error_in_pytorchs_words(alloc):
     keep = jg.empty(1000, device="cuda")  # 4096 bytes in use
     live = allocated()
     alloc.drv.fail = 2
+    alloc.drv.info = None  # a driver that cannot tell its capacity (the simulator's)
     n_ooms = jg.cuda.memory_stats()["num_ooms"]
     with pytest.raises(jg.OutOfMemoryError) as e:
         jg.zeros(600_000, device="cuda")  # 2.4 MB -> a 4 MiB block
     # PyTorch: "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of
     # ... Of the allocated memory 14.51 GiB is allocated by PyTorch, and 15.90 MiB is reserved
-    # by PyTorch but unallocated." The simulator reports no capacity, so that clause is absent.
+    # by PyTorch but unallocated." Without a capacity that clause is left out.
     assert str(e.value) == (
         "CUDA out of memory. Tried to allocate 4.00 MiB. Of the allocated memory "
         f"{live / 1024:.2f} KiB is allocated by jitgrad, and 0 bytes is reserved by jitgrad "
@@ -231,7 +232,7 @@ def test_out_of_memory_error_in_pytorchs_words(alloc):
     assert jg.cuda.memory_stats()["num_ooms"] == n_ooms + 1
     assert allocated() == live  # nothing leaked by the failed request
     alloc.drv.fail = 2
-    alloc.drv._memory_info = (3_600_000, 85_000_000_000)  # what a GPU reports: (free, total)
+    alloc.drv.info = (3_600_000, 85_000_000_000)  # what a GPU reports: (free, total)
     with pytest.raises(RuntimeError, match=r"^CUDA out of memory\. Tried to allocate 1024 bytes\. "
                        r"GPU 0 has a total capacity of 79\.16 GiB of which 3\.43 MiB is free\. "
                        r"Of the allocated memory "):
