@@ -32,6 +32,7 @@ from ._dtype import (  # noqa: F401 - public dtype names
     uint8,
 )
 from ._size import Size, device, get_default_device, set_default_device
+from .backends.cuda_alloc import OutOfMemoryError  # noqa: F401 - torch.OutOfMemoryError
 from ._tensor_str import get_printoptions, set_printoptions
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401

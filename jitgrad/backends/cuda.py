@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = ["installed", "simulator_active", "is_available", "device_count", "compute_capability",
            "target", "stats", "reset_stats", "to_device", "to_host", "empty", "zeros", "full",
-           "module_for", "launch", "launch_flat", "launch_config", "compile_ptx",
+           "module_for", "launch", "launch_flat", "launch_config", "compile_ptx", "allocator",
            "f64_instructions", "signature_of", "DEFAULT_CC", "kernels"]
 
 #: Compute capability assumed when compiling without a device (PTX checks, cache keys).
@@ -158,12 +158,13 @@ def _require_device():
 
 def to_device(host) -> object:
     """Copy a host (NumPy) array to a new device array; counted in ``stats``."""
-    _require_device()
     a = np.ascontiguousarray(host)
+    out = empty(a.shape, a.dtype)
     stats.h2d += 1
     stats.h2d_bytes += a.nbytes
-    stats.allocs += 1
-    return _cuda().to_device(a)
+    if a.size:
+        out.copy_to_device(a)
+    return out
 
 
 def to_host(dev, out: np.ndarray | None = None) -> np.ndarray:
@@ -187,11 +188,26 @@ def raise_device_errors() -> None:
 
 
 def empty(shape, dtype) -> object:
-    """An uninitialized C-contiguous device array (no transfer)."""
-    _require_device()
+    """An uninitialized C-contiguous device array (no transfer), from the caching allocator
+    (``cuda_alloc``: a cached block of its size class when one is free, the driver otherwise)."""
     stats.allocs += 1
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    return _cuda().device_array(shape, dtype=np.dtype(dtype))
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
+        tuple(int(s) for s in shape)
+    return (_allocator or allocator()).empty(shape, dtype)
+
+
+_allocator = None
+
+
+def allocator():
+    """The process's caching allocator (``cuda_alloc``), made on the first device allocation."""
+    global _allocator
+    if _allocator is None:
+        from . import cuda_alloc
+        _require_device()
+        from .cuda_alloc_drivers import make_driver
+        _allocator = cuda_alloc.get(lambda: make_driver(_cuda(), simulator_active()))
+    return _allocator
 
 
 def full(shape, value, dtype) -> object:
