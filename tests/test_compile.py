@@ -237,28 +237,24 @@ def test_parameter_hooks_fire_on_replay_and_module_hooks_run_eagerly():
 
 
 def test_retain_graph_and_accumulation_across_calls():
+    def make_step(w):
+        def step(x):
+            loss = ((x * w).tanh() * 2).sum()
+            loss.backward(retain_graph=True)
+            loss.backward()
+            return loss
+        return step
+
     w = jitgrad.tensor(np.arange(4.0), requires_grad=True)
-
-    def step(x):
-        loss = ((x * w).tanh() * 2).sum()
-        loss.backward(retain_graph=True)
-        loss.backward()
-        return loss
-
-    cstep = jitgrad.compile(step)
     we = jitgrad.tensor(np.arange(4.0), requires_grad=True)
-
-    def eager(x):
-        loss = ((x * we).tanh() * 2).sum()
-        loss.backward(retain_graph=True)
-        loss.backward()
-        return loss
-
+    cstep, eager = jitgrad.compile(make_step(w)), make_step(we)
     x = jitgrad.tensor(np.linspace(0, 1, 4))
-    for _ in range(3):  # .grad accumulates across calls, as eagerly
-        cstep(x)
-        eager(x)
-        np.testing.assert_array_equal(w.grad.numpy(), we.grad.numpy())
+    with jitgrad.autograd.profile() as p:
+        for _ in range(3):  # .grad accumulates across calls, as eagerly
+            cstep(x)
+            eager(x)
+            np.testing.assert_array_equal(w.grad.numpy(), we.grad.numpy())
+    _assert_replayed(p, 2)
 
 
 def test_guards_shapes_variants_and_eager_after_too_many():
