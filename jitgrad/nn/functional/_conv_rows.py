@@ -25,9 +25,9 @@ else takes ``_conv_arrays``'s general im2col path.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from ...backends import blas, cpu
+from ...backends import blas, cpu, host_threads
 
 __all__ = ["applies", "forward", "input_grad", "weight_grad", "grads"]
 
@@ -35,7 +35,9 @@ _CHUNK_BYTES = 2 << 20  # output rows (and the input rows they read) per GEMM ch
 _MIN_CHANNELS = 16  # below, the GEMMs' inner dim (Cz) is too short: im2col's Cz K wins
 _MIN_USEFUL = 0.5  # least share of computed rows that are real output positions
 
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy", parallel=False)
+# Serial kernels over a range of lines: host_threads runs the ranges side by side (a prange
+# kernel between MKL calls fought MKL's spinning threads for the cores: 2-3x slower, measured)
+_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
 
 def applies(geo, cz, cy, dtype) -> bool:
@@ -44,20 +46,29 @@ def applies(geo, cz, cy, dtype) -> bool:
         return False
     if min(cz, cy) < _MIN_CHANNELS:
         return False
-    span = geo.span
-    grid = span[0] * span[1] * span[2]
-    return grid > 0 and geo.positions >= _MIN_USEFUL * grid
+    g = _grid(geo)
+    size = g[0] * g[1] * g[2]
+    return size > 0 and geo.positions >= _MIN_USEFUL * size
+
+
+def _grid(geo):
+    """The padded grid's size per dim. Padding before and after a line can be shared: a tap
+    that reads past a line's end wraps into the next line's leading padding (zeros) if that is
+    at least as long as the trailing one would have been, so a dim needs only
+    ``z + max(lo, hi)`` grid points (33 instead of 34 for 32 pixels padded by 1: 6% fewer rows
+    for a 2-D image), as long as the data, the wrapped reads and the outputs all fit."""
+    return tuple(max(lo + z, sp - lo, y) for lo, z, sp, y in zip(geo.lo, geo.z, geo.span, geo.y))
 
 
 @njit(**_FLAGS)
-def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2):
-    """``src`` (N, C, z0, z1, z2) into ``dst`` (rows, C): row ``((n g0 + p0) g1 + p1) g2 + p2``
-    holds ``src[n, :, p - lo]`` (zero where that is outside ``src``), rows past the grid are
-    zero. Returns the sum of ``0 * x`` over ``src`` (NaN when it holds a NaN or an infinity)."""
+def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop):
+    """Grid lines ``start:stop`` of ``src`` (N, C, z0, z1, z2) as rows of ``dst`` (rows, C):
+    row ``((n g0 + p0) g1 + p1) g2 + p2`` holds ``src[n, :, p - lo]``, zero where that is
+    outside ``src``. Returns the sum of ``0 * x`` over what it copied (NaN when that holds a
+    NaN or an infinity)."""
     n, c, z0, z1, z2 = src.shape
-    lines = n * g0 * g1
     finite = 0.0
-    for line in prange(lines):
+    for line in range(start, stop):
         b = line // (g0 * g1)
         i0 = (line // g1) % g0 - lo0
         i1 = line % g1 - lo1
@@ -69,42 +80,36 @@ def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2):
                 for ch in range(c):
                     dst[base + p2, ch] = 0
         if inside:
-            first = max(lo2, 0)
-            last = min(z2 + lo2, g2)
             for ch in range(c):
-                for p2 in range(first, last):
-                    v = src[b, ch, i0, i1, p2 - lo2]
-                    dst[base + p2, ch] = v
+                for i2 in range(z2):
+                    v = src[b, ch, i0, i1, i2]
+                    dst[base + lo2 + i2, ch] = v
                     finite += v * 0
-    for r in range(lines * g2, dst.shape[0]):
-        for ch in range(c):
-            dst[r, ch] = 0
     return finite
 
 
 @njit(**_FLAGS)
-def _from_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, bias, with_bias):
-    """``dst`` (N, C, y0, y1, y2) from the rows of ``src`` (rows, C) on the grid:
-    ``dst[n, :, i] = src[row of (n, i + lo)]``, zero where ``i + lo`` is past the grid, plus
-    ``bias[c]`` when ``with_bias`` (not adding a zero keeps a -0.0)."""
+def _from_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, bias, with_bias, start, stop):
+    """The inverse for grid lines ``start:stop``: ``dst[n, :, i] = src[row of (n, i + lo)]``
+    (+ ``bias[c]`` when ``with_bias``: not adding a zero keeps a -0.0) for every ``i`` of
+    ``dst`` (N, C, y0, y1, y2) on those lines. ``src`` holds the lines' rows from row 0."""
     n, c, y0, y1, y2 = dst.shape
-    for line in range(n * y0 * y1):
-        b = line // (y0 * y1)
-        p0 = (line // y1) % y0 + lo0
-        p1 = line % y1 + lo1
-        base = ((b * g0 + p0) * g1 + p1) * g2 + lo2
-        last = min(y2, g2 - lo2) if p0 < g0 and p1 < g1 else 0
-        i0, i1 = p0 - lo0, p1 - lo1
+    first = start * g2
+    for line in range(start, stop):
+        b = line // (g0 * g1)
+        i0 = (line // g1) % g0 - lo0
+        i1 = line % g1 - lo1
+        if i0 < 0 or i0 >= y0 or i1 < 0 or i1 >= y1:
+            continue
+        base = line * g2 + lo2 - first
         for ch in range(c):
             if with_bias:
                 add = bias[ch]
-                for i2 in range(last):
+                for i2 in range(y2):
                     dst[b, ch, i0, i1, i2] = src[base + i2, ch] + add
             else:
-                for i2 in range(last):
+                for i2 in range(y2):
                     dst[b, ch, i0, i1, i2] = src[base + i2, ch]
-            for i2 in range(max(last, 0), y2):
-                dst[b, ch, i0, i1, i2] = 0
 
 
 def _offsets(geo, grid):
@@ -114,88 +119,94 @@ def _offsets(geo, grid):
             for t0 in range(k[0]) for t1 in range(k[1]) for t2 in range(k[2])]
 
 
-def _rows(a, grid, lo, head, tail):
-    """``a`` (N, C, *) as rows on ``grid`` (zero where off ``a``), after ``head`` and before
-    ``tail`` zero rows (what taps read before the first / past the last sample); and whether
-    ``a`` is finite."""
-    n, c = a.shape[:2]
-    count = n * grid[0] * grid[1] * grid[2]
-    out = cpu.empty((head + count + tail, c), a.dtype)
+class _Plan:
+    """One geometry's rows: grid, tap offsets, row count, chunks of whole grid lines."""
+
+    def __init__(self, geo, n, width, itemsize):
+        self.grid = g = _grid(geo)
+        self.offs = _offsets(geo, g)
+        self.lines = n * g[0] * g[1]
+        self.count = self.lines * g[2]
+        per = max(1, _CHUNK_BYTES // max(width * itemsize * g[2], 1))  # lines per chunk
+        self.chunks = [(a, min(self.lines, a + per)) for a in range(0, self.lines, per)]
+        self.threads = host_threads.count()
+
+    def line_pieces(self):
+        """Line ranges for the layout kernels: a few per thread, so a slow thread's share is
+        taken by the others."""
+        per = max(64, -(-self.lines // (4 * self.threads)))
+        return [(a, min(self.lines, a + per)) for a in range(0, self.lines, per)]
+
+
+def _rows_buffer(n_rows, c, dtype, head, tail):
+    out = cpu.empty((head + n_rows + tail, c), dtype)
     out[:head] = 0
-    finite = _to_rows(np.ascontiguousarray(a), out[head:], *grid, *lo)
-    return out, finite == 0
+    out[head + n_rows:] = 0
+    return out
 
 
-def _chunks(count, width, itemsize):
-    step = max(1, _CHUNK_BYTES // max(width * itemsize, 1))
-    return [(i, min(count, i + step)) for i in range(0, count, step)]
+def _convert(jobs, plan):
+    """Run ``_to_rows`` jobs ``(src, dst, lo)`` over every line piece; whether each job's
+    source is finite."""
+    src_lines = [(j, a, b) for j in range(len(jobs)) for a, b in plan.line_pieces()]
 
+    def one(piece, _):
+        j, a, b = piece
+        src, dst, lo = jobs[j]
+        return j, _to_rows(src, dst, *plan.grid, *lo, a, b)
 
-def _count(n, grid):
-    return n * grid[0] * grid[1] * grid[2]
+    sums = [0.0] * len(jobs)
+    for results in host_threads.run(one, src_lines, plan.threads).values():
+        for j, v in results:
+            sums[j] += v
+    return [v == 0 for v in sums]
 
 
 def forward(z, w, geo, bias=None):
     """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s."""
     n, cz = z.shape[:2]
     cy = w.shape[0]
-    grid = geo.span
-    offs = _offsets(geo, grid)
-    zp, _ = _rows(z, grid, geo.lo, 0, offs[-1])
-    count = _count(n, grid)
+    plan = _Plan(geo, n, cz + cy, z.itemsize)
+    g2, offs = plan.grid[2], plan.offs
+    zp = _rows_buffer(plan.count, cz, z.dtype, 0, offs[-1])
+    _convert([(np.ascontiguousarray(z), zp[:plan.count], geo.lo)], plan)
     wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 1, 0))  # (K, Cz, Cy)
-    yr = cpu.empty((count, cy), z.dtype)
-    for r0, r1 in _chunks(count, cz + cy, z.itemsize):
-        for t, off in enumerate(offs):
-            blas.matmul(zp[r0 + off:r1 + off], wt[t], out=yr[r0:r1], accumulate=t > 0)
     out = cpu.empty((n, cy) + geo.y, z.dtype)
     with_bias = bias is not None
-    _from_rows(yr, out, *grid, 0, 0, 0, np.ascontiguousarray(bias) if with_bias else
-               np.zeros(cy, z.dtype), with_bias)
+    b = np.ascontiguousarray(bias) if with_bias else np.zeros(cy, z.dtype)
+    most = max((b1 - a1 for a1, b1 in plan.chunks), default=0) * g2
+    scratch = np.empty((plan.threads, most, cy), z.dtype)
+
+    def chunk(piece, thread):
+        a, b1 = piece
+        r0, r1 = a * g2, b1 * g2
+        yr = scratch[thread, :r1 - r0]
+        for t, off in enumerate(offs):
+            blas.matmul(zp[r0 + off:r1 + off], wt[t], out=yr, accumulate=t > 0)
+        _from_rows(yr, out, *plan.grid, 0, 0, 0, b, with_bias, a, b1)
+
+    host_threads.run(chunk, plan.chunks, plan.threads)
     return out
 
 
-def _y_rows(y, geo, grid, offs):
-    """A small-side array as rows on the big side's grid (zero off the output positions),
-    after ``offs[-1]`` zero rows: the taps of the input gradient read back that far."""
-    return _rows(y, grid, (0, 0, 0), offs[-1], 0)[0]
+def _input_grad_chunk(yb, wt, out, plan, lo, zr, a, b1):
+    """Lines ``a:b1`` of the adjoint of ``forward`` in ``z``:
+    ``Z[r] = sum_t Y[r - off[t]] @ w[:, :, t]``, cropped into ``out``."""
+    g2, head = plan.grid[2], plan.offs[-1]
+    r0, r1 = a * g2, b1 * g2
+    zr = zr[:r1 - r0]
+    for t, off in enumerate(plan.offs):
+        blas.matmul(yb[head + r0 - off:head + r1 - off], wt[t], out=zr, accumulate=t > 0)
+    _from_rows(zr, out, *plan.grid, *lo, wt[0, 0], False, a, b1)
 
 
-def _input_grad(yb, w, geo, grid, offs, n, cz):
-    """The adjoint of ``forward`` in ``z``: ``Z[r] = sum_t Y[r - off[t]] @ w[:, :, t]``, the
-    rows of ``z``'s padded grid, cropped to ``z`` (``yb``: ``_y_rows``)."""
-    cy = w.shape[0]
-    head = offs[-1]
-    count = _count(n, grid)
-    wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 0, 1))  # (K, Cy, Cz)
-    zr = cpu.empty((count, cz), w.dtype)
-    for r0, r1 in _chunks(count, cz + cy, w.itemsize):
-        for t, off in enumerate(offs):
-            blas.matmul(yb[head + r0 - off:head + r1 - off], wt[t], out=zr[r0:r1],
-                        accumulate=t > 0)
-    out = cpu.empty((n, cz) + geo.z, w.dtype)
-    _from_rows(zr, out, *grid, *geo.lo, np.zeros(cz, w.dtype), False)
-    return out
-
-
-def _weight_grad(zp, yb, geo, offs, count, w_shape):
-    cy, cz = w_shape[:2]
-    head = offs[-1]
-    acc = cpu.empty((geo.taps, cy, cz), zp.dtype)
-    if count == 0:
-        acc.fill(0)
-    for r0, r1 in _chunks(count, cz + cy, zp.itemsize):
-        for t, off in enumerate(offs):
-            blas.matmul(yb[head + r0:head + r1].T, zp[r0 + off:r1 + off], out=acc[t],
-                        accumulate=r0 > 0)
-    return np.ascontiguousarray(acc.transpose(1, 2, 0)).reshape(w_shape)
-
-
-def input_grad(y, w, geo, cz):
-    """``z`` (N, Cz, *z) from ``y`` (N, Cy, *y), as ``_conv_arrays``'s."""
-    grid = geo.span
-    offs = _offsets(geo, grid)
-    return _input_grad(_y_rows(y, geo, grid, offs), w, geo, grid, offs, y.shape[0], cz)
+def _weight_grad_chunk(yb, zp, acc, plan, a, b1):
+    """Lines ``a:b1``'s share of ``dW_t = Y^T @ zp[off[t]:]``, added to ``acc`` (K, Cy, Cz)."""
+    g2, head = plan.grid[2], plan.offs[-1]
+    r0, r1 = a * g2, b1 * g2
+    for t, off in enumerate(plan.offs):
+        blas.matmul(yb[head + r0:head + r1].T, zp[r0 + off:r1 + off], out=acc[t],
+                    accumulate=True)
 
 
 def grads(z, y, w, geo, need_z, need_w):
@@ -204,24 +215,45 @@ def grads(z, y, w, geo, need_z, need_w):
     the output grid (zero in ``Y``) meet input values there too, and 0 * inf is NaN where
     im2col never multiplies them, so the caller takes im2col then."""
     n, cz = z.shape[:2]
-    grid = geo.span
-    offs = _offsets(geo, grid)
-    yb = _y_rows(y, geo, grid, offs)
-    gz = _input_grad(yb, w, geo, grid, offs, n, cz) if need_z else None
+    cy = y.shape[1]
+    plan = _Plan(geo, n, cz + cy, y.itemsize)
+    head = plan.offs[-1]
+    yb = _rows_buffer(plan.count, cy, y.dtype, head, 0)
+    jobs = [(np.ascontiguousarray(y), yb[head:], (0, 0, 0))]
+    if need_w:
+        zp = _rows_buffer(plan.count, cz, z.dtype, 0, head)
+        jobs.append((np.ascontiguousarray(z), zp[:plan.count], geo.lo))
+    finite = _convert(jobs, plan)
+    need_w = need_w and finite[-1]
+    gz = wt = acc = zr = None
+    if need_z:
+        wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 0, 1))  # (K, Cy, Cz)
+        gz = cpu.empty((n, cz) + geo.z, y.dtype)
+        most = max((b - a for a, b in plan.chunks), default=0) * plan.grid[2]
+        zr = np.empty((plan.threads, most, cz), y.dtype)
+    if need_w:
+        acc = np.zeros((plan.threads, geo.taps, cy, cz), y.dtype)
+
+    def chunk(piece, thread):
+        a, b = piece
+        if need_z:
+            _input_grad_chunk(yb, wt, gz, plan, geo.lo, zr[thread], a, b)
+        if need_w:
+            _weight_grad_chunk(yb, zp, acc[thread], plan, a, b)
+
+    host_threads.run(chunk, plan.chunks, plan.threads)
     gw = None
     if need_w:
-        zp, finite = _rows(z, grid, geo.lo, 0, offs[-1])
-        if finite:
-            gw = _weight_grad(zp, yb, geo, offs, _count(n, grid), tuple(w.shape))
+        gw = np.ascontiguousarray(acc.sum(axis=0).transpose(1, 2, 0)).reshape(w.shape)
     return gz, gw
+
+
+def input_grad(y, w, geo, cz):
+    """``z`` (N, Cz, *z) from ``y`` (N, Cy, *y), as ``_conv_arrays``'s."""
+    z = np.empty((y.shape[0], cz, 0, 0, 0), y.dtype)  # only its batch and channel sizes count
+    return grads(z, y, w, geo, True, False)[0]
 
 
 def weight_grad(z, y, geo, w_shape):
     """``w`` (Cy, Cz, *k) from ``z`` and ``y``, or None (see ``grads``)."""
-    grid = geo.span
-    offs = _offsets(geo, grid)
-    zp, finite = _rows(z, grid, geo.lo, 0, offs[-1])
-    if not finite:
-        return None
-    yb = _y_rows(y, geo, grid, offs)
-    return _weight_grad(zp, yb, geo, offs, _count(y.shape[0], grid), w_shape)
+    return grads(z, y, np.empty(w_shape, z.dtype), geo, False, True)[1]
