@@ -550,3 +550,16 @@ def test_row_path_non_finite_input(rows_taken):
     with np.errstate(invalid="ignore"):
         _compare("conv2d", [x, _randn(16, 16, 3, 3), _randn(16)], padding=1)
     assert "grads" in rows_taken
+
+
+def test_row_path_weight_gradient_is_the_same_every_run(rows_forced):
+    """Pool threads take the chunks in no set order; the weight gradient's partial sums are
+    per run of chunks, not per thread, so repeated runs agree bit for bit."""
+    x = jg.tensor(_randn(4, 8, 9, 9).astype(np.float32))
+    gy = jg.tensor(_randn(4, 8, 9, 9).astype(np.float32))
+    w = jg.tensor(_randn(8, 8, 3, 3).astype(np.float32), requires_grad=True)
+    runs = []
+    for _ in range(6):
+        (g,) = jg.autograd.grad(F.conv2d(x, w, padding=1), w, gy)
+        runs.append(g.numpy())
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])

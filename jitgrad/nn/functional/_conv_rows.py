@@ -209,6 +209,17 @@ def _weight_grad_chunk(yb, zp, acc, plan, a, b1):
                     accumulate=True)
 
 
+_GROUPS = 8  # weight-gradient partial sums (at least; two per thread), added in a fixed order
+
+
+def _groups(chunks, threads):
+    """The chunks cut into runs of consecutive chunks, each with its own partial weight
+    gradient: which thread takes a run varies, what it adds up does not, so the sum is the same
+    from run to run (for a given thread count; up to 4 threads, for any)."""
+    k = min(len(chunks), max(_GROUPS, 2 * threads))
+    return [chunks[i * len(chunks) // k:(i + 1) * len(chunks) // k] for i in range(k)]
+
+
 def grads(z, y, w, geo, need_z, need_w):
     """``(input_grad(y, w), weight_grad(z, y))`` (None where not needed) sharing the rows of
     ``y``. The weight gradient is None also when ``z`` holds a NaN or an infinity: the rows off
@@ -226,22 +237,24 @@ def grads(z, y, w, geo, need_z, need_w):
     finite = _convert(jobs, plan)
     need_w = need_w and finite[-1]
     gz = wt = acc = zr = None
+    groups = _groups(plan.chunks, plan.threads)
     if need_z:
         wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 0, 1))  # (K, Cy, Cz)
         gz = cpu.empty((n, cz) + geo.z, y.dtype)
         most = max((b - a for a, b in plan.chunks), default=0) * plan.grid[2]
         zr = np.empty((plan.threads, most, cz), y.dtype)
     if need_w:
-        acc = np.zeros((plan.threads, geo.taps, cy, cz), y.dtype)
+        acc = np.zeros((max(len(groups), 1), geo.taps, cy, cz), y.dtype)
 
-    def chunk(piece, thread):
-        a, b = piece
-        if need_z:
-            _input_grad_chunk(yb, wt, gz, plan, geo.lo, zr[thread], a, b)
-        if need_w:
-            _weight_grad_chunk(yb, zp, acc[thread], plan, a, b)
+    def group(piece, thread):
+        index, chunks = piece
+        for a, b in chunks:
+            if need_z:
+                _input_grad_chunk(yb, wt, gz, plan, geo.lo, zr[thread], a, b)
+            if need_w:
+                _weight_grad_chunk(yb, zp, acc[index], plan, a, b)
 
-    host_threads.run(chunk, plan.chunks, plan.threads)
+    host_threads.run(group, enumerate(groups), plan.threads)
     gw = None
     if need_w:
         gw = np.ascontiguousarray(acc.sum(axis=0).transpose(1, 2, 0)).reshape(w.shape)
