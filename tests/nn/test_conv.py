@@ -490,11 +490,12 @@ def rows_taken(monkeypatch):
 @pytest.fixture
 def rows_forced(monkeypatch, rows_taken):
     """The row path for every stride-1, one-group float convolution, however few channels
-    and however many of its rows fall off the output grid."""
+    and however many of its rows fall off the output grid, in small chunks on the pool."""
     from jitgrad.nn.functional import _conv_rows as R
     monkeypatch.setattr(R, "_MIN_CHANNELS", 1)
     monkeypatch.setattr(R, "_MIN_USEFUL", 0.0)
     monkeypatch.setattr(R, "_CHUNK_BYTES", 256)  # several chunks even for the small cases
+    monkeypatch.setattr(R, "_THREADED_WORK", 0)  # and the pool threads
     return rows_taken
 
 

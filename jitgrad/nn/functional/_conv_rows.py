@@ -34,6 +34,9 @@ __all__ = ["applies", "forward", "input_grad", "weight_grad", "grads"]
 _CHUNK_BYTES = 2 << 20  # output rows (and the input rows they read) per GEMM chunk
 _MIN_CHANNELS = 16  # below, the GEMMs' inner dim (Cz) is too short: im2col's Cz K wins
 _MIN_USEFUL = 0.5  # least share of computed rows that are real output positions
+# multiply-adds per map below which the pool's hand-offs (~30-60 us a phase) cost more than a
+# second thread saves: the caller's thread does it all (train_cnn.py's convolutions)
+_THREADED_WORK = 1 << 24
 
 # Serial kernels over a range of lines: host_threads runs the ranges side by side (a prange
 # kernel between MKL calls fought MKL's spinning threads for the cores: 2-3x slower, measured)
@@ -122,14 +125,15 @@ def _offsets(geo, grid):
 class _Plan:
     """One geometry's rows: grid, tap offsets, row count, chunks of whole grid lines."""
 
-    def __init__(self, geo, n, width, itemsize):
+    def __init__(self, geo, n, cz, cy, itemsize):
         self.grid = g = _grid(geo)
         self.offs = _offsets(geo, g)
         self.lines = n * g[0] * g[1]
         self.count = self.lines * g[2]
-        per = max(1, _CHUNK_BYTES // max(width * itemsize * g[2], 1))  # lines per chunk
+        per = max(1, _CHUNK_BYTES // max((cz + cy) * itemsize * g[2], 1))  # lines per chunk
         self.chunks = [(a, min(self.lines, a + per)) for a in range(0, self.lines, per)]
-        self.threads = host_threads.count()
+        work = self.count * len(self.offs) * cz * cy
+        self.threads = host_threads.count() if work >= _THREADED_WORK else 1
 
     def line_pieces(self):
         """Line ranges for the layout kernels: a few per thread, so a slow thread's share is
@@ -166,7 +170,7 @@ def forward(z, w, geo, bias=None):
     """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s."""
     n, cz = z.shape[:2]
     cy = w.shape[0]
-    plan = _Plan(geo, n, cz + cy, z.itemsize)
+    plan = _Plan(geo, n, cz, cy, z.itemsize)
     g2, offs = plan.grid[2], plan.offs
     zp = _rows_buffer(plan.count, cz, z.dtype, 0, offs[-1])
     _convert([(np.ascontiguousarray(z), zp[:plan.count], geo.lo)], plan)
@@ -227,7 +231,7 @@ def grads(z, y, w, geo, need_z, need_w):
     im2col never multiplies them, so the caller takes im2col then."""
     n, cz = z.shape[:2]
     cy = y.shape[1]
-    plan = _Plan(geo, n, cz + cy, y.itemsize)
+    plan = _Plan(geo, n, cz, cy, y.itemsize)
     head = plan.offs[-1]
     yb = _rows_buffer(plan.count, cy, y.dtype, head, 0)
     jobs = [(np.ascontiguousarray(y), yb[head:], (0, 0, 0))]
@@ -246,15 +250,21 @@ def grads(z, y, w, geo, need_z, need_w):
     if need_w:
         acc = np.zeros((max(len(groups), 1), geo.taps, cy, cz), y.dtype)
 
-    def group(piece, thread):
-        index, chunks = piece
-        for a, b in chunks:
-            if need_z:
-                _input_grad_chunk(yb, wt, gz, plan, geo.lo, zr[thread], a, b)
-            if need_w:
-                _weight_grad_chunk(yb, zp, acc[index], plan, a, b)
+    # the weight gradient's runs first, the input gradient's single chunks after them: the
+    # small pieces at the end even out what the threads finish with
+    pieces = [(True, i, run) for i, run in enumerate(groups)] if need_w else []
+    if need_z:
+        pieces += [(False, 0, [c]) for c in plan.chunks]
 
-    host_threads.run(group, enumerate(groups), plan.threads)
+    def piece(job, thread):
+        weight, index, chunks = job
+        for a, b in chunks:
+            if weight:
+                _weight_grad_chunk(yb, zp, acc[index], plan, a, b)
+            else:
+                _input_grad_chunk(yb, wt, gz, plan, geo.lo, zr[thread], a, b)
+
+    host_threads.run(piece, pieces, plan.threads)
     gw = None
     if need_w:
         gw = np.ascontiguousarray(acc.sum(axis=0).transpose(1, 2, 0)).reshape(w.shape)
