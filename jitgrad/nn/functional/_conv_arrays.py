@@ -21,6 +21,9 @@ for a 3x3 kernel) never exist at once. im2col/col2im are ``K`` strided NumPy cop
 chunk (one per kernel tap, each a whole ``(B, C, L)`` slab), the GEMMs go through
 ``backends.blas`` (MKL when installed: the path ``matmul`` takes). CUDA arrays take the same
 steps with the kernels of ``backends/cuda_kernels/conv.py`` and the device matmul.
+
+Stride-1, one-group float convolutions with enough channels skip all of this on the CPU:
+``_conv_rows`` computes the three maps as implicit GEMMs over channels-last rows.
 """
 from __future__ import annotations
 

@@ -1,26 +1,28 @@
 """Stride-1 convolutions on the CPU as implicit GEMMs over channels-last rows (no im2col).
 
 The input goes once into a zero-padded channels-last buffer ``zp``: one row of ``Cz`` values per
-position of the padded grid (the geometry's ``span`` per spatial dim), samples one after the
-other, and a zero tail. Seen that way, with stride 1, kernel tap ``t`` of every output position
-reads the row ``r + off[t]`` where ``r`` is the row of the output position's own grid point and
-``off[t]`` the tap's offset in the flattened grid, so ONE strided matrix ``zp[off[t] : off[t] + M]``
-holds what tap ``t`` reads for the whole batch, and
+point of the padded grid (``_grid``), samples one after the other, and a zero tail. Seen that
+way, with stride 1, kernel tap ``t`` of every output position reads the row ``r + off[t]``
+where ``r`` is the row of the output position's own grid point and ``off[t]`` the tap's offset
+in the flattened grid, so ONE strided matrix ``zp[off[t] : off[t] + M]`` holds what tap ``t``
+reads for the whole batch, and
 
 * forward: ``Y = sum_t zp[off[t] : off[t] + M] @ W_t``  (``W_t`` = ``w[:, :, t]^T``, Cz x Cy),
-* weight gradient: ``dW_t = Y^T @ zp[off[t] : off[t] + M]`` (``Y`` zero off the output grid).
+* weight gradient: ``dW_t = Y^T @ zp[off[t] : off[t] + M]`` (``Y`` zero off the output grid),
+* input gradient: ``Z[r] = sum_t Y[r - off[t]] @ w[:, :, t]``, the forward's exact adjoint.
 
-``Y`` has a row for every grid point; the rows of points past the output size (the right and
-bottom margin, ``1 - prod(y) / prod(span)`` of them: 11% for a padded 32x32 image, 3x3 kernel)
-are computed and dropped. That beats im2col + GEMM here because nothing nine times the input
-is written and read back, and because MKL runs the ``(M, Cz) x (Cz, Cy)`` shape much faster than
-the ``(Cy, Cz K) x (Cz K, B L)`` of the channels-first im2col (measured on the ResNet layer,
-2 cores, AMD EPYC: 142-187 vs 82-121 GFLOP/s; see docs/nn.md). The rows go through the GEMM
-in chunks of ``_CHUNK_BYTES``, so the output rows being accumulated stay in cache across taps.
+``Y`` has a row for every grid point; the rows of points past the output size are computed and
+dropped (6% of them for a padded 32x32 image, 3x3 kernel). That beats im2col + GEMM here
+because nothing nine times the input is written and read back, and because MKL runs the
+``(M, Cz) x (Cz, Cy)`` shape at its peak (~93 GFLOP/s per core on this AMD EPYC) where the
+channels-first im2col's ``(Cy, Cz K) x (Cz K, B L)`` got 41-60 (docs/nn.md).
 
-The layout changes (NC* <-> rows, bias added on the way out) are Numba kernels, one pass each.
-Used for groups == 1, float32/float64, stride 1 and enough channels (``applies``); everything
-else takes ``_conv_arrays``'s general im2col path.
+The GEMMs go in chunks of whole grid lines (``_CHUNK_BYTES`` of rows: in L2) to
+``backends.host_threads`` (pool threads, MKL sequential in each), and each forward / input
+gradient chunk writes its lines back channels-first while they are in cache. The layout changes
+are serial Numba kernels over line ranges, run side by side the same way. Used for
+groups == 1, float32/float64, stride 1 and enough channels (``applies``); everything else takes
+``_conv_arrays``'s general im2col path.
 """
 from __future__ import annotations
 
