@@ -502,9 +502,9 @@ def rows_forced(monkeypatch, rows_taken):
 ROWS = [  # stride 1, one group: the row path's cases, beyond CONV's
     ((3, 16, 10, 9), (24, 16, 3, 3), dict(padding=1)),
     ((2, 32, 20), (16, 32, 5), dict(padding=2, dilation=2)),
-    ((2, 16, 6, 7, 8), (16, 16, 3, 2, 3), dict(padding=(1, 0, 1))),
+    ((2, 16, 10, 10, 10), (16, 16, 3, 2, 3), dict(padding=(1, 0, 1))),
     ((2, 16, 7, 8), (17, 16, 3, 3), dict(padding=(4, 3))),            # padding past d (k - 1)
-    ((2, 16, 6, 6), (16, 16, 2, 2), dict(padding="same", dilation=(1, 3))),
+    ((2, 16, 12, 12), (16, 16, 2, 2), dict(padding="same", dilation=(1, 3))),
     ((0, 16, 6, 6), (16, 16, 3, 3), dict(padding=1)),                 # empty batch
 ]
 

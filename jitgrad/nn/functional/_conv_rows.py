@@ -34,8 +34,12 @@ from ...backends import blas, cpu, host_threads
 __all__ = ["applies", "forward", "input_grad", "weight_grad", "grads"]
 
 _CHUNK_BYTES = 2 << 20  # output rows (and the input rows they read) per GEMM chunk
-_MIN_CHANNELS = 16  # below, the GEMMs' inner dim (Cz) is too short: im2col's Cz K wins
-_MIN_USEFUL = 0.5  # least share of computed rows that are real output positions
+# Where im2col stays faster (medians, 2 threads, batch 32, 3x3 unless said): 3 -> 64 channels
+# at 32x32 (90 ms here vs 36: the GEMMs' inner dim Cz is too short; 8 -> 8 level, 16 -> 16 already
+# 12 vs 29), 16 -> 32 at 4x4 (2.3 vs 1.3 ms: 36% of the rows dropped; 8x8 with 21%: 3.1 vs 4.9)
+# and 1x1 kernels (24 vs 17 ms at 64 channels, 32x32: im2col is the input itself there)
+_MIN_CHANNELS = 16
+_MIN_USEFUL = 0.7  # least share of computed rows that are real output positions
 # multiply-adds per map below which the pool's hand-offs (~30-60 us a phase) cost more than a
 # second thread saves: the caller's thread does it all (train_cnn.py's convolutions)
 _THREADED_WORK = 1 << 24
@@ -47,7 +51,8 @@ _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
 def applies(geo, cz, cy, dtype) -> bool:
     """Whether the row path takes this convolution (faster, measured; else im2col)."""
-    if geo.s != (1, 1, 1) or geo.groups != 1 or dtype not in (np.float32, np.float64):
+    if geo.s != (1, 1, 1) or geo.groups != 1 or dtype not in (np.float32, np.float64) or \
+            geo.taps == 1:
         return False
     if min(cz, cy) < _MIN_CHANNELS:
         return False
