@@ -101,6 +101,13 @@ def _main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=10)
     args = p.parse_args(argv)
+    from jitgrad.backends import host_threads
+    threads = host_threads.count()  # MKL's thread count: what jitgrad's convolutions use
+    try:
+        lib_for("torch").set_num_threads(threads)
+    except NotImplementedError:
+        pass
+    print(f"threads: {threads} (jitgrad and torch)")
     for title, make in (("conv2d fwd+bwd, 32x64x32x32, 3x3", make_conv_step),
                         ("CNN training step (train_cnn.py model, batch 32)", make_cnn_step)):
         steps = {}

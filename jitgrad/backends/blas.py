@@ -26,12 +26,13 @@ import numpy as np
 
 from . import cpu
 
-__all__ = ["matmul", "backend"]
+__all__ = ["matmul", "backend", "max_threads", "set_local_threads"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _gemm = None  # {np.dtype: ctypes function} once loaded, {} when MKL is unavailable
 _gemm_strided = {}  # {np.dtype: cblas_?gemm_batch_strided} where this MKL has it
 _gemm_batch = {}  # {np.dtype: cblas_?gemm_batch (pointer arrays)} where this MKL has it
+_threads = {}  # "max": MKL_Get_Max_Threads, "local": MKL_Set_Num_Threads_Local, once loaded
 _INT_MAX = 2 ** 31 - 1  # MKL_INT of the LP64 interface libmkl_rt selects by default
 # Stacks go to MKL only when each product has at least this many multiply-adds (m * n * k):
 # below it MKL's batched call costs more than NumPy's per-matrix loop (on an AMD EPYC, MKL
@@ -62,6 +63,12 @@ def _load():
     lib = _find_mkl()
     if lib is None:
         return
+    for key, name, args in (("max", "MKL_Get_Max_Threads", []),
+                            ("local", "MKL_Set_Num_Threads_Local", [ctypes.c_int])):
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype, fn.argtypes = ctypes.c_int, args
+            _threads[key] = fn
     vp, i = ctypes.c_void_p, ctypes.c_int
     for dt, name, scalar in ((np.float32, "cblas_sgemm", ctypes.c_float),
                              (np.float64, "cblas_dgemm", ctypes.c_double)):
@@ -85,6 +92,24 @@ def backend() -> str:
     if _gemm is None:
         _load()
     return "mkl" if _gemm else "numpy"
+
+
+def max_threads() -> int:
+    """The threads MKL uses for a call from this thread (1 without MKL: NumPy's BLAS is not
+    told what to do)."""
+    if _gemm is None:
+        _load()
+    fn = _threads.get("max")
+    return max(1, fn()) if fn is not None and _gemm else 1
+
+
+def set_local_threads(n: int) -> int:
+    """MKL's thread count for calls from this thread only (0: back to the global setting);
+    returns the previous local setting. A no-op (returning 0) without MKL."""
+    if _gemm is None:
+        _load()
+    fn = _threads.get("local")
+    return fn(n) if fn is not None and _gemm else 0
 
 
 def _address(a) -> int:

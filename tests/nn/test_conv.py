@@ -6,6 +6,7 @@ second derivatives in float64, node names, PyTorch's errors, module init draws a
 """
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 
@@ -469,3 +470,97 @@ def test_gather_index_cache_is_bounded_and_shared_across_batch_sizes():
         F.conv2d(x, jg.tensor(_randn(8, 8, 3, 3).astype(np.float32)), padding=1)
         assert sum(a.nbytes for a in A._gather_cache.values()) <= A._GATHER_CACHE_BYTES
     assert any(a.nbytes > 2 << 20 for a in A._gather_cache.values())  # the big ones are cached
+
+
+# ----------------------------------------------------------------------------- the row path
+
+
+@pytest.fixture
+def rows_taken(monkeypatch):
+    """Counts the CPU row path's (implicit GEMM over channels-last rows) forward and
+    gradient calls."""
+    from jitgrad.nn.functional import _conv_rows as R
+    calls = []
+    for name in ("forward", "input_grad", "weight_grad", "grads"):
+        fn = getattr(R, name)
+        monkeypatch.setattr(R, name, lambda *a, _fn=fn, _n=name: calls.append(_n) or _fn(*a))
+    return calls
+
+
+@pytest.fixture
+def rows_forced(monkeypatch, rows_taken):
+    """The row path for every stride-1, one-group float convolution, however few channels
+    and however many of its rows fall off the output grid, in small chunks on the pool."""
+    from jitgrad.nn.functional import _conv_rows as R
+    monkeypatch.setattr(R, "_MIN_CHANNELS", 1)
+    monkeypatch.setattr(R, "_MIN_USEFUL", 0.0)
+    monkeypatch.setattr(R, "_CHUNK_BYTES", 256)  # several chunks even for the small cases
+    monkeypatch.setattr(R, "_THREADED_WORK", 0)  # and the pool threads
+    return rows_taken
+
+
+ROWS = [  # stride 1, one group: the row path's cases, beyond CONV's
+    ((3, 16, 10, 9), (24, 16, 3, 3), dict(padding=1)),
+    ((2, 32, 20), (16, 32, 5), dict(padding=2, dilation=2)),
+    ((2, 16, 10, 10, 10), (16, 16, 3, 2, 3), dict(padding=(1, 0, 1))),
+    ((2, 16, 7, 8), (17, 16, 3, 3), dict(padding=(4, 3))),            # padding past d (k - 1)
+    ((2, 16, 12, 12), (16, 16, 2, 2), dict(padding="same", dilation=(1, 3))),
+    ((0, 16, 6, 6), (16, 16, 3, 3), dict(padding=1)),                 # empty batch
+]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32], ids=["f64", "f32"])
+def test_row_path_matches_torch(rows_taken, dt):
+    for xs, ws, kw in ROWS:
+        _compare(f"conv{len(ws) - 2}d", [_randn(*xs), _randn(*ws), _randn(ws[0])], dt, **kw)
+    assert rows_taken.count("forward") == len(ROWS)  # taken by default for these sizes
+    assert rows_taken.count("grads") == len(ROWS)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32], ids=["f64", "f32"])
+def test_row_path_forced_on_every_grid_case(rows_forced, dt):
+    for xs, ws, kw in CONV:
+        _compare(f"conv{len(ws) - 2}d", [_randn(*xs), _randn(*ws), _randn(ws[0])], dt, **kw)
+    for xs, ws, kw in CONV_T:
+        _compare(f"conv_transpose{len(ws) - 2}d",
+                 [_randn(*xs), _randn(*ws), _randn(ws[1] * kw.get("groups", 1))], dt, **kw)
+    for xs, ws, kw in ROWS:
+        _compare(f"conv{len(ws) - 2}d", [_randn(*xs), _randn(*ws), None], dt, **kw)
+    assert {"forward", "input_grad", "grads"} <= set(rows_forced)
+
+
+def test_row_path_gradcheck_and_gradgradcheck(rows_forced):
+    for fname, xs, ws, kw in (("conv2d", (2, 3, 4, 5), (2, 3, 3, 2), dict(padding=(2, 1))),
+                              ("conv1d", (1, 2, 6), (3, 2, 3), dict(dilation=2, padding=3)),
+                              ("conv_transpose2d", (1, 2, 3, 3), (2, 3, 2, 2), {})):
+        ts = [jg.tensor(a, requires_grad=True) for a in (_randn(*xs), _randn(*ws))]
+        fn = functools.partial(getattr(F, fname), **kw)
+        assert gradcheck(fn, ts)
+        assert gradgradcheck(fn, ts)
+    assert "weight_grad" in rows_forced  # gradgradcheck's maps, one at a time
+
+
+def test_row_path_non_finite_input(rows_taken):
+    """Rows off the output grid (zero in the output gradient) meet input values; with an inf
+    there, 0 * inf would give NaN where im2col (and PyTorch) give a number: the weight
+    gradient then takes im2col. Compared with PyTorch's float64 (im2col) kernel."""
+    x = _randn(2, 16, 6, 7)
+    x[0, 3, 0, 2] = np.inf   # first row: read by the bottom tap row only off the grid
+    x[1, 5, 5, 6] = -np.inf  # last row and column
+    x[1, 0, 2, 3] = np.nan
+    with np.errstate(invalid="ignore"):
+        _compare("conv2d", [x, _randn(16, 16, 3, 3), _randn(16)], padding=1)
+    assert "grads" in rows_taken
+
+
+def test_row_path_weight_gradient_is_the_same_every_run(rows_forced):
+    """Pool threads take the chunks in no set order; the weight gradient's partial sums are
+    per run of chunks, not per thread, so repeated runs agree bit for bit."""
+    x = jg.tensor(_randn(4, 8, 9, 9).astype(np.float32))
+    gy = jg.tensor(_randn(4, 8, 9, 9).astype(np.float32))
+    w = jg.tensor(_randn(8, 8, 3, 3).astype(np.float32), requires_grad=True)
+    runs = []
+    for _ in range(6):
+        (g,) = jg.autograd.grad(F.conv2d(x, w, padding=1), w, gy)
+        runs.append(g.numpy())
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])

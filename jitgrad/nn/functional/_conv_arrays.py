@@ -21,6 +21,9 @@ for a 3x3 kernel) never exist at once. im2col/col2im are ``K`` strided NumPy cop
 chunk (one per kernel tap, each a whole ``(B, C, L)`` slab), the GEMMs go through
 ``backends.blas`` (MKL when installed: the path ``matmul`` takes). CUDA arrays take the same
 steps with the kernels of ``backends/cuda_kernels/conv.py`` and the device matmul.
+
+Stride-1, one-group float convolutions with enough channels skip all of this on the CPU:
+``_conv_rows`` computes the three maps as implicit GEMMs over channels-last rows.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ...backends import blas, cpu
+from . import _conv_rows as _rows
 
 __all__ = ["Geometry", "forward", "input_grad", "weight_grad", "unfold", "fold"]
 
@@ -187,6 +191,8 @@ def forward(z, w, geo, bias=None):
         return _device().forward(z, w, geo, bias)
     n, cz = z.shape[:2]
     cy, g = w.shape[0], geo.groups
+    if _rows.applies(geo, cz, cy, z.dtype):
+        return _rows.forward(z, w, geo, bias)
     ck = (cz // g) * geo.taps
     wm = w.reshape(g, cy // g, ck)
     L = geo.positions
@@ -223,6 +229,8 @@ def input_grad(y, w, geo, cz):
     in ``z``."""
     if not _is_host(y):
         return _device().input_grad(y, w, geo, cz)
+    if _rows.applies(geo, cz, y.shape[1], y.dtype):
+        return _rows.input_grad(y, w, geo, cz)
     if _FLIP_UNIT_STRIDE and geo.s == (1, 1, 1) and all(
             lo <= d * (k - 1) for lo, d, k in zip(geo.lo, geo.d, geo.k)):
         return _input_grad_as_conv(y, w, geo, cz)
@@ -262,6 +270,20 @@ def _input_grad_as_conv(y, w, geo, cz):
     return forward(y, w2, geo2)
 
 
+def grads(z, y, w, geo, need_z, need_w):
+    """``(input_grad(y, w), weight_grad(z, y))``, None where not needed: a convolution's
+    backward. On the CPU the row path shares its layout of ``y`` between the two."""
+    cz = z.shape[1]
+    gz = gw = None
+    if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype):
+        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w)
+    elif need_z:
+        gz = input_grad(y, w, geo, cz)
+    if need_w and gw is None:
+        gw = weight_grad(z, y, geo, tuple(w.shape))
+    return gz, gw
+
+
 def weight_grad(z, y, geo, w_shape):
     """``w`` of shape ``w_shape`` from ``z`` (N, Cz, *z) and ``y`` (N, Cy, *y):
     sum over the batch of y @ im2col(z)^T, the adjoint of ``forward`` in ``w``."""
@@ -269,6 +291,10 @@ def weight_grad(z, y, geo, w_shape):
         return _device().weight_grad(z, y, geo, w_shape)
     n, cz = z.shape[:2]
     cy, g = w_shape[0], geo.groups
+    if _rows.applies(geo, cz, cy, z.dtype):
+        out = _rows.weight_grad(z, y, geo, w_shape)
+        if out is not None:
+            return out
     ck = (cz // g) * geo.taps
     og = cy // g
     out = np.zeros((g, og, ck), z.dtype)

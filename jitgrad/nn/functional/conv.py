@@ -200,7 +200,7 @@ def _creating_graph() -> bool:
     return grad_mode.is_grad_enabled()
 
 
-def _map(kind, a, b, geo, shape, name, anchor=None):
+def _map(kind, a, b, geo, shape, name, anchor=None, value=None):
     """One of the three maps on Tensors, recorded (node ``name``) so it is differentiable:
     ``forward(z, w)``, ``input_grad(y, w)`` (``shape``: the z-side channel count) or
     ``weight_grad(z, y)`` (``shape``: the weight's shape).
@@ -209,10 +209,12 @@ def _map(kind, a, b, geo, shape, name, anchor=None):
     (grad_output, input, weight) whatever it outputs, so a gradient computed with
     ``create_graph`` is recorded whenever any of the three requires grad (e.g. the input
     gradient of ``conv(x, w).sum()`` when only ``x`` does); its derivative along ``anchor`` is
-    zero (no edge is followed)."""
+    zero (no edge is followed). ``value``: the map's 5-D result when already computed."""
     nd = a.ndim - 2
     a5, b5 = _as5d(a._data), _as5d(b._data)
-    if kind == "forward":
+    if value is not None:
+        out = value
+    elif kind == "forward":
         out = _compute(lambda z, w: A.forward(z, w, geo), a5, b5)
     elif kind == "input_grad":
         out = _compute(lambda y, w: A.input_grad(y, w, geo, shape), a5, b5)
@@ -288,10 +290,15 @@ def _convolution_backward(node, g):
     x, w = node.saved("x"), node.saved("w")
     gx = gw = None
     if not transposed:
+        vx = vw = None
+        if need_x and need_w and x._data.__class__ is np.ndarray and \
+                x.dtype.name in ("float32", "float64"):
+            vx, vw = A.grads(_as5d(x._data), _as5d(g._data), _as5d(w._data), geo, True, True)
         if need_x:
-            gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME, anchor=x)
+            gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME, anchor=x, value=vx)
         if need_w:
-            gw = _map("weight_grad", x, g, geo, tuple(w.shape), _BACKWARD_NAME, anchor=w)
+            gw = _map("weight_grad", x, g, geo, tuple(w.shape), _BACKWARD_NAME, anchor=w,
+                      value=vw)
     else:
         if need_x:
             gx = _map("forward", g, w, geo, None, _BACKWARD_NAME, anchor=x)

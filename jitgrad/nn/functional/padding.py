@@ -1,10 +1,12 @@
 """``F.pad``: constant, reflect, replicate and circular padding (one index map per mode;
-the backward scatters through the same map)."""
+the backward scatters through the same map). On the CPU the maps index NumPy arrays
+(``np.take`` forward, ``np.add.at`` backward); on CUDA the same maps, uploaded, feed
+``index_select`` (its backward is ``index_add`` on the device), shown as PyTorch's node."""
 from __future__ import annotations
 
 import numpy as np
 
-from ...ops.composite import record
+from ...ops.composite import record, record_composition
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _const, _creating_graph
@@ -25,6 +27,25 @@ def _pad_index(n, lo, hi, mode):
         return np.zeros_like(j)
     j = np.mod(j, period)
     return np.where(j < n, j, period - j)
+
+
+def _device_pad(input, maps, value, name):
+    """F.pad on a CUDA tensor: per padded dim an ``index_select`` through the same index map as
+    the CPU's (uploaded: a few bytes per padded dim, in the forward only) and a ``masked_fill``
+    where the constant mode fills, recorded as the one node PyTorch shows."""
+    fill = 0 if value is None else value
+    device = input.device
+
+    def build(t):
+        for d, idx in maps:
+            t = t.index_select(d, Tensor._make(np.maximum(idx, 0)).to(device))
+            if (idx < 0).any():
+                shape = [1] * t.ndim
+                shape[d] = -1
+                t = t.masked_fill(Tensor._make((idx < 0).reshape(shape)).to(device), fill)
+        return t
+
+    return record_composition(name, (input,), build)
 
 
 def _pad_backward(node, g):
@@ -94,7 +115,10 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         maps.append((d, _pad_index(n, lo, hi, mode)))
     if _device.is_cuda(input):
-        raise NotImplementedError("F.pad is not implemented for CUDA tensors yet")
+        if any(shape[d] == 0 and idx.size for d, idx in maps):
+            # what the CPU path raises (NumPy's take); PyTorch fills. Not an out-of-range read
+            raise IndexError("cannot do a non-empty take from an empty axes.")
+        return _device_pad(input, maps, value, name)
     x = input._data
     for d, idx in maps:
         taken = np.take(x, np.maximum(idx, 0), axis=d)
