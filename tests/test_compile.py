@@ -507,3 +507,33 @@ def test_autograd_grad_inside_replays():
             (gb,) = jitgrad.autograd.grad(b, [w])
             np.testing.assert_allclose(ga.numpy(), gb.numpy(), rtol=1e-5)
     assert (p.compile_replays, p.compile_eager_calls) == (2, 0), p.compile_reasons
+
+
+W_GLOBAL = jitgrad.ones(3)
+SCALE = 2.0
+
+
+def _reads_globals(x):
+    return (x * W_GLOBAL * SCALE).sum()
+
+
+def test_rebound_globals_and_closure_cells_are_guards():
+    global W_GLOBAL, SCALE
+    f = jitgrad.compile(_reads_globals)
+    x = jitgrad.ones(3)
+    assert f(x).item() == 6.0 and f(x).item() == 6.0
+    W_GLOBAL = jitgrad.full((3,), 2.0)  # the replay would read the old tensor
+    assert f(x).item() == 12.0
+    SCALE = 0.5  # a Python number the recording baked in
+    assert f(x).item() == 3.0
+    W_GLOBAL, SCALE = jitgrad.ones(3), 2.0
+
+    k = jitgrad.tensor(1.0)
+
+    def g(x):
+        return x * k
+
+    cg = jitgrad.compile(g)
+    assert cg(x).tolist() == [1.0] * 3 and cg(x).tolist() == [1.0] * 3
+    k = jitgrad.tensor(5.0)  # noqa: F841 - read through g's closure cell
+    assert cg(x).tolist() == [5.0] * 3

@@ -62,6 +62,7 @@ class CompiledFunction:
         self._warned = set()
         self._structure = capture.structure[0]
         self._failures = 0
+        self._py_names = _python_names(fn)
 
     def __get__(self, obj, objtype=None):  # methods: bind like a function
         return self if obj is None else functools.partial(self, obj)
@@ -74,7 +75,7 @@ class CompiledFunction:
             if self._variants:
                 self._guard_failed("a module's parameters, submodules, hooks or mode changed")
                 self._variants.clear()
-        key, tensors = _guard_key(args, kwargs)
+        key, tensors = _guard_key(args, kwargs, self._py_names)
         entry = self._variants.get(key)
         if entry is not None:
             if entry is _EAGER:
@@ -147,7 +148,49 @@ def _debug(msg):
 
 # ----------------------------------------------------------------------------- guards
 
-def _guard_key(args, kwargs):
+def _python_names(fn):
+    """The globals and closure cells ``fn``'s code (and the lambdas and comprehensions in it)
+    names: ``[(namespace, name)]``, cells as ``(cell, None)``. Their values are guards, so that
+    rebinding a global tensor, number or model the function reads is seen (the replay does not
+    run the function's Python, which would have looked the name up again)."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    glb = getattr(fn, "__globals__", {})
+    out = [(glb, n) for n in sorted(names) if n in glb and not _is_static(glb[n])]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if not _is_static(value):
+            out.append((cell, None))
+    return tuple(out)
+
+
+def _is_static(value):
+    """Modules, classes and functions: looked up, but rebinding them is not guarded."""
+    import types
+    return isinstance(value, (types.ModuleType, type, types.FunctionType,
+                              types.BuiltinFunctionType, CompiledFunction))
+
+
+def _python_value(ns, name):
+    try:
+        v = ns.cell_contents if name is None else ns.get(name, _EAGER)
+    except ValueError:
+        return None
+    t = type(v)
+    return (t, v) if t in (int, float, bool, str, type(None), complex) else ("id", id(v))
+
+
+def _guard_key(args, kwargs, py_names=()):
     tensors = []
     seen = {}
 
@@ -170,7 +213,8 @@ def _guard_key(args, kwargs):
             return (t, tuple((k, walk(v)) for k, v in obj.items()))
         return ("id", id(obj))
 
-    key = (walk(args), walk(kwargs), grad_mode.is_grad_enabled())
+    key = (walk(args), walk(kwargs), grad_mode.is_grad_enabled(),
+           tuple(_python_value(ns, n) for ns, n in py_names))
     return key, tensors
 
 
