@@ -537,3 +537,38 @@ def test_rebound_globals_and_closure_cells_are_guards():
     assert cg(x).tolist() == [1.0] * 3 and cg(x).tolist() == [1.0] * 3
     k = jitgrad.tensor(5.0)  # noqa: F841 - read through g's closure cell
     assert cg(x).tolist() == [5.0] * 3
+
+
+def test_odd_signatures_and_results():
+    w = jitgrad.ones(2, requires_grad=True)
+
+    @jitgrad.compile
+    def f(*xs, scale=1.0, bias=None):
+        out = sum(x * w for x in xs) * scale
+        return (out if bias is None else out + bias), xs[0], None, "tag"
+
+    a, b = jitgrad.ones(2), jitgrad.full((2,), 3.0)
+    for _ in range(3):
+        out, first, none, tag = f(a, b, scale=2.0, bias=jitgrad.ones(2))
+        assert out.tolist() == [9.0, 9.0] and first is a and none is None and tag == "tag"
+    assert f(a, scale=2.0)[0].tolist() == [2.0, 2.0]  # another variant (no bias, one x)
+
+    @jitgrad.compile
+    def g(x):
+        x.grad = None if False else x.grad  # noqa: SIM108 - .grad access: a graph break
+
+    with pytest.warns(UserWarning, match=r"\.grad"):
+        g(jitgrad.ones(1, requires_grad=True))
+
+
+def test_compile_signature_like_torch():
+    def f(x):
+        return x * 2
+
+    assert jitgrad.compile(f, disable=True) is f
+    cf = jitgrad.compile(mode="reduce-overhead", dynamic=False)(f)
+    assert cf.__name__ == "f" and cf(jitgrad.ones(1)).tolist() == [2.0]
+    for lib in (jitgrad, torch):
+        with pytest.raises(AssertionError, match="A callable function is expected, but "
+                                                 "<class 'int'> is provided."):
+            lib.compile(3)

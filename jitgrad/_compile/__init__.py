@@ -30,8 +30,8 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="jitgrad", mod
                                  max_variants=max_variants)
     if disable:
         return model
-    if not callable(model):
-        raise RuntimeError("compile: model must be callable (a function or an nn.Module)")
+    if not callable(model):  # PyTorch's check and words
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     from . import capture
     from .compiled import CompiledFunction
     capture.install()
