@@ -572,3 +572,18 @@ def test_compile_signature_like_torch():
         with pytest.raises(AssertionError, match="A callable function is expected, but "
                                                  "<class 'int'> is provided."):
             lib.compile(3)
+
+
+def test_data_dependent_shapes_upstream_of_a_fused_group():
+    def f(x):
+        y = x[x > 0]  # its length depends on the data
+        return ((y * 2).sin() + 1).sum()
+
+    cf = jitgrad.compile(f)
+    # 2 kept, then 1 (a fused kernel would broadcast it silently), 3 (it would raise), 2 again
+    for v in ([1.0, -1.0, 2.0], [-1.0, -2.0, 0.5], [1.0, 2.0, 3.0], [1.0, -1.0, 2.0]):
+        x = jitgrad.tensor(v, requires_grad=True)
+        xe = jitgrad.tensor(v, requires_grad=True)
+        cf(x).backward()
+        f(xe).backward()
+        assert x.grad.tolist() == pytest.approx(xe.grad.tolist(), rel=1e-6)

@@ -141,6 +141,12 @@ class Group:
         """Compute the group's escaping values into ``values`` (and attach the node)."""
         shape, dt, tg = self.shape, self.np_dtype, self.target
         ins = [values[i] for i in self.inputs]
+        for t in ins:
+            if t._data.shape != shape:
+                # an input of another shape than recorded: a data-dependent shape upstream
+                # (x[mask], nonzero). The kernel is for the recorded shape; the eager ops are
+                # right for any
+                return self._run_eagerly(values)
         outs = [tg.empty(shape, dt) for _ in self.escapes]
         n = outs[0].size if outs else 0
         if n:
@@ -160,6 +166,13 @@ class Group:
                 t._grad_fn = node
                 t._output_nr = k
                 t._requires_grad = True
+
+    def _run_eagerly(self, values):
+        from ..ops.elementwise_call import call
+        for s in self.steps:
+            args = [values[v.i] if isinstance(v, Ref) else v for v in s.operands]
+            aux = {k: values[v.i] if isinstance(v, Ref) else v for k, v in s.aux.items()}
+            values[s.out] = call(s.op, *args, **aux)
 
     def eager(self, saved):
         """The group's escaping values recomputed with eager ops (for create_graph)."""
