@@ -587,3 +587,14 @@ def test_data_dependent_shapes_upstream_of_a_fused_group():
         cf(x).backward()
         f(xe).backward()
         assert x.grad.tolist() == pytest.approx(xe.grad.tolist(), rel=1e-6)
+
+
+def test_callable_objects_without_a_name():
+    import functools
+
+    def f(scale, x):
+        return (x * scale).sum().item()  # a graph break: the warning names the object
+
+    cf = jitgrad.compile(functools.partial(f, 2.0))
+    with pytest.warns(UserWarning, match="partial runs eagerly"):
+        assert cf(jitgrad.ones(2)) == 4.0

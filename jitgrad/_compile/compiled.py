@@ -56,6 +56,8 @@ class CompiledFunction:
     def __init__(self, fn, *, max_variants=8, fullgraph=False):
         functools.update_wrapper(self, fn)
         self._fn = fn
+        # a callable object (functools.partial, a class instance) may have no __name__
+        self._name = getattr(fn, "__name__", type(fn).__name__)
         self._variants = {}
         self._max_variants = max_variants
         self._fullgraph = fullgraph
@@ -117,14 +119,14 @@ class CompiledFunction:
         self._variants[key] = program
         stats.captures += 1
         stats.capture_seconds += time.perf_counter() - t0
-        _debug(f"recorded {self.__name__}: {program.describe()}")
+        _debug(f"recorded {self._name}: {program.describe()}")
         return result
 
     def _guard_failed(self, reason):
         self._failures += 1
         stats.guard_failures += 1
         stats.note(f"guard failed: {reason}")
-        _debug(f"guard failed for {self.__name__}: {reason}")
+        _debug(f"guard failed for {self._name}: {reason}")
 
     def _eager(self, key, reason, args, kwargs):
         self._variants[key] = _EAGER
@@ -134,10 +136,10 @@ class CompiledFunction:
 
     def _warn(self, reason):
         stats.note(reason)
-        _debug(f"{self.__name__} runs eagerly: {reason}")
+        _debug(f"{self._name} runs eagerly: {reason}")
         if reason not in self._warned:
             self._warned.add(reason)
-            warnings.warn(f"jitgrad.compile: {self.__name__} runs eagerly for these "
+            warnings.warn(f"jitgrad.compile: {self._name} runs eagerly for these "
                           f"arguments: {reason}", stacklevel=3)
 
 
