@@ -1,13 +1,15 @@
 """Recording what a function does with tensors: the boundaries and the recorder.
 
 ``jitgrad.compile`` records a function's first run as a list of *steps* (``Recording``). What a
-step is comes from one mechanism, the **boundary**: every public callable of jitgrad (Tensor
-methods and operators, the ``jitgrad``, ``jitgrad.nn.functional``, ``jitgrad.linalg``,
-``jitgrad.special`` and ``jitgrad.nn.utils`` functions, ``Optimizer.step``/``zero_grad``,
-``LRScheduler.step``) is wrapped, once, when the first compiled function is created. A call
-that reaches a boundary while a recorder is active and no other boundary is running becomes one
-step: the callable, its arguments with every tensor replaced by a reference to a recorded value,
-and the tensors it returned. Calls inside it (the op's own implementation) are not seen.
+step is comes from one mechanism, the **boundary**: while a function is recorded (and only
+then, ``recording``), jitgrad's public callables are wrapped — Tensor methods and operators,
+the functions of ``jitgrad``, ``jitgrad.nn.functional``, ``jitgrad.linalg``,
+``jitgrad.nn.utils``, ``jitgrad.autograd.grad``/``backward``, and the call of every jitgrad
+module (containers are recorded through); ``Optimizer.step``/``zero_grad`` and
+``LRScheduler.step`` are boundaries for good (``optim/``). A call that reaches a boundary while
+a recorder is active and no other boundary is running becomes one step: the callable, its
+arguments with every tensor replaced by a reference to a recorded value, and the tensors it
+returned. Calls inside it (the op's own implementation) are not seen.
 
 An elementwise op of the registry, reached directly through its boundary, is recorded as an
 ``ElementwiseStep`` (its declaration, operands and constants): consecutive ones fuse into one
@@ -21,8 +23,9 @@ step (a tensor made outside any boundary, e.g. ``Tensor(...)`` or a property lik
 replayable); every tensor a step consumes must be an argument of the function, an output of an
 earlier step, or a tensor that existed before the function was called (a parameter); reading
 tensor data on the host (``item()``, ``bool(x)``, printing), ``.grad``/``.data`` access
-inside the function, module hooks, and non-tensor results of ops are graph breaks. In-place
-ops replay as calls like any other (on the replay's own tensors).
+inside the function, module hooks, non-tensor results of ops, and in-place writes made outside
+every boundary (seen through the version counter) are graph breaks. In-place ops through a
+boundary replay as calls like any other (on the replay's own tensors).
 """
 from __future__ import annotations
 
@@ -318,7 +321,7 @@ def _breaking(fn, reason):
 
 
 _patches = None  # [(owner, name, original, wrapped)], built once
-structure = [0]  # bumped when a module's parameters, buffers or submodules are reassigned
+structure = [0]  # bumped when a module's parameters, buffers, submodules, hooks or mode change
 
 
 class recording:
