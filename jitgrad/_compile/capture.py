@@ -102,6 +102,13 @@ class ElementwiseStep:
         self.requires_grad, self.fusable = requires_grad, fusable
         self.on_cuda = False
 
+    def run(self, values):
+        """``values[out] = op(operands)`` eagerly (``values``: a list or dict by value index)."""
+        from ..ops.elementwise_call import call
+        args = [values[v.i] if isinstance(v, Ref) else v for v in self.operands]
+        aux = {k: values[v.i] if isinstance(v, Ref) else v for k, v in self.aux.items()}
+        values[self.out] = call(self.op, *args, **aux)
+
 
 class Recording:
     """What one eager run did: values (by index), steps, and where the arguments and the

@@ -295,7 +295,7 @@ class Program:
                 if kind == "group":
                     it.run(values)
                 elif isinstance(it, ElementwiseStep):
-                    _run_elementwise(it, values)
+                    it.run(values)
                 else:
                     out = it.fn(*_fill(it.args, values), **_fill(it.kwargs, values))
                     if it.outs is not None:
@@ -304,13 +304,6 @@ class Program:
                 if ge != enabled:
                     grad_mode._set(enabled)
         return _fill(self.result, values)
-
-
-def _run_elementwise(step, values):
-    from ..ops.elementwise_call import call
-    args = [values[v.i] if isinstance(v, Ref) else v for v in step.operands]
-    aux = {k: values[v.i] if isinstance(v, Ref) else v for k, v in step.aux.items()}
-    values[step.out] = call(step.op, *args, **aux)
 
 
 def _same_group(a, b):

@@ -168,20 +168,13 @@ class Group:
                 t._requires_grad = True
 
     def _run_eagerly(self, values):
-        from ..ops.elementwise_call import call
         for s in self.steps:
-            args = [values[v.i] if isinstance(v, Ref) else v for v in s.operands]
-            aux = {k: values[v.i] if isinstance(v, Ref) else v for k, v in s.aux.items()}
-            values[s.out] = call(s.op, *args, **aux)
+            s.run(values)
 
     def eager(self, saved):
         """The group's escaping values recomputed with eager ops (for create_graph)."""
-        from ..ops.elementwise_call import call
         values = dict(zip(self.inputs, saved))
-        for s in self.steps:
-            args = [values[v.i] if isinstance(v, Ref) else v for v in s.operands]
-            aux = {k: values[v.i] if isinstance(v, Ref) else v for k, v in s.aux.items()}
-            values[s.out] = call(s.op, *args, **aux)
+        self._run_eagerly(values)
         return [values[i] for i in self.grad_outputs]
 
 
