@@ -564,3 +564,44 @@ def test_row_path_weight_gradient_is_the_same_every_run(rows_forced):
         (g,) = jg.autograd.grad(F.conv2d(x, w, padding=1), w, gy)
         runs.append(g.numpy())
     assert all(np.array_equal(runs[0], r) for r in runs[1:])
+
+
+def test_row_path_backward_reuses_the_forward_layout(monkeypatch):
+    """The forward keeps its channels-last layout of the input for the weight gradient; the
+    backward gets it whether or not the input needs a gradient, and ignores it once the input
+    holds other data (``x.data = ...``: PyTorch's backward then reads the new values)."""
+    from jitgrad.nn.functional import _conv_rows as R
+    got = []
+    grads = R.grads
+    monkeypatch.setattr(R, "grads", lambda *a: got.append(a[-1]) or grads(*a))
+    xa, xb, wa = _randn(2, 16, 6, 7), _randn(2, 16, 6, 7), _randn(16, 16, 3, 3)
+    _compare("conv2d", [xa, wa, None], padding=1)  # the layout reused
+    jx, jw = jg.tensor(xa), jg.tensor(wa, requires_grad=True)  # only the weight needs a gradient
+    (gw,) = jg.autograd.grad(F.conv2d(jx, jw, padding=1).sum(), jw)
+    tw = torch.tensor(wa, requires_grad=True)
+    TF.conv2d(torch.tensor(xa), tw, padding=1).sum().backward()
+    np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **TOL[np.float64])
+    for x_grad in (True, False):  # the input's data replaced: the layout is stale
+        jx = jg.tensor(xa, requires_grad=x_grad)
+        tx = torch.tensor(xa, requires_grad=x_grad)
+        jw, tw = jg.tensor(wa, requires_grad=True), torch.tensor(wa, requires_grad=True)
+        jo, to = F.conv2d(jx, jw, padding=1), TF.conv2d(tx, tw, padding=1)
+        jx.data, tx.data = jg.tensor(xb), torch.tensor(xb)
+        jo.sum().backward()
+        to.sum().backward()
+        np.testing.assert_allclose(jw.grad.numpy(), tw.grad.numpy(), **TOL[np.float64])
+    assert [type(r).__name__ for r in got] == ["Rows", "Rows", "NoneType", "NoneType"]
+
+
+def test_row_path_keeps_no_layout_without_a_weight_gradient(monkeypatch):
+    from jitgrad.nn.functional import _conv_rows as R
+    kept = []
+    forward = R.forward
+    monkeypatch.setattr(R, "forward", lambda *a: kept.append(a[4:]) or forward(*a))
+    x, w = jg.tensor(_randn(2, 16, 6, 7), requires_grad=True), jg.tensor(_randn(16, 16, 3, 3))
+    F.conv2d(x, w, padding=1)
+    w.requires_grad_()
+    with jg.no_grad():
+        F.conv2d(x, w, padding=1)
+    F.conv2d(x, w, padding=1)
+    assert kept == [(False,), (False,), (True,)]

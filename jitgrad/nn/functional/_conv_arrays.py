@@ -185,14 +185,19 @@ def _chunks(n, per_sample_bytes):
 # ----------------------------------------------------------------------------- the three maps
 
 
-def forward(z, w, geo, bias=None):
-    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz/G, *k); ``bias`` (Cy,) or None."""
+def forward(z, w, geo, bias=None, keep_rows=False):
+    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz/G, *k); ``bias`` (Cy,) or None.
+    With ``keep_rows``: ``(y, rows)``, ``rows`` what ``grads`` can reuse of the forward's work
+    (the row path's layout of ``z``), or None."""
     if not _is_host(z):
-        return _device().forward(z, w, geo, bias)
+        out = _device().forward(z, w, geo, bias)
+        return (out, None) if keep_rows else out
     n, cz = z.shape[:2]
     cy, g = w.shape[0], geo.groups
     if _rows.applies(geo, cz, cy, z.dtype):
-        return _rows.forward(z, w, geo, bias)
+        return _rows.forward(z, w, geo, bias, keep_rows)
+    if keep_rows:
+        return forward(z, w, geo, bias), None
     ck = (cz // g) * geo.taps
     wm = w.reshape(g, cy // g, ck)
     L = geo.positions
@@ -270,13 +275,14 @@ def _input_grad_as_conv(y, w, geo, cz):
     return forward(y, w2, geo2)
 
 
-def grads(z, y, w, geo, need_z, need_w):
+def grads(z, y, w, geo, need_z, need_w, rows=None):
     """``(input_grad(y, w), weight_grad(z, y))``, None where not needed: a convolution's
-    backward. On the CPU the row path shares its layout of ``y`` between the two."""
+    backward. On the CPU the row path shares its layout of ``y`` between the two, and takes
+    the layout of ``z`` from ``rows`` (what ``forward(..., keep_rows=True)`` kept) if given."""
     cz = z.shape[1]
     gz = gw = None
     if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype):
-        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w)
+        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w, rows)
     elif need_z:
         gz = input_grad(y, w, geo, cz)
     if need_w and gw is None:

@@ -31,7 +31,7 @@ from numba import njit
 
 from ...backends import blas, cpu, host_threads
 
-__all__ = ["applies", "forward", "input_grad", "weight_grad", "grads"]
+__all__ = ["applies", "forward", "input_grad", "weight_grad", "grads", "Rows"]
 
 _CHUNK_BYTES = 2 << 20  # output rows (and the input rows they read) per GEMM chunk
 # Where im2col stays faster (medians, 2 threads, batch 32, 3x3 unless said): 3 -> 64 channels
@@ -70,12 +70,17 @@ def _grid(geo):
     return tuple(max(lo + z, sp - lo, y) for lo, z, sp, y in zip(geo.lo, geo.z, geo.span, geo.y))
 
 
-@njit(**_FLAGS)
-def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop):
+@njit(**_FLAGS, fastmath={"reassoc"})
+def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop, check):
     """Grid lines ``start:stop`` of ``src`` (N, C, z0, z1, z2) as rows of ``dst`` (rows, C):
     row ``((n g0 + p0) g1 + p1) g2 + p2`` holds ``src[n, :, p - lo]``, zero where that is
-    outside ``src``. Returns the sum of ``0 * x`` over what it copied (NaN when that holds a
-    NaN or an infinity)."""
+    outside ``src``. With ``check``, returns the sum of ``0 * x`` over what it copied (NaN when
+    that holds a NaN or an infinity; reassociated, so it vectorizes), else 0.
+
+    The transpose goes 8 channels at a time: their 8 source lines are read together (one
+    cache line each) and written row by row. A channel loop over all C at once thrashes L1,
+    because NCHW planes of 1024 floats put every channel's line in the same cache set, and
+    a single running sum carried through the copy loop cost 1.6x the copy (its add latency)."""
     n, c, z0, z1, z2 = src.shape
     finite = 0.0
     for line in range(start, stop):
@@ -90,11 +95,18 @@ def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop):
                 for ch in range(c):
                     dst[base + p2, ch] = 0
         if inside:
-            for ch in range(c):
+            if check:
+                for ch in range(c):
+                    s = 0.0
+                    for i2 in range(z2):
+                        s += src[b, ch, i0, i1, i2] * 0
+                    finite += s
+            for c0 in range(0, c, 8):
+                c1 = min(c, c0 + 8)
                 for i2 in range(z2):
-                    v = src[b, ch, i0, i1, i2]
-                    dst[base + lo2 + i2, ch] = v
-                    finite += v * 0
+                    r = base + lo2 + i2
+                    for ch in range(c0, c1):
+                        dst[r, ch] = src[b, ch, i0, i1, i2]
     return finite
 
 
@@ -157,15 +169,16 @@ def _rows_buffer(n_rows, c, dtype, head, tail):
 
 
 def _convert(jobs, plan):
-    """Run ``_to_rows`` jobs ``(src, dst, lo)`` over every line piece; whether each job's
-    source is finite. Sources of any strides are read in place (one more compiled
-    specialization, no copy: a copy of a broadcast gradient cost ~2 ms a step, serial)."""
+    """Run ``_to_rows`` jobs ``(src, dst, lo, check)`` over every line piece; whether each
+    checked job's source is finite (True for the others). Sources of any strides are read in
+    place (one more compiled specialization, no copy: a copy of a broadcast gradient cost
+    ~2 ms a step, serial)."""
     src_lines = [(j, a, b) for j in range(len(jobs)) for a, b in plan.line_pieces()]
 
     def one(piece, _):
         j, a, b = piece
-        src, dst, lo = jobs[j]
-        return j, _to_rows(src, dst, *plan.grid, *lo, a, b)
+        src, dst, lo, check = jobs[j]
+        return j, _to_rows(src, dst, *plan.grid, *lo, a, b, check)
 
     sums = [0.0] * len(jobs)
     for results in host_threads.run(one, src_lines, plan.threads).values():
@@ -174,14 +187,28 @@ def _convert(jobs, plan):
     return [v == 0 for v in sums]
 
 
-def forward(z, w, geo, bias=None):
-    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s."""
+class Rows:
+    """A forward's padded channels-last input, kept for its backward: the weight gradient
+    reads exactly these rows, so the backward skips converting the input again (one of the
+    five layout passes of a forward + backward). ``finite``: whether the input held no NaN or
+    infinity (see ``grads``). Valid while the input is unchanged, which the saved input's
+    version check guarantees."""
+
+    __slots__ = ("zp", "finite")
+
+    def __init__(self, zp, finite):
+        self.zp, self.finite = zp, finite
+
+
+def forward(z, w, geo, bias=None, keep_rows=False):
+    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s;
+    with ``keep_rows``, ``(y, Rows)`` for the backward."""
     n, cz = z.shape[:2]
     cy = w.shape[0]
     plan = _Plan(geo, n, cz, cy, z.itemsize)
     g2, offs = plan.grid[2], plan.offs
     zp = _rows_buffer(plan.count, cz, z.dtype, 0, offs[-1])
-    _convert([(z, zp[:plan.count], geo.lo)], plan)
+    (finite,) = _convert([(z, zp[:plan.count], geo.lo, keep_rows)], plan)
     wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 1, 0))  # (K, Cz, Cy)
     out = cpu.empty((n, cy) + geo.y, z.dtype)
     with_bias = bias is not None
@@ -198,7 +225,7 @@ def forward(z, w, geo, bias=None):
         _from_rows(yr, out, *plan.grid, 0, 0, 0, b, with_bias, a, b1)
 
     host_threads.run(chunk, plan.chunks, plan.threads)
-    return out
+    return (out, Rows(zp, finite)) if keep_rows else out
 
 
 def _input_grad_chunk(yb, wt, out, plan, lo, zr, a, b1):
@@ -232,21 +259,25 @@ def _groups(chunks, threads):
     return [chunks[i * len(chunks) // k:(i + 1) * len(chunks) // k] for i in range(k)]
 
 
-def grads(z, y, w, geo, need_z, need_w):
+def grads(z, y, w, geo, need_z, need_w, rows=None):
     """``(input_grad(y, w), weight_grad(z, y))`` (None where not needed) sharing the rows of
-    ``y``. The weight gradient is None also when ``z`` holds a NaN or an infinity: the rows off
-    the output grid (zero in ``Y``) meet input values there too, and 0 * inf is NaN where
-    im2col never multiplies them, so the caller takes im2col then."""
+    ``y``; ``rows``: the forward's ``Rows`` of ``z``, if kept. The weight gradient is None also
+    when ``z`` holds a NaN or an infinity: the rows off the output grid (zero in ``Y``) meet
+    input values there too, and 0 * inf is NaN where im2col never multiplies them, so the
+    caller takes im2col then."""
     n, cz = z.shape[:2]
     cy = y.shape[1]
     plan = _Plan(geo, n, cz, cy, y.itemsize)
     head = plan.offs[-1]
     yb = _rows_buffer(plan.count, cy, y.dtype, head, 0)
-    jobs = [(y, yb[head:], (0, 0, 0))]  # any strides: the .sum() gradient is a broadcast
-    if need_w:
+    jobs = [(y, yb[head:], (0, 0, 0), False)]  # any strides: the .sum() gradient is a broadcast
+    if need_w and rows is None:
         zp = _rows_buffer(plan.count, cz, z.dtype, 0, head)
-        jobs.append((z, zp[:plan.count], geo.lo))
+        jobs.append((z, zp[:plan.count], geo.lo, True))
     finite = _convert(jobs, plan)
+    if need_w and rows is not None:
+        zp = rows.zp
+        finite.append(rows.finite)
     need_w = need_w and finite[-1]
     gz = wt = acc = zr = None
     groups = _groups(plan.chunks, plan.threads)

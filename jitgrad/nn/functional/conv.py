@@ -291,9 +291,11 @@ def _convolution_backward(node, g):
     gx = gw = None
     if not transposed:
         vx = vw = None
-        if need_x and need_w and x._data.__class__ is np.ndarray and \
-                x.dtype.name in ("float32", "float64"):
-            vx, vw = A.grads(_as5d(x._data), _as5d(g._data), _as5d(w._data), geo, True, True)
+        if need_w and _grads_apply(x):
+            kept = at.get("rows")
+            rows = kept[1] if kept is not None and kept[0] is x._data else None
+            vx, vw = A.grads(_as5d(x._data), _as5d(g._data), _as5d(w._data), geo, need_x,
+                             True, rows)
         if need_x:
             gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME, anchor=x, value=vx)
         if need_w:
@@ -322,7 +324,12 @@ def _convolution(x, w, bias, geo, transposed):
     x5, w5 = _as5d(x._data), _as5d(w._data)
     bd = None if bias is None else bias._data
     nd = x.ndim - 2
-    if not transposed:
+    attrs = {"geo": geo, "transposed": transposed}
+    if not transposed and _reuses_rows(x, w):
+        out, rows = A.forward(x5, w5, geo, bd, keep_rows=True)
+        if rows is not None:  # valid while x holds this array (its version check does the rest)
+            attrs["rows"] = (x._data, rows)
+    elif not transposed:
         out = _compute(lambda z, ww, b: A.forward(z, ww, geo, b), x5, w5, bd)
     else:
         cz = w.shape[1] * geo.groups
@@ -330,7 +337,17 @@ def _convolution(x, w, bias, geo, transposed):
         if bd is not None:
             out = _add_channel_bias(out, bd)
     return record("ConvolutionBackward0", (x, w, bias), _rank(out, nd), _convolution_backward,
-                  save=(("x", x), ("w", w)), attrs={"geo": geo, "transposed": transposed})
+                  save=(("x", x), ("w", w)), attrs=attrs)
+
+
+def _reuses_rows(x, w):
+    """Whether the backward will compute a weight gradient with ``A.grads`` on the CPU, so the
+    forward should keep its layout of ``x`` for it."""
+    return w.requires_grad and grad_mode.is_grad_enabled() and _grads_apply(x)
+
+
+def _grads_apply(x):
+    return x._data.__class__ is np.ndarray and x.dtype.name in ("float32", "float64")
 
 
 def _as5d(a):
