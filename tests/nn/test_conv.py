@@ -412,12 +412,15 @@ def test_fold_unfold_modules():
 
 @pytest.mark.parametrize("path", ["per-tap copies", "col2im for stride 1"])
 def test_other_cpu_paths_match_torch(monkeypatch, path):
-    """Small problems gather through one cached index and stride-1 input gradients are
-    convolutions with the flipped weight; large ones copy per kernel tap and strided ones use
-    col2im. Force the other branch and check a grid of cases against PyTorch."""
+    """im2col/col2im are compiled kernels for the dtypes they serve, with strided copies per
+    kernel tap for the rest (complex128, float16 sums); stride-1 input gradients are
+    convolutions with the flipped weight, strided ones use col2im. Force the other branch and
+    check a grid of cases against PyTorch."""
     from jitgrad.nn.functional import _conv_arrays as A
+    from jitgrad.nn.functional import _conv_cols
     if path == "per-tap copies":
-        monkeypatch.setattr(A, "_GATHER_MAX", 0)
+        monkeypatch.setattr(_conv_cols, "im2col_applies", lambda dtype: False)
+        monkeypatch.setattr(_conv_cols, "col2im_applies", lambda dtype: False)
     else:
         monkeypatch.setattr(A, "_FLIP_UNIT_STRIDE", False)
     for i in (0, 1, 4, 6, 7, 8, 10, 11, 13, 14):
@@ -452,24 +455,48 @@ def test_top_level_aliases():
         assert hasattr(torch, name)
 
 
-def test_gather_index_cache_is_bounded_and_shared_across_batch_sizes():
-    """The host im2col/col2im index cache: at most ``_GATHER_CACHE_BYTES`` however many
-    geometries pass through it, one entry per geometry whatever the batch size (the smaller
-    last batch of an epoch reads the first columns of the larger one's index), and results
-    (forward and both gradients, which use col2im) still PyTorch's."""
-    from jitgrad.nn.functional import _conv_arrays as A
-    A._gather_cache.clear()
+def test_im2col_table_cache_is_bounded_and_results_hold_across_batch_sizes():
+    """The im2col/col2im index tables are kept per geometry (64 at most, none above
+    ``_TABLE_CACHE_ENTRIES``); the batch size is not part of a table, and results (forward and
+    both gradients, which use col2im) stay PyTorch's."""
+    from jitgrad.nn.functional import _conv_cols as C
+    C._tables.clear()
     w0 = _randn(8, 4, 3, 3)
     entries = []
     for n in (16, 5, 16):  # a full batch, the last partial one, the next epoch's full one
-        _compare("conv2d", (_randn(n, 4, 12, 12), w0, None), padding=1)
-        entries.append(len(A._gather_cache))
+        _compare("conv2d", (_randn(n, 4, 12, 12), w0, None), padding=1, stride=2)
+        entries.append(len(C._tables))
     assert entries[0] == entries[1] == entries[2] >= 1
-    for side in range(8, 48):  # 40 geometries with indices of up to ~4 MiB each
-        x = jg.tensor(_randn(4, 8, side, side).astype(np.float32))
-        F.conv2d(x, jg.tensor(_randn(8, 8, 3, 3).astype(np.float32)), padding=1)
-        assert sum(a.nbytes for a in A._gather_cache.values()) <= A._GATHER_CACHE_BYTES
-    assert any(a.nbytes > 2 << 20 for a in A._gather_cache.values())  # the big ones are cached
+    for side in range(8, 90):  # 82 geometries
+        x = jg.tensor(_randn(1, 2, side, side).astype(np.float32))
+        F.conv2d(x, jg.tensor(_randn(2, 2, 3, 3).astype(np.float32)), padding=1, stride=2)
+    assert len(C._tables) <= 64
+    x = jg.tensor(_randn(1, 1, 300, 300).astype(np.float32))
+    _compare("conv2d", (_randn(1, 1, 300, 300), _randn(1, 1, 7, 7), None), padding=3, stride=2)
+    assert all(t.size <= C._TABLE_CACHE_ENTRIES for t in C._tables.values())
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "float16", "bool"])
+def test_im2col_of_every_item_size_matches_torch(dtype):
+    """im2col moves bits through an unsigned view of the item size: negative integers
+    (convolutions), float16 and bool (unfold, fold) come out exactly as PyTorch's."""
+    raw = RNG.integers(-100, 100, (2, 3, 7, 6))
+    x = raw > 0 if dtype == "bool" else raw.astype(dtype)
+    for kw in (dict(padding=1), dict(dilation=(2, 1), padding=(1, 2), stride=(2, 3))):
+        if dtype.startswith("int"):
+            kw.pop("dilation", None)  # PyTorch's dilated integer kernel takes only int64
+            w = RNG.integers(-3, 3, (4, 3, 3, 3)).astype(dtype)
+            jo = F.conv2d(jg.tensor(x), jg.tensor(w), **kw)
+            to = TF.conv2d(torch.tensor(x), torch.tensor(w), **kw)
+        else:
+            jo = F.unfold(jg.tensor(x), 3, **kw)
+            to = TF.unfold(torch.tensor(x), 3, **kw)
+            jf = F.fold(jo, (7, 6), 3, **kw)  # col2im: overlapping taps summed (bool: or)
+            tf = TF.fold(to, (7, 6), 3, **kw)
+            assert str(jf.dtype) == str(tf.dtype)
+            np.testing.assert_array_equal(jf.numpy(), tf.numpy())
+        assert str(jo.dtype) == str(to.dtype)
+        np.testing.assert_array_equal(jo.numpy(), to.numpy())
 
 
 # ----------------------------------------------------------------------------- the row path
@@ -566,22 +593,25 @@ def test_row_path_weight_gradient_is_the_same_every_run(rows_forced):
     assert all(np.array_equal(runs[0], r) for r in runs[1:])
 
 
-def test_row_path_backward_reuses_the_forward_layout(monkeypatch):
-    """The forward keeps its channels-last layout of the input for the weight gradient; the
-    backward gets it whether or not the input needs a gradient, and ignores it once the input
-    holds other data (``x.data = ...``: PyTorch's backward then reads the new values)."""
-    from jitgrad.nn.functional import _conv_rows as R
+@pytest.mark.parametrize("channels,kept", [(16, "Rows"), (3, "Columns")])
+def test_backward_reuses_the_forward_work_on_the_input(monkeypatch, channels, kept):
+    """The forward keeps its channels-last layout (row path) or its columns (im2col path) of
+    the input for the weight gradient; the backward gets them whether or not the input needs
+    a gradient, and ignores them once the input holds other data (``x.data = ...``: PyTorch's
+    backward then reads the new values)."""
+    from jitgrad.nn.functional import _conv_arrays as A
     got = []
-    grads = R.grads
-    monkeypatch.setattr(R, "grads", lambda *a: got.append(a[-1]) or grads(*a))
-    xa, xb, wa = _randn(2, 16, 6, 7), _randn(2, 16, 6, 7), _randn(16, 16, 3, 3)
-    _compare("conv2d", [xa, wa, None], padding=1)  # the layout reused
+    grads = A.grads
+    monkeypatch.setattr(A, "grads", lambda *a: got.append(a[-1]) or grads(*a))
+    c = channels
+    xa, xb, wa = _randn(2, c, 6, 7), _randn(2, c, 6, 7), _randn(c, c, 3, 3)
+    _compare("conv2d", [xa, wa, None], padding=1)  # the work reused
     jx, jw = jg.tensor(xa), jg.tensor(wa, requires_grad=True)  # only the weight needs a gradient
     (gw,) = jg.autograd.grad(F.conv2d(jx, jw, padding=1).sum(), jw)
     tw = torch.tensor(wa, requires_grad=True)
     TF.conv2d(torch.tensor(xa), tw, padding=1).sum().backward()
     np.testing.assert_allclose(gw.numpy(), tw.grad.numpy(), **TOL[np.float64])
-    for x_grad in (True, False):  # the input's data replaced: the layout is stale
+    for x_grad in (True, False):  # the input's data replaced: the work is stale
         jx = jg.tensor(xa, requires_grad=x_grad)
         tx = torch.tensor(xa, requires_grad=x_grad)
         jw, tw = jg.tensor(wa, requires_grad=True), torch.tensor(wa, requires_grad=True)
@@ -590,7 +620,7 @@ def test_row_path_backward_reuses_the_forward_layout(monkeypatch):
         jo.sum().backward()
         to.sum().backward()
         np.testing.assert_allclose(jw.grad.numpy(), tw.grad.numpy(), **TOL[np.float64])
-    assert [type(r).__name__ for r in got] == ["Rows", "Rows", "NoneType", "NoneType"]
+    assert [type(r).__name__ for r in got] == [kept, kept, "NoneType", "NoneType"]
 
 
 def test_row_path_keeps_no_layout_without_a_weight_gradient(monkeypatch):

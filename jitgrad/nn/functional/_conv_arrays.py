@@ -17,10 +17,10 @@ The columns of a batch chunk are laid out ``(Cz * K, B * L)`` (``K`` kernel taps
 positions), so each group's product is ONE GEMM with large dimensions. On the CPU the batch is
 cut into chunks whose columns fit in cache (``_CHUNK_BYTES``): im2col writes a chunk, the GEMM
 reads it back while it is still there, and the columns of the whole batch (nine times the input
-for a 3x3 kernel) never exist at once. im2col/col2im are ``K`` strided NumPy copies/adds per
-chunk (one per kernel tap, each a whole ``(B, C, L)`` slab), the GEMMs go through
-``backends.blas`` (MKL when installed: the path ``matmul`` takes). CUDA arrays take the same
-steps with the kernels of ``backends/cuda_kernels/conv.py`` and the device matmul.
+for a 3x3 kernel) never exist at once. im2col/col2im are one compiled pass per chunk
+(``_conv_cols``), the GEMMs go through ``backends.blas`` (MKL when installed: the path
+``matmul`` takes). CUDA arrays take the same steps with the kernels of
+``backends/cuda_kernels/conv.py`` and the device matmul.
 
 Stride-1, one-group float convolutions with enough channels skip all of this on the CPU:
 ``_conv_rows`` computes the three maps as implicit GEMMs over channels-last rows.
@@ -28,12 +28,12 @@ Stride-1, one-group float convolutions with enough channels skip all of this on 
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
 
 from ...backends import blas, cpu
+from . import _conv_cols as _cols
 from . import _conv_rows as _rows
 
 __all__ = ["Geometry", "forward", "input_grad", "weight_grad", "unfold", "fold"]
@@ -100,11 +100,9 @@ def _tap_slices(geo):
 def _host_im2col(zc, geo):
     """(B, C, *z) -> columns (C * K, B * L): row ``c * K + tap``, column ``b * L + position``."""
     b, c = zc.shape[:2]
-    zp = _padded(zc, geo)
-    n = c * geo.taps * b * geo.positions
-    if n <= _GATHER_MAX:  # small: one gather instead of a copy per tap (Python-bound there)
-        idx = _gather_index(geo, b, c)
-        return np.take(np.ascontiguousarray(zp).reshape(-1), idx)
+    if _cols.im2col_applies(zc.dtype):
+        return _cols.im2col(zc, geo, cpu.empty((c * geo.taps, b * geo.positions), zc.dtype))
+    zp = _padded(zc, geo)  # 16-byte items (complex128): a strided copy per kernel tap
     cols = cpu.empty((c, geo.taps, b) + geo.y, zc.dtype)
     for t, sl in enumerate(_tap_slices(geo)):
         np.copyto(cols[:, t], zp[(slice(None), slice(None)) + sl].swapaxes(0, 1))
@@ -113,17 +111,13 @@ def _host_im2col(zc, geo):
 
 def _host_col2im(cols, geo, b, c):
     """The adjoint of ``_host_im2col``: columns (C * K, B * L) summed into (B, C, *z)."""
-    span = geo.span
-    if cols.size <= _GATHER_MAX and cols.dtype.kind == "f":
-        idx = _gather_index(geo, b, c)
-        acc = np.bincount(idx.reshape(-1), weights=cols.reshape(-1),
-                          minlength=b * c * span[0] * span[1] * span[2])
-        acc = acc.astype(cols.dtype).reshape((b, c) + span)
-    else:
-        acc = np.zeros((b, c) + span, cols.dtype)
-        view = cols.reshape((c, geo.taps, b) + geo.y)
-        for t, sl in enumerate(_tap_slices(geo)):
-            acc[(slice(None), slice(None)) + sl] += view[:, t].swapaxes(0, 1)
+    if _cols.col2im_applies(cols.dtype):
+        return _cols.col2im(cols, geo, np.empty((b, c) + geo.z, cols.dtype))
+    span = geo.span  # float16: a strided add per kernel tap into a padded buffer
+    acc = np.zeros((b, c) + span, cols.dtype)
+    view = cols.reshape((c, geo.taps, b) + geo.y)
+    for t, sl in enumerate(_tap_slices(geo)):
+        acc[(slice(None), slice(None)) + sl] += view[:, t].swapaxes(0, 1)
     if geo.lo == (0, 0, 0) and span == geo.z:
         return acc
     out = np.zeros((b, c) + geo.z, cols.dtype)
@@ -131,44 +125,6 @@ def _host_col2im(cols, geo, b, c):
     out[(Ellipsis,) + tuple(slice(0, n) for n in keep)] = \
         acc[(slice(None), slice(None)) + tuple(slice(lo, lo + n) for lo, n in zip(geo.lo, keep))]
     return out
-
-
-_GATHER_MAX = 1 << 19  # column elements up to which im2col/col2im use one precomputed index
-_GATHER_CACHE_BYTES = 32 << 20  # all cached indices together (an LRU: each is up to 4 MiB)
-_gather_cache: OrderedDict = OrderedDict()  # (geo, c) -> index for the most samples asked yet
-
-
-def _gather_index(geo, b, c):
-    """For each column element of a ``b``-sample batch, the flat index of the padded-input
-    element it reads: a (C * K, b * L) array.
-
-    Cached, since a training loop meets the same few geometries every step. The entry of a
-    geometry serves every batch size up to the largest seen: column ``j * L + p`` of sample ``j``
-    reads the same element whatever the batch size, so a smaller batch (an epoch's last one) is
-    the first ``b * L`` columns. Least recently used entries go once all of them together pass
-    ``_GATHER_CACHE_BYTES``."""
-    key = (geo, c)
-    idx = _gather_cache.get(key)
-    if idx is not None and idx.shape[1] >= b * geo.positions:
-        _gather_cache.move_to_end(key)
-        return idx if idx.shape[1] == b * geo.positions else idx[:, :b * geo.positions]
-    span = geo.span
-    size = span[0] * span[1] * span[2]
-    grids = np.meshgrid(*(np.arange(k) for k in geo.k), *(np.arange(y) for y in geo.y),
-                        indexing="ij")
-    t0, t1, t2, o0, o1, o2 = grids
-    pos = ((t0 * geo.d[0] + o0 * geo.s[0]) * span[1] + t1 * geo.d[1] + o1 * geo.s[1]) * \
-        span[2] + t2 * geo.d[2] + o2 * geo.s[2]
-    pos = pos.reshape(geo.taps, 1, geo.positions)
-    chan = (np.arange(c) * size).reshape(c, 1, 1, 1)
-    batch = (np.arange(b) * (c * size)).reshape(1, 1, b, 1)
-    idx = (pos[None] + chan + batch).reshape(c * geo.taps, b * geo.positions)
-    _gather_cache.pop(key, None)
-    _gather_cache[key] = idx
-    total = sum(a.nbytes for a in _gather_cache.values())
-    while total > _GATHER_CACHE_BYTES and len(_gather_cache) > 1:
-        total -= _gather_cache.popitem(last=False)[1].nbytes
-    return idx
 
 
 def _host_gemm(a, b, ta=False, tb=False, out=None, accumulate=False):
@@ -185,25 +141,39 @@ def _chunks(n, per_sample_bytes):
 # ----------------------------------------------------------------------------- the three maps
 
 
-def forward(z, w, geo, bias=None, keep_rows=False):
+class Columns:
+    """A forward's im2col of its whole input, kept for the weight gradient (which multiplies
+    the same columns) when they are small (``_KEEP_COLUMNS_BYTES``): for the small layers of a
+    CNN the second im2col cost as much as the GEMM it feeds."""
+
+    __slots__ = ("cols",)
+
+    def __init__(self, cols):
+        self.cols = cols
+
+
+_KEEP_COLUMNS_BYTES = 4 << 20
+
+
+def forward(z, w, geo, bias=None, keep=False):
     """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz/G, *k); ``bias`` (Cy,) or None.
-    With ``keep_rows``: ``(y, rows)``, ``rows`` what ``grads`` can reuse of the forward's work
-    (the row path's layout of ``z``), or None."""
+    With ``keep``: ``(y, kept)``, ``kept`` what ``grads`` can reuse of the forward's work on
+    ``z`` (``_conv_rows.Rows``, ``Columns``) or None."""
     if not _is_host(z):
         out = _device().forward(z, w, geo, bias)
-        return (out, None) if keep_rows else out
+        return (out, None) if keep else out
     n, cz = z.shape[:2]
     cy, g = w.shape[0], geo.groups
     if _rows.applies(geo, cz, cy, z.dtype):
-        return _rows.forward(z, w, geo, bias, keep_rows)
-    if keep_rows:
-        return forward(z, w, geo, bias), None
+        return _rows.forward(z, w, geo, bias, keep)
     ck = (cz // g) * geo.taps
     wm = w.reshape(g, cy // g, ck)
     L = geo.positions
     out = cpu.empty((n, cy) + geo.y, z.dtype)
     out3 = out.reshape(n, cy, L)
-    for n0, n1 in _chunks(n, cz * geo.taps * L * z.itemsize):
+    chunks = _chunks(n, cz * geo.taps * L * z.itemsize)
+    cols = None
+    for n0, n1 in chunks:
         b = n1 - n0
         if b == 0 or L == 0:
             break
@@ -220,7 +190,10 @@ def forward(z, w, geo, bias=None, keep_rows=False):
             np.add(src, bias.reshape(1, cy, 1), out=dest)
     if out.size and (n == 0 or L == 0):
         out.fill(0)
-    return out
+    if not keep:
+        return out
+    whole = len(chunks) == 1 and cols is not None and cols.nbytes <= _KEEP_COLUMNS_BYTES
+    return out, (Columns(cols) if whole else None)
 
 
 def _gy_chunk(y, n0, n1):
@@ -275,29 +248,31 @@ def _input_grad_as_conv(y, w, geo, cz):
     return forward(y, w2, geo2)
 
 
-def grads(z, y, w, geo, need_z, need_w, rows=None):
+def grads(z, y, w, geo, need_z, need_w, kept=None):
     """``(input_grad(y, w), weight_grad(z, y))``, None where not needed: a convolution's
-    backward. On the CPU the row path shares its layout of ``y`` between the two, and takes
-    the layout of ``z`` from ``rows`` (what ``forward(..., keep_rows=True)`` kept) if given."""
+    backward. On the CPU the row path shares its layout of ``y`` between the two; ``kept``:
+    what ``forward(z, w, geo, keep=True)`` kept of its work on ``z``, reused if given."""
     cz = z.shape[1]
     gz = gw = None
     if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype):
-        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w, rows)
+        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w, kept)
     elif need_z:
         gz = input_grad(y, w, geo, cz)
     if need_w and gw is None:
-        gw = weight_grad(z, y, geo, tuple(w.shape))
+        cols = kept.cols if isinstance(kept, Columns) else None
+        gw = weight_grad(z, y, geo, tuple(w.shape), cols)
     return gz, gw
 
 
-def weight_grad(z, y, geo, w_shape):
+def weight_grad(z, y, geo, w_shape, cols=None):
     """``w`` of shape ``w_shape`` from ``z`` (N, Cz, *z) and ``y`` (N, Cy, *y):
-    sum over the batch of y @ im2col(z)^T, the adjoint of ``forward`` in ``w``."""
+    sum over the batch of y @ im2col(z)^T, the adjoint of ``forward`` in ``w``. ``cols``: the
+    whole batch's im2col(z), if at hand."""
     if not _is_host(z):
         return _device().weight_grad(z, y, geo, w_shape)
     n, cz = z.shape[:2]
     cy, g = w_shape[0], geo.groups
-    if _rows.applies(geo, cz, cy, z.dtype):
+    if cols is None and _rows.applies(geo, cz, cy, z.dtype):
         out = _rows.weight_grad(z, y, geo, w_shape)
         if out is not None:
             return out
@@ -305,10 +280,11 @@ def weight_grad(z, y, geo, w_shape):
     og = cy // g
     out = np.zeros((g, og, ck), z.dtype)
     L = geo.positions
-    for n0, n1 in _chunks(n, cz * geo.taps * L * z.itemsize):
+    given = cols
+    for n0, n1 in [(0, n)] if given is not None else _chunks(n, cz * geo.taps * L * z.itemsize):
         if n1 == n0 or L == 0:
             break
-        cols = _host_im2col(z[n0:n1], geo)
+        cols = given if given is not None else _host_im2col(z[n0:n1], geo)
         gy = _gy_chunk(y, n0, n1)
         for gi in range(g):
             _host_gemm(gy[gi * og:(gi + 1) * og], cols[gi * ck:(gi + 1) * ck], tb=True,

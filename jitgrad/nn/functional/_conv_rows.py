@@ -200,15 +200,15 @@ class Rows:
         self.zp, self.finite = zp, finite
 
 
-def forward(z, w, geo, bias=None, keep_rows=False):
+def forward(z, w, geo, bias=None, keep=False):
     """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s;
-    with ``keep_rows``, ``(y, Rows)`` for the backward."""
+    with ``keep``, ``(y, Rows)`` for the backward."""
     n, cz = z.shape[:2]
     cy = w.shape[0]
     plan = _Plan(geo, n, cz, cy, z.itemsize)
     g2, offs = plan.grid[2], plan.offs
     zp = _rows_buffer(plan.count, cz, z.dtype, 0, offs[-1])
-    (finite,) = _convert([(z, zp[:plan.count], geo.lo, keep_rows)], plan)
+    (finite,) = _convert([(z, zp[:plan.count], geo.lo, keep)], plan)
     wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 1, 0))  # (K, Cz, Cy)
     out = cpu.empty((n, cy) + geo.y, z.dtype)
     with_bias = bias is not None
@@ -225,7 +225,7 @@ def forward(z, w, geo, bias=None, keep_rows=False):
         _from_rows(yr, out, *plan.grid, 0, 0, 0, b, with_bias, a, b1)
 
     host_threads.run(chunk, plan.chunks, plan.threads)
-    return (out, Rows(zp, finite)) if keep_rows else out
+    return (out, Rows(zp, finite)) if keep else out
 
 
 def _input_grad_chunk(yb, wt, out, plan, lo, zr, a, b1):

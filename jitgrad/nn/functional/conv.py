@@ -292,10 +292,9 @@ def _convolution_backward(node, g):
     if not transposed:
         vx = vw = None
         if need_w and _grads_apply(x):
-            kept = at.get("rows")
-            rows = kept[1] if kept is not None and kept[0] is x._data else None
+            source, kept = at.get("kept", (None, None))
             vx, vw = A.grads(_as5d(x._data), _as5d(g._data), _as5d(w._data), geo, need_x,
-                             True, rows)
+                             True, kept if source is x._data else None)
         if need_x:
             gx = _map("input_grad", g, w, geo, x.shape[1], _BACKWARD_NAME, anchor=x, value=vx)
         if need_w:
@@ -325,10 +324,10 @@ def _convolution(x, w, bias, geo, transposed):
     bd = None if bias is None else bias._data
     nd = x.ndim - 2
     attrs = {"geo": geo, "transposed": transposed}
-    if not transposed and _reuses_rows(x, w):
-        out, rows = A.forward(x5, w5, geo, bd, keep_rows=True)
-        if rows is not None:  # valid while x holds this array (its version check does the rest)
-            attrs["rows"] = (x._data, rows)
+    if not transposed and _keeps_work(x, w):
+        out, kept = A.forward(x5, w5, geo, bd, keep=True)
+        if kept is not None:  # valid while x holds this array (its version check does the rest)
+            attrs["kept"] = (x._data, kept)
     elif not transposed:
         out = _compute(lambda z, ww, b: A.forward(z, ww, geo, b), x5, w5, bd)
     else:
@@ -340,9 +339,9 @@ def _convolution(x, w, bias, geo, transposed):
                   save=(("x", x), ("w", w)), attrs=attrs)
 
 
-def _reuses_rows(x, w):
+def _keeps_work(x, w):
     """Whether the backward will compute a weight gradient with ``A.grads`` on the CPU, so the
-    forward should keep its layout of ``x`` for it."""
+    forward should keep what it can of its work on ``x`` (its layout or columns) for it."""
     return w.requires_grad and grad_mode.is_grad_enabled() and _grads_apply(x)
 
 

@@ -50,7 +50,8 @@ def _geometry(size, blocks, kernel, dilation, padding, stride):
 
 
 def _float_kernel(t, name):
-    if not t.is_floating_point():
+    """ATen's im2col/col2im dispatch: floating types and bool."""
+    if not (t.is_floating_point() or t.dtype == D.bool_):
         raise NotImplementedError(f"\"{name}\" not implemented for '{D.scalar_name(t.dtype)}'")
 
 
