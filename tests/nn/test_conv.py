@@ -410,19 +410,19 @@ def test_fold_unfold_modules():
 # ----------------------------------------------------------------------------- internal paths
 
 
-@pytest.mark.parametrize("path", ["per-tap copies", "col2im for stride 1"])
+@pytest.mark.parametrize("path", ["per-tap copies", "col2im for stride 1", "flip for stride 1"])
 def test_other_cpu_paths_match_torch(monkeypatch, path):
     """im2col/col2im are compiled kernels for the dtypes they serve, with strided copies per
     kernel tap for the rest (complex128, float16 sums); stride-1 input gradients are
-    convolutions with the flipped weight, strided ones use col2im. Force the other branch and
-    check a grid of cases against PyTorch."""
+    convolutions with the flipped weight when that moves less data, else (and strided ones)
+    GEMM + col2im. Force each branch and check a grid of cases against PyTorch."""
     from jitgrad.nn.functional import _conv_arrays as A
     from jitgrad.nn.functional import _conv_cols
     if path == "per-tap copies":
         monkeypatch.setattr(_conv_cols, "im2col_applies", lambda dtype: False)
         monkeypatch.setattr(_conv_cols, "col2im_applies", lambda dtype: False)
     else:
-        monkeypatch.setattr(A, "_FLIP_UNIT_STRIDE", False)
+        monkeypatch.setattr(A, "_flips", lambda geo, cz, cy: path.startswith("flip"))
     for i in (0, 1, 4, 6, 7, 8, 10, 11, 13, 14):
         xs, ws, kw = CONV[i]
         _compare(f"conv{len(ws) - 2}d", [_randn(*xs), _randn(*ws), _randn(ws[0])], **kw)
