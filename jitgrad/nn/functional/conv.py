@@ -41,11 +41,14 @@ def _bad_combination(fname, input, weight, kwargs):
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, (bool, np.bool_))
+    return type(v) is int or isinstance(v, (numbers.Integral, np.integer)) and \
+        not isinstance(v, (bool, np.bool_))  # (the ABC check costs ~1 us: ints skip it)
 
 
 def _int_tuple(value, nd, what, fname, bad):
     """``value`` (an int or a sequence of ints) as ``nd`` ints, with PyTorch's errors."""
+    if type(value) is tuple and len(value) == nd and all(type(v) is int for v in value):
+        return value
     if _is_int(value):
         return (int(value),) * nd
     if isinstance(value, (tuple, list)) and all(_is_int(v) for v in value):
