@@ -1,11 +1,16 @@
 """Convolutions beside PyTorch CPU (oneDNN): conv2d forward + backward on a ResNet-style layer
 (batch 32, 64 -> 64 channels, 32x32, 3x3, padding 1, float32), and one training step of
 examples/train_cnn.py's CNN (batch 32 of 1x8x8 images: forward, cross-entropy, backward,
-AdamW). The issue's target: at most 1.5x PyTorch's time for both. Run as a script for an
-interleaved side-by-side table (best of N, and the process CPU time, which the other
-processes of a shared machine disturb less than the wall clock)::
+AdamW). The issue's target: at most 1.5x PyTorch's time for both. Run as a script for a
+side-by-side table::
 
-    python benchmarks/bench_conv.py [--reps 10]
+    python benchmarks/bench_conv.py [--rounds 3] [--reps 200]
+
+Each framework runs in its own process (PyTorch's OpenMP threads and MKL's / jitgrad's pool
+threads spin on the same 2 cores when they share one, which slowed each side by up to 1.6x),
+the processes alternating for ``--rounds`` rounds so load changes hit both; per process the best
+and the median of ``--reps`` steps (fewer for the conv layer), both at the thread count MKL
+uses. ``--impl X --reps N`` times one framework in this process.
 """
 from __future__ import annotations
 
@@ -96,46 +101,62 @@ class CNNTrainingStep:
         self.step()
 
 
+WORKLOADS = {"conv": ("conv2d fwd+bwd, 32x64x32x32, 3x3", make_conv_step, 10),
+             "cnn": ("CNN training step (train_cnn.py model, batch 32)", make_cnn_step, 1)}
+
+
+def _time_here(impl, reps):
+    """{workload: (best, median)} seconds for ``impl`` in this process."""
+    from jitgrad.backends import host_threads
+    if impl == "torch":
+        lib_for("torch").set_num_threads(host_threads.count())  # MKL's count: jitgrad's too
+    out = {}
+    for key, (_, make, divide) in WORKLOADS.items():
+        step = make(impl)
+        for _ in range(3):
+            step()
+        times = []
+        for _ in range(max(5, reps // divide)):
+            t = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t)
+        times.sort()
+        out[key] = (times[0], times[len(times) // 2])
+    return out
+
+
 def _main(argv=None):
     import argparse
+    import json
+    import subprocess
     p = argparse.ArgumentParser()
-    p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--impl", choices=IMPLS, help="time only this framework, in this process")
     args = p.parse_args(argv)
-    from jitgrad.backends import host_threads
-    threads = host_threads.count()  # MKL's thread count: what jitgrad's convolutions use
-    try:
-        lib_for("torch").set_num_threads(threads)
-    except NotImplementedError:
-        pass
-    print(f"threads: {threads} (jitgrad and torch)")
-    for title, make in (("conv2d fwd+bwd, 32x64x32x32, 3x3", make_conv_step),
-                        ("CNN training step (train_cnn.py model, batch 32)", make_cnn_step)):
-        steps = {}
+    if args.impl:
+        print(json.dumps(_time_here(args.impl, args.reps)))
+        return
+    results = {impl: [] for impl in IMPLS}
+    for _ in range(args.rounds):
         for impl in IMPLS:
-            try:
-                steps[impl] = make(impl)
-            except NotImplementedError as e:
-                print(f"{title}: skipped ({e})")
-                steps = {}
-                break
-            for _ in range(2):
-                steps[impl]()
-        if not steps:
-            continue
-        wall = {k: float("inf") for k in steps}
-        cpu = {k: float("inf") for k in steps}
-        for _ in range(args.reps):  # interleaved, so load changes hit every impl alike
-            for k, f in steps.items():
-                t, c = time.perf_counter(), time.process_time()
-                f()
-                wall[k] = min(wall[k], time.perf_counter() - t)
-                cpu[k] = min(cpu[k], time.process_time() - c)
+            run = subprocess.run([sys.executable, os.path.abspath(__file__), "--impl", impl,
+                                  "--reps", str(args.reps)], capture_output=True, text=True)
+            if run.returncode:
+                raise SystemExit(run.stderr)
+            results[impl].append(json.loads(run.stdout.strip().splitlines()[-1]))
+    for key, (title, _, _) in WORKLOADS.items():
         print(title)
-        for k in steps:
-            print(f"  {k:8s} wall {wall[k] * 1e3:8.2f} ms  cpu {cpu[k] * 1e3:8.2f} ms  "
-                  f"(best of {args.reps})")
-        print(f"  jitgrad/torch = {wall['jitgrad'] / wall['torch']:.2f} (wall), "
-              f"{cpu['jitgrad'] / cpu['torch']:.2f} (cpu)")
+        for impl in IMPLS:
+            best = [r[key][0] * 1e3 for r in results[impl]]
+            med = [r[key][1] * 1e3 for r in results[impl]]
+            print(f"  {impl:8s} best {min(best):8.2f} ms   medians "
+                  + " ".join(f"{m:.2f}" for m in med))
+        ratio_best = min(r[key][0] for r in results["jitgrad"]) / \
+            min(r[key][0] for r in results["torch"])
+        ratios = [j[key][1] / t[key][1] for j, t in zip(results["jitgrad"], results["torch"])]
+        print(f"  jitgrad/torch = {ratio_best:.2f} (best), "
+              + " ".join(f"{r:.2f}" for r in ratios) + " (medians, per round)")
 
 
 if __name__ == "__main__":

@@ -214,7 +214,7 @@ def forward(z, w, geo, bias=None, keep=False):
     with_bias = bias is not None
     b = np.ascontiguousarray(bias) if with_bias else np.zeros(cy, z.dtype)
     most = max((b1 - a1 for a1, b1 in plan.chunks), default=0) * g2
-    scratch = np.empty((plan.threads, most, cy), z.dtype)
+    scratch = cpu.empty((plan.threads, most, cy), z.dtype)  # pooled: no page faults
 
     def chunk(piece, thread):
         a, b1 = piece
@@ -285,7 +285,7 @@ def grads(z, y, w, geo, need_z, need_w, rows=None):
         wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 0, 1))  # (K, Cy, Cz)
         gz = cpu.empty((n, cz) + geo.z, y.dtype)
         most = max((b - a for a, b in plan.chunks), default=0) * plan.grid[2]
-        zr = np.empty((plan.threads, most, cz), y.dtype)
+        zr = cpu.empty((plan.threads, most, cz), y.dtype)
     if need_w:
         acc = np.zeros((max(len(groups), 1), geo.taps, cy, cz), y.dtype)
 
