@@ -29,10 +29,11 @@ from numba import njit, prange
 
 from ...backends.cpu import empty  # pooled: no page faults per call
 
-__all__ = ["moments", "affine", "grad_sums", "affine2", "PARALLEL_MIN_ELEMENTS"]
+__all__ = ["moments", "channel_moments", "affine", "grad_sums", "channel_grad_sums", "affine2",
+           "PARALLEL_MIN_ELEMENTS"]
 
 # Crossover measured on the 2-core VM (float32, rows of 64): serial wins up to ~2^18 elements.
-PARALLEL_MIN_ELEMENTS = int(os.environ.get("JITGRAD_NORM_PARALLEL_MIN", 1 << 18))
+PARALLEL_MIN_ELEMENTS = int(os.environ.get("JITGRAD_NORM_PARALLEL_MIN", 1 << 17))
 
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 # The sums may be reassociated (LLVM then vectorizes them with several accumulators, as ATen's
@@ -67,6 +68,49 @@ def row_moments_serial(x, mean, m2):
 def row_moments_parallel(x, mean, m2):
     for r in prange(x.shape[0]):
         _moments_row(x, r, mean, m2)
+
+
+@njit(inline="always", **_FLAGS)
+def _combine_channels(m, mr, m2r, mean, m2):
+    """Per channel ``k`` (rows ``i * C + k``): the mean of its rows' means and its centred sum
+    of squares, ``sum m2r + m * sum (mr - mean)^2`` (Chan's combination of equal-size rows)."""
+    c = mean.shape[0]
+    n = mr.shape[0] // c
+    for k in range(c):
+        s = 0.0
+        for i in range(n):
+            s += mr[i * c + k]
+        mu = s / n
+        t = 0.0
+        q = 0.0
+        for i in range(n):
+            d = mr[i * c + k] - mu
+            t += m2r[i * c + k]
+            q += d * d
+        mean[k] = mu
+        m2[k] = t + m * q
+
+
+@njit(**_SUM_FLAGS)
+def channel_moments_serial(x, mean, m2):
+    """Batch norm's statistics: per channel (rows ``r`` with ``r % C == k``, ``C`` the length
+    of ``mean``) its mean and centred sum of squares (float64)."""
+    rows = x.shape[0]
+    mr = np.empty(rows)
+    m2r = np.empty(rows)
+    for r in range(rows):
+        _moments_row(x, r, mr, m2r)
+    _combine_channels(x.shape[1], mr, m2r, mean, m2)
+
+
+@njit(parallel=True, **_SUM_FLAGS)
+def channel_moments_parallel(x, mean, m2):
+    rows = x.shape[0]
+    mr = np.empty(rows)
+    m2r = np.empty(rows)
+    for r in prange(rows):
+        _moments_row(x, r, mr, m2r)
+    _combine_channels(x.shape[1], mr, m2r, mean, m2)
 
 
 @njit(inline="always", **_FLAGS)
@@ -119,6 +163,40 @@ def row_grad_sums_parallel(g, x, mean, sg, sgx):
 
 
 @njit(inline="always", **_FLAGS)
+def _sum_channels(rows_sum, out):
+    c = out.shape[0]
+    for k in range(c):
+        s = 0.0
+        for i in range(rows_sum.shape[0] // c):
+            s += rows_sum[i * c + k]
+        out[k] = s
+
+
+@njit(**_SUM_FLAGS)
+def channel_grad_sums_serial(g, x, mean, sg, sgx):
+    """Per channel ``k`` (length of ``mean``): ``sg[k] = sum g`` and ``sgx[k] = sum g *
+    (x - mean[k])`` over its rows (float64)."""
+    rows = x.shape[0]
+    sgr = np.empty(rows)
+    sgxr = np.empty(rows)
+    for r in range(rows):
+        _grad_sums_row(g, x, r, mean, sgr, sgxr)
+    _sum_channels(sgr, sg)
+    _sum_channels(sgxr, sgx)
+
+
+@njit(parallel=True, **_SUM_FLAGS)
+def channel_grad_sums_parallel(g, x, mean, sg, sgx):
+    rows = x.shape[0]
+    sgr = np.empty(rows)
+    sgxr = np.empty(rows)
+    for r in prange(rows):
+        _grad_sums_row(g, x, r, mean, sgr, sgxr)
+    _sum_channels(sgr, sg)
+    _sum_channels(sgxr, sgx)
+
+
+@njit(inline="always", **_FLAGS)
 def _affine2_row(g, x, r, a, b, c, out):
     k = r % a.shape[0]
     ar = a[k]
@@ -157,6 +235,24 @@ def moments(x2):
         mean[:] = np.nan
         m2[:] = np.nan
     return mean, m2
+
+
+def channel_moments(x2, channels):
+    """(mean, centred sum of squares) per channel of a non-empty ``(N*C, M)`` array."""
+    mean = np.empty(channels, np.float64)
+    m2 = np.empty(channels, np.float64)
+    (channel_moments_parallel if _parallel(x2) else channel_moments_serial)(x2, mean, m2)
+    return mean, m2
+
+
+def channel_grad_sums(g2, x2, mean):
+    """(sum g, sum g * (x - mean)) per channel, ``mean`` a float64 vector of length C."""
+    sg = np.zeros(mean.shape[0], np.float64)
+    sgx = np.zeros(mean.shape[0], np.float64)
+    if x2.size:
+        (channel_grad_sums_parallel if _parallel(x2) else channel_grad_sums_serial)(
+            g2, x2, mean, sg, sgx)
+    return sg, sgx
 
 
 def affine(x2, a, b):

@@ -28,8 +28,16 @@ from .. import _device
 __all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm"]
 
 
+_norm_kernels = None
+
+
 def _kernels():
-    from . import _norm_kernels  # imports Numba: loaded on first use only
+    """``_norm_kernels`` (imports Numba: loaded on first use, then kept here, since an import
+    statement on every call costs importlib's parent lookups)."""
+    global _norm_kernels
+    if _norm_kernels is None:
+        from . import _norm_kernels as kernels
+        _norm_kernels = kernels
     return _norm_kernels
 
 
@@ -177,23 +185,21 @@ def _batch_stats(input):
         n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
         correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
         return mean.double(), var.double(), var.double() * correction
-    x = _kernel_array(input._data)
+    x = _kernel_array(input._data)  # not empty: batch_norm returned before
     n_, c = x.shape[0], x.shape[1]
-    m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
-    mr, m2r = _kernels().moments(x.reshape(n_ * c, m))
-    mr, m2r = mr.reshape(n_, c), m2r.reshape(n_, c)
-    mean = mr.mean(0)
-    total = m2r.sum(0) + m * ((mr - mean) ** 2).sum(0)
+    m = x.size // (n_ * c)
+    mean, total = _kernels().channel_moments(x.reshape(n_ * c, m), c)
     n = n_ * m
     unbiased = total / (n - 1) if n > 1 else np.full(c, np.nan)
-    return tuple(Tensor._make(a) for a in (mean, total / n, unbiased))
+    return Tensor._make(mean), Tensor._make(total / n), Tensor._make(unbiased)
 
 
 def _batch_norm_backward(node, g):
     a = node.ctx.attrs
     if _creating_graph():
-        mean_t = Tensor._make(a["mean"])
-        var_t = Tensor._make(a["var"])
+        dt = g._data.dtype  # the statistics enter the composition in the input's dtype
+        mean_t = Tensor._make(a["mean64"].astype(dt))
+        var_t = Tensor._make(a["var64"].astype(dt))
         return _vjp_of_graph(lambda x, w, b: _batch_norm_graph(
             x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g,
             "NativeBatchNormBackwardBackward0")
@@ -208,8 +214,7 @@ def _batch_norm_backward(node, g):
     w = node.saved_array("w").astype(np.float64) if "w" in node.ctx._saved else np.ones(c)
     sg = sgx = None
     if need_w or need_b or (need_x and a["training"]):
-        sg, sgx = K.grad_sums(g2, x2, mean)
-        sg, sgx = sg.reshape(n_, c).sum(0), sgx.reshape(n_, c).sum(0)
+        sg, sgx = K.channel_grad_sums(g2, x2, mean)
     gx = gw = gb = None
     if need_x:
         ca = w * invstd
@@ -303,8 +308,7 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     return record("NativeBatchNormBackward0", (input, weight, bias), y,
                   _batch_norm_backward, save=_save_inputs(input, weight, bias),
                   attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
-                         "mean": mean64.astype(dt), "var": var64.astype(dt),
-                         "has_bias": bias is not None}), mean, var
+                         "var64": var64, "has_bias": bias is not None}), mean, var
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
