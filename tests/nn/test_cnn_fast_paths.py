@@ -91,7 +91,7 @@ def test_sizes_straddle_the_threshold():
 @pytest.mark.parametrize("shape", [SMALL, LARGE])
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_both_sides_of_the_threshold(calls, shape, dt, training):
-    seen = calls(K, "channel_moments_serial", "channel_moments_parallel",
+    seen = calls(K, "batch_norm_stats_serial", "batch_norm_stats_parallel",
                  "channel_grad_sums_serial", "channel_grad_sums_parallel", "row_affine_serial",
                  "row_affine_parallel", "row_affine2_serial", "row_affine2_parallel")
     c = shape[1]
@@ -110,7 +110,7 @@ def test_batch_norm_both_sides_of_the_threshold(calls, shape, dt, training):
         np.testing.assert_allclose(a, e.astype(dt), rtol=1e-12 if dt == np.float64 else 1e-6)
     side = _side(shape)
     if training:
-        assert set(seen) >= {f"channel_moments_{side}", f"channel_grad_sums_{side}",
+        assert set(seen) >= {f"batch_norm_stats_{side}", f"channel_grad_sums_{side}",
                              f"row_affine_{side}", f"row_affine2_{side}"}
     else:  # eval: no statistics; the input gradient is g scaled per channel
         assert set(seen) >= {f"row_affine_{side}", f"channel_grad_sums_{side}"}

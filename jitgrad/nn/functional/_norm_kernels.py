@@ -29,8 +29,8 @@ from numba import njit, prange
 
 from ...backends.cpu import empty  # pooled: no page faults per call
 
-__all__ = ["moments", "channel_moments", "affine", "grad_sums", "channel_grad_sums", "affine2",
-           "PARALLEL_MIN_ELEMENTS"]
+__all__ = ["moments", "batch_norm_stats", "affine", "grad_sums",
+           "channel_grad_sums", "affine2", "PARALLEL_MIN_ELEMENTS"]
 
 # Crossover measured on the 2-core VM (float32, rows of 64): serial wins up to ~2^18 elements.
 PARALLEL_MIN_ELEMENTS = int(os.environ.get("JITGRAD_NORM_PARALLEL_MIN", 1 << 17))
@@ -91,26 +91,46 @@ def _combine_channels(m, mr, m2r, mean, m2):
         m2[k] = t + m * q
 
 
+@njit(**_FLAGS)
+def batch_norm_coefficients(mean, m2, count, eps, w, b, invstd, ca, cb):
+    """Per channel, from the batch statistics: ATen's ``InvStd`` (0 where the variance and
+    ``eps`` are both 0, else ``1 / sqrt(var + eps)``) and the forward's ``y = x * ca + cb``
+    (``ca = invstd * w``, ``cb = b - mean * ca``), all float64. Compiled without fast-math
+    (and called, not inlined, from the statistics kernels, whose flags would let LLVM fuse
+    ``b - mean * ca`` into one rounding): the same roundings as these formulas in NumPy."""
+    for k in range(mean.shape[0]):
+        var = m2[k] / count
+        inv = 0.0 if (eps == 0 and var == 0) else 1.0 / np.sqrt(var + eps)
+        a = inv * w[k]
+        invstd[k] = inv
+        ca[k] = a
+        cb[k] = b[k] - mean[k] * a
+
+
 @njit(**_SUM_FLAGS)
-def channel_moments_serial(x, mean, m2):
-    """Batch norm's statistics: per channel (rows ``r`` with ``r % C == k``, ``C`` the length
-    of ``mean``) its mean and centred sum of squares (float64)."""
+def batch_norm_stats_serial(x, eps, w, b, mean, m2, invstd, ca, cb):
+    """Batch norm's training forward up to the affine pass: per channel (``C`` = the length of
+    ``mean``) the mean, centred sum of squares, InvStd and the coefficients ``ca``, ``cb``."""
     rows = x.shape[0]
     mr = np.empty(rows)
     m2r = np.empty(rows)
     for r in range(rows):
         _moments_row(x, r, mr, m2r)
     _combine_channels(x.shape[1], mr, m2r, mean, m2)
+    batch_norm_coefficients(mean, m2, (rows // mean.shape[0]) * x.shape[1], eps, w, b, invstd,
+                            ca, cb)
 
 
 @njit(parallel=True, **_SUM_FLAGS)
-def channel_moments_parallel(x, mean, m2):
+def batch_norm_stats_parallel(x, eps, w, b, mean, m2, invstd, ca, cb):
     rows = x.shape[0]
     mr = np.empty(rows)
     m2r = np.empty(rows)
     for r in prange(rows):
         _moments_row(x, r, mr, m2r)
     _combine_channels(x.shape[1], mr, m2r, mean, m2)
+    batch_norm_coefficients(mean, m2, (rows // mean.shape[0]) * x.shape[1], eps, w, b, invstd,
+                            ca, cb)
 
 
 @njit(inline="always", **_FLAGS)
@@ -237,12 +257,14 @@ def moments(x2):
     return mean, m2
 
 
-def channel_moments(x2, channels):
-    """(mean, centred sum of squares) per channel of a non-empty ``(N*C, M)`` array."""
-    mean = np.empty(channels, np.float64)
-    m2 = np.empty(channels, np.float64)
-    (channel_moments_parallel if _parallel(x2) else channel_moments_serial)(x2, mean, m2)
-    return mean, m2
+def batch_norm_stats(x2, channels, eps, w, b):
+    """Training statistics of a non-empty ``(N*C, M)`` array: per channel ``(mean, centred sum
+    of squares, invstd, ca, cb)`` (float64; ``w``, ``b`` float64 vectors, ones/zeros when
+    absent), with ``y = x * ca + cb`` the normalized output."""
+    out = np.empty((5, channels), np.float64)
+    (batch_norm_stats_parallel if _parallel(x2) else batch_norm_stats_serial)(
+        x2, float(eps), w, b, out[0], out[1], out[2], out[3], out[4])
+    return out[0], out[1], out[2], out[3], out[4]
 
 
 def channel_grad_sums(g2, x2, mean):

@@ -175,23 +175,16 @@ def _update_running(running, value, momentum):
 
 
 def _batch_stats(input):
-    """(mean, biased var, unbiased var) per channel as float64 Tensors on ``input``'s device."""
-    if _device.is_cuda(input):
-        with grad_mode.no_grad():
-            dims = (0,) + tuple(range(2, input.ndim))
-            x = input.detach()  # in its own dtype, as ATen's CUDA kernel accumulates float
-            mean = x.mean(dims)
-            var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
-        n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
-        correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
-        return mean.double(), var.double(), var.double() * correction
-    x = _kernel_array(input._data)  # not empty: batch_norm returned before
-    n_, c = x.shape[0], x.shape[1]
-    m = x.size // (n_ * c)
-    mean, total = _kernels().channel_moments(x.reshape(n_ * c, m), c)
-    n = n_ * m
-    unbiased = total / (n - 1) if n > 1 else np.full(c, np.nan)
-    return Tensor._make(mean), Tensor._make(total / n), Tensor._make(unbiased)
+    """(mean, biased var, unbiased var) per channel as float64 Tensors, on the GPU (the CPU
+    computes them in ``_norm_kernels.batch_norm_stats``)."""
+    with grad_mode.no_grad():
+        dims = (0,) + tuple(range(2, input.ndim))
+        x = input.detach()  # in its own dtype, as ATen's CUDA kernel accumulates float
+        mean = x.mean(dims)
+        var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
+    n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
+    correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
+    return mean.double(), var.double(), var.double() * correction
 
 
 def _batch_norm_backward(node, g):
@@ -276,7 +269,9 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     Tensors: the batch's in training, the running ones otherwise)."""
     _check_stats_not_differentiable(running_mean, running_var)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
-    c = input.shape[1]
+    if not _device.is_cuda(input):
+        return _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, training,
+                                      momentum, eps)
     if training:
         mean, var, unbiased = _batch_stats(input)
         if running_mean is not None:
@@ -285,30 +280,47 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
             _update_running(running_var, unbiased, momentum)
     else:
         mean, var = running_mean.detach().double(), running_var.detach().double()
-    if _device.is_cuda(input):
-        return record_composition("NativeBatchNormBackward0", (input, weight, bias),
-                                  lambda x, w, b: _batch_norm_graph(
-                                      x, w, b, training, mean.to(x.dtype), var.to(x.dtype),
-                                      eps), "NativeBatchNormBackwardBackward0"), mean, var
-    mean64, var64 = mean._data, var._data
+    return record_composition("NativeBatchNormBackward0", (input, weight, bias),
+                              lambda x, w, b: _batch_norm_graph(
+                                  x, w, b, training, mean.to(x.dtype), var.to(x.dtype), eps),
+                              "NativeBatchNormBackwardBackward0"), mean, var
+
+
+def _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps):
+    """The CPU forward: the statistics and coefficients from one kernel call in training
+    (``_norm_kernels.batch_norm_stats``), then one affine pass."""
+    x = _kernel_array(input._data)
+    n_, c = x.shape[0], x.shape[1]
+    x2 = x.reshape(n_ * c, -1)
+    w = weight._data.astype(np.float64) if weight is not None else None
+    b = bias._data.astype(np.float64) if bias is not None else None
+    K = _kernels()
     if training:
-        invstd = _inv_std(var64, eps)
+        mean64, total, invstd, ca, cb = K.batch_norm_stats(
+            x2, c, eps, w if w is not None else np.ones(c), b if b is not None else np.zeros(c))
+        n = x2.size // c
+        var64 = total / n
+        if running_mean is not None:
+            _update_running(running_mean, Tensor._make(mean64), momentum)
+        if running_var is not None:
+            unbiased = total / (n - 1) if n > 1 else np.full(c, np.nan)
+            _update_running(running_var, Tensor._make(unbiased), momentum)
     else:  # ATen's eval transform: 1 / sqrt(running_var + eps), inf/NaN included
+        mean64 = running_mean._data.astype(np.float64)
+        var64 = running_var._data.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             invstd = 1.0 / np.sqrt(var64 + eps)
-    w = weight._data.astype(np.float64) if weight is not None else 1.0
-    b = bias._data.astype(np.float64) if bias is not None else 0.0
-    ca = invstd * w
-    cb = b - mean64 * ca
-    x = _kernel_array(input._data)
-    n_ = x.shape[0]
-    y = _kernels().affine(x.reshape(n_ * c, -1), ca, cb)
+        ca = invstd * w if w is not None else invstd
+        cb = (b if b is not None else 0.0) - mean64 * ca
+    y = K.affine(x2, ca, cb)
     dt = input._data.dtype
     y = y.reshape(x.shape).astype(dt, copy=False)
-    return record("NativeBatchNormBackward0", (input, weight, bias), y,
-                  _batch_norm_backward, save=_save_inputs(input, weight, bias),
-                  attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
-                         "var64": var64, "has_bias": bias is not None}), mean, var
+    out = record("NativeBatchNormBackward0", (input, weight, bias), y, _batch_norm_backward,
+                 save=_save_inputs(input, weight, bias),
+                 attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
+                        "var64": var64, "has_bias": bias is not None})
+    return out, Tensor._make(mean64), Tensor._make(var64)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
