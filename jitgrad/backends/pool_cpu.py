@@ -15,6 +15,10 @@ Every op is one of three shapes, whatever its spatial rank (1-D/2-D inputs arriv
   not touch the inf). The same kernel with the transposed tables is the backward.
 * ``scatter_add_planes``: a max pool's backward (gradients added at the saved indices).
 
+``max_pool2d_regular`` is ``window_max`` specialized to regular 2-D windows (the CNN case; see
+its comment). The per-plane bodies are inlined into their plane loops (``inline="always"``):
+a call per plane cost as much as the work of a small plane.
+
 Parallel over planes (prange) for large inputs, serial below ``cpu.PARALLEL_THRESHOLD``; one
 compiled specialization per dtype.
 """

@@ -2,10 +2,12 @@
 
 Every one of them works on the input seen as rows: a contiguous ``(N*C, M)`` matrix (``M`` the
 spatial size), one row per (sample, channel). Statistics of a channel (batch norm) or a group
-(group norm) are combined from per-row moments on the host (small arrays), so the kernels below
-are the only passes over the full tensor: two for the forward (moments, affine) and two for the
-backward (gradient sums, affine of two inputs). Each row is read in one sweep, so a row stays in
-cache between its two statistics passes.
+(group norm) are combined from per-row moments (Chan's formula: inside the kernel for batch
+norm, whose statistics kernel also returns InvStd and the affine coefficients, so a small batch
+norm costs two kernel calls forward and two backward and few host operations; on the host for
+group norm), so the kernels below are the only passes over the full tensor: two for the
+forward (moments, affine) and two for the backward (gradient sums, affine of two inputs). Each
+row is read in one sweep, so a row stays in cache between its two statistics passes.
 
 Per-row coefficients come as a vector of period ``period``: row ``r`` uses entry
 ``r % period``, so batch norm passes its per-channel vectors (period C) and group norm its
