@@ -346,3 +346,20 @@ def test_regular_max_pool_gradients_of_every_order():
         assert gradgradcheck(fn, (x,))
     (g,) = jg.autograd.grad(F.max_pool2d(x, 2).pow(2).sum(), x, create_graph=True)
     assert g.grad_fn.name() == "MaxPool2DWithIndicesBackwardBackward0"
+
+
+def test_max_pool_geometry_cache_takes_lists_and_keeps_raising():
+    x = RNG.standard_normal((2, 3, 8, 6))
+    for args in (([2, 3], [2, 1]), ((2, 3), (2, 1)), ([2, 3], [2, 1])):  # lists: uncached
+        jo, ji = F.max_pool2d(jg.tensor(x), *args, return_indices=True)
+        to, ti = TF.max_pool2d(torch.tensor(x), *args, return_indices=True)
+        np.testing.assert_array_equal(jo.numpy(), to.numpy())
+        np.testing.assert_array_equal(ji.numpy(), ti.numpy())
+    for _ in range(2):  # an error is raised on every call, never cached as a result
+        with pytest.raises(RuntimeError, match="pad should be at most half"):
+            F.max_pool2d(jg.tensor(x), 2, 2, 2)
+        with pytest.raises(RuntimeError) as e:
+            TF.max_pool2d(torch.tensor(x), 2, 2, 2)
+        assert "pad should be at most half" in str(e.value)
+    with pytest.raises(NotImplementedError):  # the dtype is checked after the cached geometry
+        F.max_pool2d(jg.tensor(x > 0), 2)
