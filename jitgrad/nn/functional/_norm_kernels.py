@@ -32,7 +32,7 @@ from numba import njit, prange
 from ...backends.cpu import empty  # pooled: no page faults per call
 
 __all__ = ["moments", "batch_norm_stats", "affine", "grad_sums",
-           "channel_grad_sums", "affine2", "PARALLEL_MIN_ELEMENTS"]
+           "channel_grad_sums", "batch_norm_backward", "affine2", "PARALLEL_MIN_ELEMENTS"]
 
 # Crossover measured on the 2-core VM (float32, rows of 64): serial wins up to ~2^18 elements.
 PARALLEL_MIN_ELEMENTS = int(os.environ.get("JITGRAD_NORM_PARALLEL_MIN", 1 << 17))
@@ -236,10 +236,45 @@ def row_affine2_serial(g, x, a, b, c, out):
         _affine2_row(g, x, r, a, b, c, out)
 
 
+# The name batch_norm_backward_serial calls: a global a jitted function reads is frozen into
+# it when compiled, so it must not be one that may be rebound (tests wrap the public names).
+_row_affine2_serial = row_affine2_serial
+
+
 @njit(parallel=True, **_FLAGS)
 def row_affine2_parallel(g, x, a, b, c, out):
     for r in prange(x.shape[0]):
         _affine2_row(g, x, r, a, b, c, out)
+
+
+@njit(**_FLAGS)
+def batch_norm_grad_coefficients(sg, sgx, mean, invstd, w, count, ca, cb, cc):
+    """Training batch norm's input gradient ``g * ca + x * cb + cc`` per channel, from the
+    channel sums: ``ca = w invstd``, ``cb = -w invstd^3 sgx / n``, ``cc = -ca sg / n - mean cb``
+    (float64 math, stored in the arrays' dtype). Without fast-math, as NumPy evaluates it."""
+    for k in range(sg.shape[0]):
+        a = w[k] * invstd[k]
+        b = -w[k] * invstd[k] ** 3.0 * sgx[k] / count
+        ca[k] = a
+        cb[k] = b
+        cc[k] = -a * sg[k] / count - mean[k] * b
+
+
+@njit(**_SUM_FLAGS)
+def batch_norm_backward_serial(g, x, mean, invstd, w, sg, sgx, coef, gx):
+    """Training batch norm's backward on small inputs in one call: the channel sums of ``g``
+    and ``g * (x - mean)`` (into ``sg``, ``sgx``), the coefficients (``coef``: 3 x C in the
+    tensor's dtype) and the input gradient ``gx``."""
+    rows = x.shape[0]
+    sgr = np.empty(rows)
+    sgxr = np.empty(rows)
+    for r in range(rows):
+        _grad_sums_row(g, x, r, mean, sgr, sgxr)
+    _sum_channels(sgr, sg)
+    _sum_channels(sgxr, sgx)
+    count = (rows // sg.shape[0]) * x.shape[1]
+    batch_norm_grad_coefficients(sg, sgx, mean, invstd, w, count, coef[0], coef[1], coef[2])
+    _row_affine2_serial(g, x, coef[0], coef[1], coef[2], gx)  # its own flags: no contraction
 
 
 def _parallel(x2) -> bool:
@@ -298,6 +333,24 @@ def grad_sums(g2, x2, mean):
         (row_grad_sums_parallel if _parallel(x2) else row_grad_sums_serial)(
             g2, x2, mean.astype(np.float64, copy=False), sg, sgx)
     return sg, sgx
+
+
+def batch_norm_backward(g2, x2, mean, invstd, w):
+    """Training batch norm's ``(sg, sgx, gx)`` per channel sums and input gradient, for a
+    non-empty ``(N*C, M)`` pair; ``mean``, ``invstd``, ``w``: float64 vectors of length C."""
+    c = mean.shape[0]
+    if _parallel(x2):  # the same steps as separate parallel launches
+        sg, sgx = channel_grad_sums(g2, x2, mean)
+        n = x2.size // c
+        ca = w * invstd
+        cb = -w * invstd ** 3 * sgx / n
+        cc = -ca * sg / n - mean * cb
+        return sg, sgx, affine2(g2, x2, ca, cb, cc)
+    sg = np.empty(c, np.float64)
+    sgx = np.empty(c, np.float64)
+    gx = empty(x2.shape, x2.dtype)
+    batch_norm_backward_serial(g2, x2, mean, invstd, w, sg, sgx, np.empty((3, c), x2.dtype), gx)
+    return sg, sgx, gx
 
 
 def affine2(g2, x2, a, b, c):

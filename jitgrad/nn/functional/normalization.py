@@ -205,19 +205,15 @@ def _batch_norm_backward(node, g):
     dt = g._data.dtype
     mean, invstd = a["mean64"], a["invstd"]
     w = node.saved_array("w").astype(np.float64) if "w" in node.ctx._saved else np.ones(c)
-    sg = sgx = None
-    if need_w or need_b or (need_x and a["training"]):
-        sg, sgx = K.channel_grad_sums(g2, x2, mean)
-    gx = gw = gb = None
-    if need_x:
-        ca = w * invstd
-        if a["training"]:
-            n = x2.size // max(c, 1)
-            cb = -w * invstd ** 3 * sgx / n
-            cc = -ca * sg / n - mean * cb
-            gx = K.affine2(g2, x2, ca, cb, cc)
-        else:  # the statistics are constants: g scaled per channel
-            gx = K.affine(g2, ca, np.zeros(c))
+    sg = sgx = gx = gw = gb = None
+    if need_x and a["training"]:
+        sg, sgx, gx = K.batch_norm_backward(g2, x2, mean, invstd, w)
+    else:
+        if need_w or need_b:
+            sg, sgx = K.channel_grad_sums(g2, x2, mean)
+        if need_x:  # eval: the statistics are constants, g is scaled per channel
+            gx = K.affine(g2, w * invstd, np.zeros(c))
+    if gx is not None:
         gx = Tensor._make(gx.reshape(x.shape).astype(dt, copy=False))
     if need_w and "w" in node.ctx._saved:
         gw = Tensor._make((sgx * invstd).astype(dt))
