@@ -367,3 +367,20 @@ def test_max_pool_geometry_cache_takes_lists_and_keeps_raising():
         assert "pad should be at most half" in str(e.value)
     with pytest.raises(NotImplementedError):  # the dtype is checked after the cached geometry
         F.max_pool2d(jg.tensor(x > 0), 2)
+
+
+def test_max_pool3d_of_one_deep_planes_takes_the_2d_kernel(calls):
+    seen = calls(pool_cpu, "max_pool2d_regular", "window_max")
+    x = RNG.integers(-3, 3, (2, 3, 1, 6, 8)).astype(np.float64)
+    x[0, 0, 0, 0, 0] = np.nan
+    for args in (((1, 2, 2),), ((3, 2, 2), (1, 2, 2), (1, 0, 0)), ((2, 2, 2), 1, (1, 0, 0))):
+        res = []
+        for lib in (jg, torch):
+            t = lib.tensor(x, requires_grad=True)
+            out, idx = FF(lib).max_pool3d(t, *args, return_indices=True)
+            out.sum().backward()
+            res.append((out.detach().numpy(), idx.numpy(), t.grad.numpy()))
+        for a, e in zip(*res):
+            np.testing.assert_array_equal(a, e)
+    # (2, 2, 2) with depth padding 1 has two depth windows over one plane: the generic kernel
+    assert seen == {"max_pool2d_regular": 2, "window_max": 1}
