@@ -384,3 +384,60 @@ def test_max_pool3d_of_one_deep_planes_takes_the_2d_kernel(calls):
             np.testing.assert_array_equal(a, e)
     # (2, 2, 2) with depth padding 1 has two depth windows over one plane: the generic kernel
     assert seen == {"max_pool2d_regular": 2, "window_max": 1}
+
+
+# ----------------------------------------------------------------------------- cross_entropy
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_common_case_matches_torch(calls, dt, reduction):
+    from jitgrad.nn.functional import loss_classification as LC
+    seen = calls(LC, "_log_softmax_rows")
+    x = (RNG.standard_normal((7, 5)) * 3).astype(dt)
+    x[1] = [np.inf, 0, 1, 2, 3]  # inf - inf is NaN: the row's loss and gradients are NaN
+    x[2, 3] = -np.inf
+    y = RNG.integers(0, 5, 7)
+    res = []
+    for lib in (jg, torch):
+        t = lib.tensor(x, requires_grad=True)
+        loss = FF(lib).cross_entropy(t, lib.tensor(y), reduction=reduction)
+        loss.backward()
+        lsm_node = loss.grad_fn.next_functions[0][0]
+        res.append((loss.detach().numpy(), t.grad.numpy(), loss.grad_fn.name(),
+                    lsm_node.name()))
+    (l1, g1, *n1), (l2, g2, *n2) = res
+    assert l1.dtype == l2.dtype and n1 == n2 == ["NllLossBackward0", "LogSoftmaxBackward0"]
+    np.testing.assert_array_equal(np.isnan(g1), np.isnan(g2))
+    np.testing.assert_allclose(l1, l2, **TOL[dt])
+    ok = ~np.isnan(g2)
+    np.testing.assert_allclose(g1[ok], g2[ok], **TOL[dt])
+    x[1] = 0.0  # finite: a finite loss
+    for lib in (jg, torch):
+        out = FF(lib).cross_entropy(lib.tensor(x), lib.tensor(y), reduction=reduction)
+        res.append(out.numpy())
+    np.testing.assert_allclose(res[-2], res[-1], **TOL[dt])
+    assert seen == {"_log_softmax_rows": 2}
+
+
+def test_cross_entropy_other_cases_take_the_general_path(calls):
+    from jitgrad.nn.functional import loss_classification as LC
+    seen = calls(LC, "_log_softmax_rows")
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    y = np.array([0, 1, 2, 3, -100, 1])
+    cases = [dict(), dict(weight=np.arange(1, 5, dtype=np.float32)),
+             dict(label_smoothing=0.2), dict(reduction="none")]
+    for kw in cases:  # an ignored target, class weights, smoothing, no reduction
+        outs = []
+        for lib in (jg, torch):
+            kw2 = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+            outs.append(FF(lib).cross_entropy(lib.tensor(x), lib.tensor(y), **kw2).numpy())
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-6)
+    h = x.astype(np.float16)
+    jo = F.cross_entropy(jg.tensor(h), jg.tensor(np.abs(y) % 4))
+    to = TF.cross_entropy(torch.tensor(h), torch.tensor(np.abs(y) % 4))
+    assert jo.dtype == jg.float16
+    np.testing.assert_allclose(float(jo), float(to), rtol=2e-3)
+    with pytest.raises(IndexError):  # out of range: the general path's error
+        F.cross_entropy(jg.tensor(x), jg.tensor(np.array([0, 1, 2, 3, 4, 1])))
+    assert seen == {}
