@@ -43,6 +43,19 @@ class VersionCounter:
         self.value = 0
 
 
+_AccumulateGrad = None
+
+
+def _accumulate_grad_class():
+    """``autograd.node.AccumulateGrad``, imported once (the module imports this one), not by an
+    import statement per leaf per step."""
+    global _AccumulateGrad
+    if _AccumulateGrad is None:
+        from .autograd.node import AccumulateGrad
+        _AccumulateGrad = AccumulateGrad
+    return _AccumulateGrad
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
                  "_base", "_retains_grad", "_hooks", "_grad_acc", "_view_fn", "_creation",
@@ -391,10 +404,9 @@ class Tensor:
 
     def _accumulator(self):
         """The AccumulateGrad node of a leaf (one per leaf while a graph holds it)."""
-        from .autograd.node import AccumulateGrad
         acc = self._grad_acc() if self._grad_acc is not None else None
         if acc is None:
-            acc = AccumulateGrad(self)
+            acc = _accumulate_grad_class()(self)
             self._grad_acc = weakref.ref(acc)
         return acc
 

@@ -15,6 +15,8 @@ import threading
 
 import numpy as np
 
+from .._storage import spans_whole_buffer
+from ..tensor import Tensor
 from . import anomaly_mode as _anomaly
 from . import grad_mode
 from .node import AccumulateGrad
@@ -657,8 +659,6 @@ def accumulate_into_leaf(variable, g) -> None:
             from ..ops.basic import empty_like
             variable._grad = empty_like(g).copy_(g) if g.requires_grad else g.clone()
         else:
-            from .._storage import spans_whole_buffer
-            from ..tensor import Tensor
             data = g._data
             if not owned or not spans_whole_buffer(data):
                 # copy a user's tensor, and lay out views (a transposed weight gradient, a

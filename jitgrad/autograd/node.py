@@ -129,6 +129,19 @@ def node_class(name: str, base: type) -> type:
     return cls
 
 
+_engine_module = None
+
+
+def _engine():
+    """``autograd.engine`` (it imports this module: looked up once, not by an import statement
+    per call on the backward's hot path)."""
+    global _engine_module
+    if _engine_module is None:
+        from . import engine
+        _engine_module = engine
+    return _engine_module
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds incoming gradients into ``variable.grad``."""
 
@@ -140,8 +153,7 @@ class AccumulateGrad(Node):
         self._seq = 1 << 62  # run as soon as ready, like PyTorch's UINT64_MAX sequence number
 
     def apply(self, grads):
-        from .engine import accumulate_into_leaf
-        accumulate_into_leaf(self.variable, grads[0])
+        _engine().accumulate_into_leaf(self.variable, grads[0])
         return []
 
     def apply_undefined(self):

@@ -240,22 +240,24 @@ def _fast_binary(np_fn, self, other):
 
 
 def add_(self, other, *, alpha=1):
-    from .functional import add, mul
     if alpha != 1:
+        from .functional import mul
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    if not _recording(self, (other,)):
+    if not _recording(self, (other,)):  # the common case: no import statement on its path
         return _fast_binary(np.add, self, other)
     _check_complex(self, other)
+    from .functional import add
     return apply_inplace(self, add, other)
 
 
 def sub_(self, other, *, alpha=1):
-    from .functional import mul, sub
     if alpha != 1:
+        from .functional import mul
         other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
-    if not _recording(self, (other,)):
+    if not _recording(self, (other,)):  # the common case: no import statement on its path
         return _fast_binary(np.subtract, self, other)
     _check_complex(self, other)
+    from .functional import sub
     return apply_inplace(self, sub, other)
 
 

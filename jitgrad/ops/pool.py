@@ -32,6 +32,19 @@ def _prod(shape) -> int:
     return n
 
 
+_pool_cpu = None
+
+
+def _cpu():
+    """``backends.pool_cpu`` (imports Numba: loaded on first use, then kept here, since an
+    import statement on every call costs importlib's parent lookups)."""
+    global _pool_cpu
+    if _pool_cpu is None:
+        from ..backends import pool_cpu
+        _pool_cpu = pool_cpu
+    return _pool_cpu
+
+
 def _is_host(data) -> bool:
     return data.__class__ is np.ndarray
 
@@ -119,14 +132,31 @@ class Windows:
     """One spatial dim's max-pool windows: output ``o`` looks at ``range(lo[o], hi[o], step)``
     of an input of length ``n_in``."""
 
-    __slots__ = ("lo", "hi", "step", "n_in", "_device")
+    __slots__ = ("lo", "hi", "step", "n_in", "regular", "_device")
 
     def __init__(self, lo, hi, step, n_in):
         self.lo = np.ascontiguousarray(lo, dtype=np.int64)
         self.hi = np.ascontiguousarray(hi, dtype=np.int64)
         self.step = int(step)
         self.n_in = int(n_in)
+        self.regular = self._regular()
         self._device = None
+
+    def _regular(self):
+        """``(size, stride)`` when output ``o`` looks at ``range(o * stride, o * stride +
+        size)`` (no padding, dilation or clipped window: the CPU's fast 2-D kernel), else
+        None."""
+        lo, hi, n = self.lo, self.hi, self.lo.shape[0]
+        if self.step != 1 or n == 0 or lo[0] != 0:
+            return None
+        size = int(hi[0])
+        stride = int(lo[1]) if n > 1 else 1
+        if size < 1 or stride < 1:
+            return None
+        expected = np.arange(n, dtype=np.int64) * stride
+        if not (np.array_equal(lo, expected) and np.array_equal(hi, expected + size)):
+            return None
+        return size, stride
 
     @property
     def n_out(self) -> int:
@@ -168,9 +198,8 @@ def _resample_data(data, taps, lead, in_sp, dtype):
     planes = _prod(lead)
     cdt = _compute_dtype(dtype)
     if _is_host(data):
-        from ..backends import pool_cpu
         x = _as_host_planes(data, planes, in3, cdt)
-        out = pool_cpu.resample(x, [t.tables(cdt) for t in taps3], out3)
+        out = _cpu().resample(x, [t.tables(cdt) for t in taps3], out3)
         return out.reshape(lead + out_sp).astype(dtype, copy=False)
     from .._cuda_array import CudaArray
     from ..backends import cuda as B
@@ -247,9 +276,13 @@ def window_max(x: Tensor, windows, node: str, back: str):
     dtype = data.dtype
     cdt = _compute_dtype(dtype)
     if _is_host(data):
-        from ..backends import pool_cpu
         xs = _as_host_planes(data, planes, in3, cdt)
-        vals, idx = pool_cpu.window_max(xs, [(w.lo, w.hi, w.step) for w in w3], out3)
+        if in3[0] == 1 and out3[0] == 1 and w3[1].regular and w3[2].regular:
+            (kh, sh), (kw, sw) = w3[1].regular, w3[2].regular
+            vals, idx = _cpu().max_pool2d_regular(xs.reshape(planes, in3[1], in3[2]),
+                                                  (kh, kw), (sh, sw), out3[1:])
+        else:
+            vals, idx = _cpu().window_max(xs, [(w.lo, w.hi, w.step) for w in w3], out3)
         vals = vals.reshape(lead + out_sp).astype(dtype, copy=False)
         idx = idx.reshape(lead + out_sp)
     else:
@@ -291,15 +324,16 @@ def _planes(out_shape, in_shape, nsp):
             _prod(in_shape[len(in_shape) - nsp:]))
 
 
-@ieee_quiet
 def _scatter_data(gd, idx, out_shape, in_shape, nsp):
     planes, q, r = _planes(out_shape, in_shape, nsp)
     dtype = gd.dtype
     if _is_host(gd):
-        from ..backends import pool_cpu
         g2 = np.ascontiguousarray(gd, dtype=_compute_dtype(dtype)).reshape(planes, q)
-        out = pool_cpu.scatter_add_planes(g2, idx.reshape(planes, q), r)
-        return out.reshape(in_shape).astype(dtype, copy=False)
+        out = _cpu().scatter_add_planes(g2, idx.reshape(planes, q), r).reshape(in_shape)
+        if out.dtype != dtype:
+            with np.errstate(all="ignore"):  # float16: a sum past its range is inf, silently
+                out = out.astype(dtype)
+        return out
     from .._cuda_array import CudaArray
     from ..backends import cuda as B
     dst = B.zeros((planes, r), dtype)

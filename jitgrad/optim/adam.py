@@ -54,6 +54,10 @@ class Adam(Optimizer):
             amsgrad = bool(group["amsgrad"])
             maximize = bool(group["maximize"])
             decoupled = bool(group["decoupled_weight_decay"])
+            # the kernels' scalar arguments per (step, dtype): the parameters of a group
+            # usually share both, and building the dtype scalars costs more than the kernel
+            # of a small parameter
+            scalars = {}
             for p in group["params"]:
                 g = p._grad
                 if g is None:
@@ -74,11 +78,16 @@ class Adam(Optimizer):
                 step_t._data[...] += 1
                 step_t._vc.value += 1
                 step = float(step_t._data)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = bias_correction2 ** 0.5
-                t = pd.dtype.type
+                sc = scalars.get((step, pd.dtype))
+                if sc is None:
+                    bias_correction1 = 1 - beta1 ** step
+                    bias_correction2 = 1 - beta2 ** step
+                    step_size = lr / bias_correction1
+                    bias_correction2_sqrt = bias_correction2 ** 0.5
+                    t = pd.dtype.type
+                    sc = scalars[(step, pd.dtype)] = (
+                        t(1 - lr * wd), t(wd), t(1 - beta1), t(beta2), t(1 - beta2),
+                        t(bias_correction2_sqrt), t(eps), t(-step_size))
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 if dev:
                     views = _DeviceFlat()
@@ -87,11 +96,8 @@ class Adam(Optimizer):
                     # (not a second copy that a write-back could restore stale)
                     vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
                     from ._cuda_kernels import launch_adam
-                    launch_adam(
-                        views.get(pd), views.get(g._data, pd.dtype), mf, vf, vmf,
-                        t(1 - lr * wd), t(wd), t(1 - beta1), t(beta2), t(1 - beta2),
-                        t(bias_correction2_sqrt), t(eps), t(-step_size), decoupled, wd != 0,
-                        amsgrad, maximize)
+                    launch_adam(views.get(pd), views.get(g._data, pd.dtype), mf, vf, vmf, *sc,
+                                decoupled, wd != 0, amsgrad, maximize)
                     views.write_back()
                     p._vc.value += 1
                     m._vc.value += 1
@@ -102,10 +108,8 @@ class Adam(Optimizer):
                 mf = views.get(m._data)
                 # without amsgrad vmax is unused: mf itself, not a second (stale) copy of m
                 vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
-                _kernels.adam_step(
-                    views.get(pd), views.get(gd), mf, views.get(v._data), vmf, t(1 - lr * wd),
-                    t(wd), t(1 - beta1), t(beta2), t(1 - beta2), t(bias_correction2_sqrt), t(eps),
-                    t(-step_size), decoupled, wd != 0, amsgrad, maximize)
+                _kernels.adam_step(views.get(pd), views.get(gd), mf, views.get(v._data), vmf, *sc,
+                                   decoupled, wd != 0, amsgrad, maximize)
                 views.write_back()
                 p._vc.value += 1
                 m._vc.value += 1

@@ -7,6 +7,7 @@ import numpy as np
 from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.composite import record, record_composition
+from ...ops.softmax import _log_softmax_backward
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _const, _creating_graph, _reduction
@@ -32,18 +33,30 @@ def _nll_backward(node, g):
     return (_const(coef) * g,)
 
 
-def _nll_common(input, target, ignore_index, reduction):
-    """The usual case, (N, C) floats, N int64 class indices all in range and none ignored, no
-    class weights, in a few NumPy calls; None means: take the general path (which also raises
-    the errors)."""
-    x, t = input._data, target._data
-    if x.ndim != 2 or t.ndim != 1 or t.dtype != np.int64 or x.dtype.kind != "f" or \
+def _common_case(x, t, ignore_index, reduction) -> bool:
+    """The usual case: host (N, C) floats, N int64 class indices all in range and none ignored,
+    a reduced loss (class weights are the caller's check)."""
+    if x.__class__ is not np.ndarray or t.__class__ is not np.ndarray or x.ndim != 2 or \
+            t.ndim != 1 or t.dtype != np.int64 or x.dtype.kind != "f" or \
             x.shape[0] != t.shape[0] or not t.size or reduction == "none":
-        return None
-    n, C = x.shape
+        return False
     lo, hi = t.min(), t.max()
-    if lo < 0 or hi >= C or (lo <= ignore_index <= hi and np.any(t == ignore_index)):
+    return not (lo < 0 or hi >= x.shape[1] or
+                (lo <= ignore_index <= hi and np.any(t == ignore_index)))
+
+
+def _nll_common(input, target, ignore_index, reduction):
+    """``_common_case`` in a few NumPy calls; None means: take the general path (which also
+    raises the errors)."""
+    if not _common_case(input._data, target._data, ignore_index, reduction):
         return None
+    return _nll_rows(input, target._data, reduction)
+
+
+def _nll_rows(input, t, reduction):
+    """nll_loss of ``_common_case`` arrays (NllLossBackward0)."""
+    x = input._data
+    n = x.shape[0]
     rows = np.arange(n)
     total = -x[rows, t].sum(dtype=np.float64)
     scale = 1.0 / n if reduction == "mean" else 1.0
@@ -174,6 +187,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                "probabilities, got "
                                f"{D.scalar_name(target.dtype)}")
         _nll_check_target(input, target)
+    if weight is None and label_smoothing <= 0.0 and \
+            _common_case(xd, td, ignore_index, reduction) and xd.dtype in _LOG_SOFTMAX_ROWS:
+        return _nll_rows(_log_softmax_rows(input), td, reduction)
     lsm = log_softmax(input, class_dim)
     nll = nll_loss(lsm, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0.0:
@@ -199,6 +215,21 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     else:
         ret = smooth
     return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
+
+
+_LOG_SOFTMAX_ROWS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _log_softmax_rows(input):
+    """``log_softmax(input, 1)`` of a host (N, C) float32/float64 tensor: the same NumPy
+    operations and node (LogSoftmaxBackward0) as ``ops.softmax.log_softmax``, without its
+    argument handling, which costs as much as the arithmetic for a classifier's logits."""
+    x = input._data
+    with np.errstate(all="ignore"):  # inf - inf is NaN silently, as in PyTorch
+        shifted = x - x.max(axis=1, keepdims=True)
+        data = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return record("LogSoftmaxBackward0", (input,), data, _log_softmax_backward,
+                  save_outputs=(("out", 0),), attrs={"dim": 1})
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):

@@ -28,8 +28,16 @@ from .. import _device
 __all__ = ["batch_norm", "instance_norm", "group_norm", "rms_norm", "local_response_norm"]
 
 
+_norm_kernels = None
+
+
 def _kernels():
-    from . import _norm_kernels  # imports Numba: loaded on first use only
+    """``_norm_kernels`` (imports Numba: loaded on first use, then kept here, since an import
+    statement on every call costs importlib's parent lookups)."""
+    global _norm_kernels
+    if _norm_kernels is None:
+        from . import _norm_kernels as kernels
+        _norm_kernels = kernels
     return _norm_kernels
 
 
@@ -148,40 +156,43 @@ def _batch_norm_graph(x, w, b, training, mean, var, eps):
 
 def _update_running(running, value, momentum):
     """``running = momentum * value + (1 - momentum) * running``, computed in float64 as
-    ATen's CPU kernel does (its accumulate type), written in place (no autograd)."""
+    ATen's CPU kernel does (its accumulate type), written in place (no autograd).
+
+    On the CPU this is array arithmetic written straight into the buffer's storage, with the
+    version bump of an in-place op: the Tensor-op route costs ~10 dispatches per buffer, more
+    than the whole batch-norm kernel work of a small CNN."""
+    data = running._data
+    if data.__class__ is np.ndarray and value._data.__class__ is np.ndarray \
+            and data.flags.writeable:
+        new = value._data.astype(np.float64, copy=False) * momentum \
+            + data.astype(np.float64) * (1.0 - momentum)
+        np.copyto(data, new, casting="unsafe")
+        running._vc.value += 1
+        return
     with grad_mode.no_grad():
         new = value.double() * momentum + running.double() * (1.0 - momentum)
         running.copy_(new)
 
 
 def _batch_stats(input):
-    """(mean, biased var, unbiased var) per channel as float64 Tensors on ``input``'s device."""
-    if _device.is_cuda(input):
-        with grad_mode.no_grad():
-            dims = (0,) + tuple(range(2, input.ndim))
-            x = input.detach()  # in its own dtype, as ATen's CUDA kernel accumulates float
-            mean = x.mean(dims)
-            var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
-        n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
-        correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
-        return mean.double(), var.double(), var.double() * correction
-    x = _kernel_array(input._data)
-    n_, c = x.shape[0], x.shape[1]
-    m = x.size // max(n_ * c, 1) if x.ndim > 2 else 1
-    mr, m2r = _kernels().moments(x.reshape(n_ * c, m))
-    mr, m2r = mr.reshape(n_, c), m2r.reshape(n_, c)
-    mean = mr.mean(0)
-    total = m2r.sum(0) + m * ((mr - mean) ** 2).sum(0)
-    n = n_ * m
-    unbiased = total / (n - 1) if n > 1 else np.full(c, np.nan)
-    return tuple(Tensor._make(a) for a in (mean, total / n, unbiased))
+    """(mean, biased var, unbiased var) per channel as float64 Tensors, on the GPU (the CPU
+    computes them in ``_norm_kernels.batch_norm_stats``)."""
+    with grad_mode.no_grad():
+        dims = (0,) + tuple(range(2, input.ndim))
+        x = input.detach()  # in its own dtype, as ATen's CUDA kernel accumulates float
+        mean = x.mean(dims)
+        var = (x - mean.reshape(_channel_shape(input))).pow(2).mean(dims)
+    n = input.numel() // input.shape[1]  # > 1: batch_norm's callers checked
+    correction = n / (n - 1) if n > 1 else float("nan")  # torch.batch_norm skips the check
+    return mean.double(), var.double(), var.double() * correction
 
 
 def _batch_norm_backward(node, g):
     a = node.ctx.attrs
     if _creating_graph():
-        mean_t = Tensor._make(a["mean"])
-        var_t = Tensor._make(a["var"])
+        dt = g._data.dtype  # the statistics enter the composition in the input's dtype
+        mean_t = Tensor._make(a["mean64"].astype(dt))
+        var_t = Tensor._make(a["var64"].astype(dt))
         return _vjp_of_graph(lambda x, w, b: _batch_norm_graph(
             x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g,
             "NativeBatchNormBackwardBackward0")
@@ -194,20 +205,15 @@ def _batch_norm_backward(node, g):
     dt = g._data.dtype
     mean, invstd = a["mean64"], a["invstd"]
     w = node.saved_array("w").astype(np.float64) if "w" in node.ctx._saved else np.ones(c)
-    sg = sgx = None
-    if need_w or need_b or (need_x and a["training"]):
-        sg, sgx = K.grad_sums(g2, x2, np.tile(mean, n_))
-        sg, sgx = sg.reshape(n_, c).sum(0), sgx.reshape(n_, c).sum(0)
-    gx = gw = gb = None
-    if need_x:
-        ca = w * invstd
-        if a["training"]:
-            n = x2.size // max(c, 1)
-            cb = -w * invstd ** 3 * sgx / n
-            cc = -ca * sg / n - mean * cb
-            gx = K.affine2(g2, x2, np.tile(ca, n_), np.tile(cb, n_), np.tile(cc, n_))
-        else:  # the statistics are constants: g scaled per channel
-            gx = K.affine(g2, np.tile(ca, n_), np.zeros(n_ * c))
+    sg = sgx = gx = gw = gb = None
+    if need_x and a["training"]:
+        sg, sgx, gx = K.batch_norm_backward(g2, x2, mean, invstd, w)
+    else:
+        if need_w or need_b:
+            sg, sgx = K.channel_grad_sums(g2, x2, mean)
+        if need_x:  # eval: the statistics are constants, g is scaled per channel
+            gx = K.affine(g2, w * invstd, np.zeros(c))
+    if gx is not None:
         gx = Tensor._make(gx.reshape(x.shape).astype(dt, copy=False))
     if need_w and "w" in node.ctx._saved:
         gw = Tensor._make((sgx * invstd).astype(dt))
@@ -259,7 +265,9 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
     Tensors: the batch's in training, the running ones otherwise)."""
     _check_stats_not_differentiable(running_mean, running_var)
     _check_param_dtypes(input, weight, bias, running_mean, running_var)
-    c = input.shape[1]
+    if not _device.is_cuda(input):
+        return _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, training,
+                                      momentum, eps)
     if training:
         mean, var, unbiased = _batch_stats(input)
         if running_mean is not None:
@@ -268,31 +276,47 @@ def _native_batch_norm(input, weight, bias, running_mean, running_var, training,
             _update_running(running_var, unbiased, momentum)
     else:
         mean, var = running_mean.detach().double(), running_var.detach().double()
-    if _device.is_cuda(input):
-        return record_composition("NativeBatchNormBackward0", (input, weight, bias),
-                                  lambda x, w, b: _batch_norm_graph(
-                                      x, w, b, training, mean.to(x.dtype), var.to(x.dtype),
-                                      eps), "NativeBatchNormBackwardBackward0"), mean, var
-    mean64, var64 = mean._data, var._data
+    return record_composition("NativeBatchNormBackward0", (input, weight, bias),
+                              lambda x, w, b: _batch_norm_graph(
+                                  x, w, b, training, mean.to(x.dtype), var.to(x.dtype), eps),
+                              "NativeBatchNormBackwardBackward0"), mean, var
+
+
+def _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps):
+    """The CPU forward: the statistics and coefficients from one kernel call in training
+    (``_norm_kernels.batch_norm_stats``), then one affine pass."""
+    x = _kernel_array(input._data)
+    n_, c = x.shape[0], x.shape[1]
+    x2 = x.reshape(n_ * c, -1)
+    w = weight._data.astype(np.float64) if weight is not None else None
+    b = bias._data.astype(np.float64) if bias is not None else None
+    K = _kernels()
     if training:
-        invstd = _inv_std(var64, eps)
+        mean64, total, invstd, ca, cb = K.batch_norm_stats(
+            x2, c, eps, w if w is not None else np.ones(c), b if b is not None else np.zeros(c))
+        n = x2.size // c
+        var64 = total / n
+        if running_mean is not None:
+            _update_running(running_mean, Tensor._make(mean64), momentum)
+        if running_var is not None:
+            unbiased = total / (n - 1) if n > 1 else np.full(c, np.nan)
+            _update_running(running_var, Tensor._make(unbiased), momentum)
     else:  # ATen's eval transform: 1 / sqrt(running_var + eps), inf/NaN included
+        mean64 = running_mean._data.astype(np.float64)
+        var64 = running_var._data.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             invstd = 1.0 / np.sqrt(var64 + eps)
-    w = weight._data.astype(np.float64) if weight is not None else 1.0
-    b = bias._data.astype(np.float64) if bias is not None else 0.0
-    ca = invstd * w
-    cb = b - mean64 * ca
-    x = _kernel_array(input._data)
-    n_ = x.shape[0]
-    y = _kernels().affine(x.reshape(n_ * c, -1), np.tile(ca, n_), np.tile(cb, n_))
+        ca = invstd * w if w is not None else invstd
+        cb = (b if b is not None else 0.0) - mean64 * ca
+    y = K.affine(x2, ca, cb)
     dt = input._data.dtype
     y = y.reshape(x.shape).astype(dt, copy=False)
-    return record("NativeBatchNormBackward0", (input, weight, bias), y,
-                  _batch_norm_backward, save=_save_inputs(input, weight, bias),
-                  attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
-                         "mean": mean64.astype(dt), "var": var64.astype(dt),
-                         "has_bias": bias is not None}), mean, var
+    out = record("NativeBatchNormBackward0", (input, weight, bias), y, _batch_norm_backward,
+                 save=_save_inputs(input, weight, bias),
+                 attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
+                        "var64": var64, "has_bias": bias is not None})
+    return out, Tensor._make(mean64), Tensor._make(var64)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,

@@ -65,8 +65,9 @@ def _sizes_msg(names, values):
     return " ".join(f"{n}: {v}" for n, v in zip(names, values))
 
 
-def _geometry(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode, avg=False):
-    """Parse and check a pool's arguments; returns (k, s, p, d, out spatial sizes)."""
+def _geometry(op, nsp, shape, kernel_size, stride, padding, dilation, ceil_mode, avg=False):
+    """Parse and check a pool's arguments for an input of ``shape`` (a tuple); returns
+    (k, s, p, d, out spatial sizes)."""
     words = {2: "two", 3: "three"}[nsp]
     k = _tuple(kernel_size, nsp, f"{op}: kernel_size must either be a single int, or a tuple "
                                  f"of {words} ints")
@@ -76,7 +77,7 @@ def _geometry(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
                              f"{words} ints")
     d = _tuple(dilation, nsp, f"{op}: dilation must be either a single int, or a tuple of "
                               f"{words} ints")
-    nd = input.ndim
+    nd = len(shape)
     if not avg and nd not in (nsp + 1, nsp + 2):
         raise RuntimeError(f"non-empty {nsp + 1}D or {nsp + 2}D (batch mode) tensor expected "
                            "for input")
@@ -85,7 +86,7 @@ def _geometry(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
                          f"{max(nd, 1) - 1}], but got -3)")
     if avg and nsp == 3 and nd not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
-    in_sp = tuple(input.shape[-nsp:])
+    in_sp = shape[-nsp:]
     out_sp = tuple(_out_size(n, kk, pp, ss, dd, ceil_mode)
                    for n, kk, pp, ss, dd in zip(in_sp, k, p, s, d))
     dn = ("dT", "dH", "dW")[3 - nsp:]
@@ -97,7 +98,6 @@ def _geometry(op, nsp, input, kernel_size, stride, padding, dilation, ceil_mode,
     if min(d) <= 0:
         raise RuntimeError("dilation should be greater than zero, but got " +
                            _sizes_msg(("dilationT", "dilationH", "dilationW")[3 - nsp:], d))
-    shape = tuple(input.shape)
     if nsp == 2:
         if nd not in (3, 4) or 0 in shape[1:] or (nd == 3 and shape[0] == 0):
             raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
@@ -146,14 +146,28 @@ def _max_windows(n_in, k, s, p, d, n_out) -> P.Windows:
     return P.Windows(lo, hi, d, n_in)
 
 
+def _max_pool_windows(nsp, shape, kernel_size, stride, padding, dilation, ceil_mode):
+    """The checked geometry of a max pool as per-dim :class:`Windows`."""
+    k, s, p, d, out_sp = _geometry(f"max_pool{nsp}d", nsp, shape, kernel_size, stride, padding,
+                                   dilation, ceil_mode)
+    return tuple(_max_windows(n, kk, ss, pp, dd, o)
+                 for n, kk, ss, pp, dd, o in zip(shape[-nsp:], k, s, p, d, out_sp))
+
+
+# A training loop pools the same shape with the same arguments every step: parsing and checking
+# them again costs more than the kernel of a small pool (5 us). Unhashable arguments (lists)
+# take the uncached call; errors are raised, never cached.
+_cached_max_pool_windows = functools.lru_cache(maxsize=512)(_max_pool_windows)
+
+
 def _max_pool(nsp, input, kernel_size, stride, padding, dilation, ceil_mode):
-    op = f"max_pool{nsp}d"
-    k, s, p, d, out_sp = _geometry(op, nsp, input, kernel_size, stride, padding, dilation,
-                                   ceil_mode)
+    args = (nsp, tuple(input.shape), kernel_size, stride, padding, dilation, ceil_mode)
+    try:
+        windows = _cached_max_pool_windows(*args)
+    except TypeError:  # unhashable arguments (or a TypeError of the checks: raised again)
+        windows = _max_pool_windows(*args)
     if input.dtype == D.bool_:
-        raise _not_implemented(op, input)
-    windows = [_max_windows(n, kk, ss, pp, dd, o)
-               for n, kk, ss, pp, dd, o in zip(input.shape[-nsp:], k, s, p, d, out_sp)]
+        raise _not_implemented(f"max_pool{nsp}d", input)
     name = f"MaxPool{nsp}DWithIndices"
     return P.window_max(input, windows, f"{name}Backward0", f"{name}BackwardBackward0")
 
@@ -286,8 +300,8 @@ def _avg_pool(nsp, input, kernel_size, stride, padding, ceil_mode, count_include
                              f"{words} ints")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    k, s, p, _, out_sp = _geometry(op, nsp, input, kernel_size, stride, padding, 1, ceil_mode,
-                                   avg=True)
+    k, s, p, _, out_sp = _geometry(op, nsp, tuple(input.shape), kernel_size, stride, padding, 1,
+                                   ceil_mode, avg=True)
     taps = []
     for i, (n, kk, ss, pp, o) in enumerate(zip(input.shape[-nsp:], k, s, p, out_sp)):
         div = None if divisor_override is None else (float(divisor_override) if i == 0 else 1.0)
