@@ -156,22 +156,25 @@ def _batch_norm_graph(x, w, b, training, mean, var, eps):
 
 def _update_running(running, value, momentum):
     """``running = momentum * value + (1 - momentum) * running``, computed in float64 as
-    ATen's CPU kernel does (its accumulate type), written in place (no autograd).
+    ATen's CPU kernel does (its accumulate type), written in place (no autograd) and, as
+    ATen's kernels write the buffer directly, without a version bump (PyTorch's
+    ``running_mean._version`` stays where it was).
 
-    On the CPU this is array arithmetic written straight into the buffer's storage, with the
-    version bump of an in-place op: the Tensor-op route costs ~10 dispatches per buffer, more
-    than the whole batch-norm kernel work of a small CNN."""
+    On the CPU this is array arithmetic written straight into the buffer's storage: the
+    Tensor-op route costs ~10 dispatches per buffer, more than the whole batch-norm kernel work
+    of a small CNN."""
     data = running._data
     if data.__class__ is np.ndarray and value._data.__class__ is np.ndarray \
             and data.flags.writeable:
         new = value._data.astype(np.float64, copy=False) * momentum \
             + data.astype(np.float64) * (1.0 - momentum)
         np.copyto(data, new, casting="unsafe")
-        running._vc.value += 1
         return
+    version = running._vc.value
     with grad_mode.no_grad():
         new = value.double() * momentum + running.double() * (1.0 - momentum)
         running.copy_(new)
+    running._vc.value = version
 
 
 def _batch_stats(input):
