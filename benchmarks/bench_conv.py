@@ -7,8 +7,9 @@ side-by-side table::
     python benchmarks/bench_conv.py [--rounds 3] [--reps 200]
 
 Each framework runs in its own process (PyTorch's OpenMP threads and MKL's / jitgrad's pool
-threads spin on the same 2 cores when they share one, which slowed each side by up to 1.6x),
-the processes alternating for ``--rounds`` rounds so load changes hit both; per process the best
+threads spin on the same 2 cores when they share one, which slowed each side by up to 1.6x;
+and ``import jitgrad`` sets OpenMP defaults a PyTorch process must not inherit), the processes
+alternating for ``--rounds`` rounds so load changes hit both; per process the best
 and the median of ``--reps`` steps (fewer for the conv layer), both at the thread count MKL
 uses. ``--impl X --reps N`` times one framework in this process.
 """
@@ -105,11 +106,12 @@ WORKLOADS = {"conv": ("conv2d fwd+bwd, 32x64x32x32, 3x3", make_conv_step, 10),
              "cnn": ("CNN training step (train_cnn.py model, batch 32)", make_cnn_step, 1)}
 
 
-def _time_here(impl, reps):
-    """{workload: (best, median)} seconds for ``impl`` in this process."""
-    from jitgrad.backends import host_threads
+def _time_here(impl, reps, threads):
+    """{workload: (best, median)} seconds for ``impl`` in this process. The torch process
+    never loads jitgrad's MKL (a second OpenMP runtime beside PyTorch's slowed its CNN step
+    2x): the parent passes MKL's thread count."""
     if impl == "torch":
-        lib_for("torch").set_num_threads(host_threads.count())  # MKL's count: jitgrad's too
+        lib_for("torch").set_num_threads(threads)
     out = {}
     for key, (_, make, divide) in WORKLOADS.items():
         step = make(impl)
@@ -133,15 +135,24 @@ def _main(argv=None):
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=200)
     p.add_argument("--impl", choices=IMPLS, help="time only this framework, in this process")
+    p.add_argument("--threads", type=int, default=0, help="(torch) threads; default MKL's")
     args = p.parse_args(argv)
+    env = dict(os.environ)  # before jitgrad's import sets its OpenMP defaults: PyTorch's
+    threads = args.threads  # process must not inherit them (OMP_WAIT_POLICY=PASSIVE made its
+    # CNN step 2.4x slower)
+    if not threads and args.impl != "torch":
+        from jitgrad.backends import host_threads
+        threads = host_threads.count()  # MKL's thread count: what jitgrad's convolutions use
     if args.impl:
-        print(json.dumps(_time_here(args.impl, args.reps)))
+        print(json.dumps(_time_here(args.impl, args.reps, threads)))
         return
+    print(f"threads: {threads} (jitgrad and torch)")
     results = {impl: [] for impl in IMPLS}
     for _ in range(args.rounds):
         for impl in IMPLS:
             run = subprocess.run([sys.executable, os.path.abspath(__file__), "--impl", impl,
-                                  "--reps", str(args.reps)], capture_output=True, text=True)
+                                  "--reps", str(args.reps), "--threads", str(threads)],
+                                 capture_output=True, text=True, env=env)
             if run.returncode:
                 raise SystemExit(run.stderr)
             results[impl].append(json.loads(run.stdout.strip().splitlines()[-1]))

@@ -593,10 +593,10 @@ def test_row_path_weight_gradient_is_the_same_every_run(rows_forced):
     assert all(np.array_equal(runs[0], r) for r in runs[1:])
 
 
-@pytest.mark.parametrize("channels,kept", [(16, "Rows"), (3, "Columns")])
+@pytest.mark.parametrize("channels,kept", [(16, "NoneType"), (3, "Columns")])
 def test_backward_reuses_the_forward_work_on_the_input(monkeypatch, channels, kept):
-    """The forward keeps its channels-last layout (row path) or its columns (im2col path) of
-    the input for the weight gradient; the backward gets them whether or not the input needs
+    """The forward keeps its columns of the input (im2col path, small) for the weight
+    gradient, nothing on the row path; the backward gets them whether or not the input needs
     a gradient, and ignores them once the input holds other data (``x.data = ...``: PyTorch's
     backward then reads the new values)."""
     from jitgrad.nn.functional import _conv_arrays as A
@@ -623,15 +623,16 @@ def test_backward_reuses_the_forward_work_on_the_input(monkeypatch, channels, ke
     assert [type(r).__name__ for r in got] == [kept, kept, "NoneType", "NoneType"]
 
 
-def test_row_path_keeps_no_layout_without_a_weight_gradient(monkeypatch):
-    from jitgrad.nn.functional import _conv_rows as R
+def test_columns_kept_only_for_a_weight_gradient(monkeypatch):
+    from jitgrad.nn.functional import _conv_arrays as A
     kept = []
-    forward = R.forward
-    monkeypatch.setattr(R, "forward", lambda *a: kept.append(a[4:]) or forward(*a))
-    x, w = jg.tensor(_randn(2, 16, 6, 7), requires_grad=True), jg.tensor(_randn(16, 16, 3, 3))
+    forward = A.forward
+    monkeypatch.setattr(A, "forward", lambda *a, **k: kept.append(k.get("keep", False)) or
+                        forward(*a, **k))
+    x, w = jg.tensor(_randn(2, 3, 6, 7), requires_grad=True), jg.tensor(_randn(4, 3, 3, 3))
     F.conv2d(x, w, padding=1)
     w.requires_grad_()
     with jg.no_grad():
         F.conv2d(x, w, padding=1)
     F.conv2d(x, w, padding=1)
-    assert kept == [(False,), (False,), (True,)]
+    assert kept == [False, False, True]

@@ -165,14 +165,15 @@ _KEEP_COLUMNS_BYTES = 4 << 20
 def forward(z, w, geo, bias=None, keep=False):
     """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz/G, *k); ``bias`` (Cy,) or None.
     With ``keep``: ``(y, kept)``, ``kept`` what ``grads`` can reuse of the forward's work on
-    ``z`` (``_conv_rows.Rows``, ``Columns``) or None."""
+    ``z`` (``Columns``) or None."""
     if not _is_host(z):
         out = _device().forward(z, w, geo, bias)
         return (out, None) if keep else out
     n, cz = z.shape[:2]
     cy, g = w.shape[0], geo.groups
     if _rows.applies(geo, cz, cy, z.dtype):
-        return _rows.forward(z, w, geo, bias, keep)
+        out = _rows.forward(z, w, geo, bias)
+        return (out, None) if keep else out
     ck = (cz // g) * geo.taps
     wm = w.reshape(g, cy // g, ck)
     L = geo.positions
@@ -270,7 +271,7 @@ def grads(z, y, w, geo, need_z, need_w, kept=None):
     cz = z.shape[1]
     gz = gw = None
     if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype):
-        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w, kept)
+        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w)
     elif need_z:
         gz = input_grad(y, w, geo, cz)
     if need_w and gw is None:

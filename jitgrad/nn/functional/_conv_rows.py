@@ -31,7 +31,7 @@ from numba import njit
 
 from ...backends import blas, cpu, host_threads
 
-__all__ = ["applies", "forward", "input_grad", "weight_grad", "grads", "Rows"]
+__all__ = ["applies", "forward", "input_grad", "weight_grad", "grads"]
 
 _CHUNK_BYTES = 2 << 20  # output rows (and the input rows they read) per GEMM chunk
 # Where im2col stays faster (medians, 2 threads, batch 32, 3x3 unless said): 3 -> 64 channels
@@ -187,28 +187,14 @@ def _convert(jobs, plan):
     return [v == 0 for v in sums]
 
 
-class Rows:
-    """A forward's padded channels-last input, kept for its backward: the weight gradient
-    reads exactly these rows, so the backward skips converting the input again (one of the
-    five layout passes of a forward + backward). ``finite``: whether the input held no NaN or
-    infinity (see ``grads``). Valid while the input is unchanged, which the saved input's
-    version check guarantees."""
-
-    __slots__ = ("zp", "finite")
-
-    def __init__(self, zp, finite):
-        self.zp, self.finite = zp, finite
-
-
-def forward(z, w, geo, bias=None, keep=False):
-    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s;
-    with ``keep``, ``(y, Rows)`` for the backward."""
+def forward(z, w, geo, bias=None):
+    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s."""
     n, cz = z.shape[:2]
     cy = w.shape[0]
     plan = _Plan(geo, n, cz, cy, z.itemsize)
     g2, offs = plan.grid[2], plan.offs
     zp = _rows_buffer(plan.count, cz, z.dtype, 0, offs[-1])
-    (finite,) = _convert([(z, zp[:plan.count], geo.lo, keep)], plan)
+    _convert([(z, zp[:plan.count], geo.lo, False)], plan)
     wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 1, 0))  # (K, Cz, Cy)
     out = cpu.empty((n, cy) + geo.y, z.dtype)
     with_bias = bias is not None
@@ -225,7 +211,7 @@ def forward(z, w, geo, bias=None, keep=False):
         _from_rows(yr, out, *plan.grid, 0, 0, 0, b, with_bias, a, b1)
 
     host_threads.run(chunk, plan.chunks, plan.threads)
-    return (out, Rows(zp, finite)) if keep else out
+    return out
 
 
 def _input_grad_chunk(yb, wt, out, plan, lo, zr, a, b1):
@@ -259,25 +245,23 @@ def _groups(chunks, threads):
     return [chunks[i * len(chunks) // k:(i + 1) * len(chunks) // k] for i in range(k)]
 
 
-def grads(z, y, w, geo, need_z, need_w, rows=None):
+def grads(z, y, w, geo, need_z, need_w):
     """``(input_grad(y, w), weight_grad(z, y))`` (None where not needed) sharing the rows of
-    ``y``; ``rows``: the forward's ``Rows`` of ``z``, if kept. The weight gradient is None also
-    when ``z`` holds a NaN or an infinity: the rows off the output grid (zero in ``Y``) meet
-    input values there too, and 0 * inf is NaN where im2col never multiplies them, so the
-    caller takes im2col then."""
+    ``y``. The weight gradient is None also when ``z`` holds a NaN or an infinity: the rows off
+    the output grid (zero in ``Y``) meet input values there too, and 0 * inf is NaN where
+    im2col never multiplies them, so the caller takes im2col then. (Keeping the forward's rows
+    of ``z`` for this was tried: no gain measured, ~0.3 ms of 55, the two layout passes run side
+    by side; not worth holding a copy of every input until the backward.)"""
     n, cz = z.shape[:2]
     cy = y.shape[1]
     plan = _Plan(geo, n, cz, cy, y.itemsize)
     head = plan.offs[-1]
     yb = _rows_buffer(plan.count, cy, y.dtype, head, 0)
     jobs = [(y, yb[head:], (0, 0, 0), False)]  # any strides: the .sum() gradient is a broadcast
-    if need_w and rows is None:
+    if need_w:
         zp = _rows_buffer(plan.count, cz, z.dtype, 0, head)
         jobs.append((z, zp[:plan.count], geo.lo, True))
     finite = _convert(jobs, plan)
-    if need_w and rows is not None:
-        zp = rows.zp
-        finite.append(rows.finite)
     need_w = need_w and finite[-1]
     gz = wt = acc = zr = None
     groups = _groups(plan.chunks, plan.threads)
