@@ -71,9 +71,9 @@ def _grid(geo):
 
 
 @njit(**_FLAGS, fastmath={"reassoc"})
-def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop, check):
+def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop, check, row0=0):
     """Grid lines ``start:stop`` of ``src`` (N, C, z0, z1, z2) as rows of ``dst`` (rows, C):
-    row ``((n g0 + p0) g1 + p1) g2 + p2`` holds ``src[n, :, p - lo]``, zero where that is
+    row ``((n g0 + p0) g1 + p1) g2 + p2 - row0`` holds ``src[n, :, p - lo]``, zero where that is
     outside ``src``. With ``check``, returns the sum of ``0 * x`` over what it copied (NaN when
     that holds a NaN or an infinity; reassociated, so it vectorizes), else 0.
 
@@ -87,7 +87,7 @@ def _to_rows(src, dst, g0, g1, g2, lo0, lo1, lo2, start, stop, check):
         b = line // (g0 * g1)
         i0 = (line // g1) % g0 - lo0
         i1 = line % g1 - lo1
-        base = line * g2
+        base = line * g2 - row0
         inside = 0 <= i0 < z0 and 0 <= i1 < z1
         for p2 in range(g2):
             i2 = p2 - lo2
@@ -154,84 +154,42 @@ class _Plan:
         work = self.count * len(self.offs) * cz * cy
         self.threads = host_threads.count() if work >= _THREADED_WORK else 1
 
-    def line_pieces(self):
-        """Line ranges for the layout kernels: a few per thread, so a slow thread's share is
-        taken by the others."""
-        per = max(64, -(-self.lines // (4 * self.threads)))
-        return [(a, min(self.lines, a + per)) for a in range(0, self.lines, per)]
-
-
-def _rows_buffer(n_rows, c, dtype, head, tail):
-    out = cpu.empty((head + n_rows + tail, c), dtype)
-    out[:head] = 0
-    out[head + n_rows:] = 0
-    return out
-
-
-def _convert(jobs, plan):
-    """Run ``_to_rows`` jobs ``(src, dst, lo, check)`` over every line piece; whether each
-    checked job's source is finite (True for the others). Sources of any strides are read in
-    place (one more compiled specialization, no copy: a copy of a broadcast gradient cost
-    ~2 ms a step, serial)."""
-    src_lines = [(j, a, b) for j in range(len(jobs)) for a, b in plan.line_pieces()]
-
-    def one(piece, _):
-        j, a, b = piece
-        src, dst, lo, check = jobs[j]
-        return j, _to_rows(src, dst, *plan.grid, *lo, a, b, check)
-
-    sums = [0.0] * len(jobs)
-    for results in host_threads.run(one, src_lines, plan.threads).values():
-        for j, v in results:
-            sums[j] += v
-    return [v == 0 for v in sums]
-
 
 def forward(z, w, geo, bias=None):
-    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s."""
+    """``y`` (N, Cy, *y) of ``z`` (N, Cz, *z) and ``w`` (Cy, Cz, *k), as ``_conv_arrays``'s.
+
+    Each chunk lays out the input rows its taps read (its lines and the ``head`` rows after
+    them) in its thread's own buffer right before its GEMMs read them: the layout pass runs
+    side by side with other chunks' GEMMs and its output is still in cache when used (one
+    shared pass first cost ~1.8 ms of an 18 ms forward, measured)."""
     n, cz = z.shape[:2]
     cy = w.shape[0]
     plan = _Plan(geo, n, cz, cy, z.itemsize)
     g2, offs = plan.grid[2], plan.offs
-    zp = _rows_buffer(plan.count, cz, z.dtype, 0, offs[-1])
-    _convert([(z, zp[:plan.count], geo.lo, False)], plan)
+    head = offs[-1]
+    extra = -(-head // g2) if g2 else 0  # whole lines holding the head rows
     wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 1, 0))  # (K, Cz, Cy)
     out = cpu.empty((n, cy) + geo.y, z.dtype)
     with_bias = bias is not None
     b = np.ascontiguousarray(bias) if with_bias else np.zeros(cy, z.dtype)
     most = max((b1 - a1 for a1, b1 in plan.chunks), default=0) * g2
     scratch = cpu.empty((plan.threads, most, cy), z.dtype)  # pooled: no page faults
+    zs = cpu.empty((plan.threads, most + extra * g2, cz), z.dtype)
 
     def chunk(piece, thread):
         a, b1 = piece
         r0, r1 = a * g2, b1 * g2
+        zc = zs[thread]
+        last = min(plan.lines, b1 + extra)
+        _to_rows(z, zc, *plan.grid, *geo.lo, a, last, False, r0)
+        zc[(last - a) * g2:r1 - r0 + head] = 0  # past the last line: the zero tail
         yr = scratch[thread, :r1 - r0]
         for t, off in enumerate(offs):
-            blas.matmul(zp[r0 + off:r1 + off], wt[t], out=yr, accumulate=t > 0)
+            blas.matmul(zc[off:off + r1 - r0], wt[t], out=yr, accumulate=t > 0)
         _from_rows(yr, out, *plan.grid, 0, 0, 0, b, with_bias, a, b1)
 
     host_threads.run(chunk, plan.chunks, plan.threads)
     return out
-
-
-def _input_grad_chunk(yb, wt, out, plan, lo, zr, a, b1):
-    """Lines ``a:b1`` of the adjoint of ``forward`` in ``z``:
-    ``Z[r] = sum_t Y[r - off[t]] @ w[:, :, t]``, cropped into ``out``."""
-    g2, head = plan.grid[2], plan.offs[-1]
-    r0, r1 = a * g2, b1 * g2
-    zr = zr[:r1 - r0]
-    for t, off in enumerate(plan.offs):
-        blas.matmul(yb[head + r0 - off:head + r1 - off], wt[t], out=zr, accumulate=t > 0)
-    _from_rows(zr, out, *plan.grid, *lo, wt[0, 0], False, a, b1)
-
-
-def _weight_grad_chunk(yb, zp, acc, plan, a, b1):
-    """Lines ``a:b1``'s share of ``dW_t = Y^T @ zp[off[t]:]``, added to ``acc`` (K, Cy, Cz)."""
-    g2, head = plan.grid[2], plan.offs[-1]
-    r0, r1 = a * g2, b1 * g2
-    for t, off in enumerate(plan.offs):
-        blas.matmul(yb[head + r0:head + r1].T, zp[r0 + off:r1 + off], out=acc[t],
-                    accumulate=True)
 
 
 _GROUPS = 8  # weight-gradient partial sums (at least; two per thread), added in a fixed order
@@ -246,50 +204,69 @@ def _groups(chunks, threads):
 
 
 def grads(z, y, w, geo, need_z, need_w):
-    """``(input_grad(y, w), weight_grad(z, y))`` (None where not needed) sharing the rows of
-    ``y``. The weight gradient is None also when ``z`` holds a NaN or an infinity: the rows off
-    the output grid (zero in ``Y``) meet input values there too, and 0 * inf is NaN where
-    im2col never multiplies them, so the caller takes im2col then. (Keeping the forward's rows
-    of ``z`` for this was tried: no gain measured, ~0.3 ms of 55, the two layout passes run side
-    by side; not worth holding a copy of every input until the backward.)"""
+    """``(input_grad(y, w), weight_grad(z, y))`` (None where not needed). The weight gradient
+    is None also when ``z`` holds a NaN or an infinity: the rows off the output grid (zero in
+    ``Y``) meet input values there too, and 0 * inf is NaN where im2col never multiplies them,
+    so the caller takes im2col then.
+
+    One piece of work per run of chunks (see ``_groups``); for each chunk of lines ``a:b1`` it
+    lays out, in its thread's own buffers, the rows of ``y`` its taps read (from ``head`` rows
+    before the chunk: ``Y[r - off[t]]``) and, for the weight gradient, the rows of ``z`` (to
+    ``head`` rows after it), then runs the input gradient ``Z[r] = sum_t Y[r - off[t]] @
+    w[:, :, t]`` (cropped into ``gz``) and adds ``dW_t = Y^T @ zp[off[t]:]`` to the run's
+    partial sum. As in ``forward``, the layout is in cache when the GEMMs read it and runs
+    beside other pieces' GEMMs (one shared layout pass first: ~3.5 ms of a 38 ms backward).
+    (Keeping the forward's rows of ``z`` was tried: no gain measured, and it held a copy of
+    every input until the backward.)"""
     n, cz = z.shape[:2]
     cy = y.shape[1]
     plan = _Plan(geo, n, cz, cy, y.itemsize)
-    head = plan.offs[-1]
-    yb = _rows_buffer(plan.count, cy, y.dtype, head, 0)
-    jobs = [(y, yb[head:], (0, 0, 0), False)]  # any strides: the .sum() gradient is a broadcast
-    if need_w:
-        zp = _rows_buffer(plan.count, cz, z.dtype, 0, head)
-        jobs.append((z, zp[:plan.count], geo.lo, True))
-    finite = _convert(jobs, plan)
-    need_w = need_w and finite[-1]
-    gz = wt = acc = zr = None
+    g2, offs = plan.grid[2], plan.offs
+    head = offs[-1]
+    extra = -(-head // g2) if g2 else 0  # whole lines holding the head rows
+    lead = extra * g2
     groups = _groups(plan.chunks, plan.threads)
+    most = max((b - a for a, b in plan.chunks), default=0) * g2
+    ys = cpu.empty((plan.threads, lead + most, cy), y.dtype)
+    gz = wt = acc = zr = zs = None
     if need_z:
         wt = np.ascontiguousarray(w.reshape(cy, cz, geo.taps).transpose(2, 0, 1))  # (K, Cy, Cz)
         gz = cpu.empty((n, cz) + geo.z, y.dtype)
-        most = max((b - a for a, b in plan.chunks), default=0) * plan.grid[2]
         zr = cpu.empty((plan.threads, most, cz), y.dtype)
     if need_w:
         acc = np.zeros((max(len(groups), 1), geo.taps, cy, cz), y.dtype)
-
-    # the weight gradient's runs first, the input gradient's single chunks after them: the
-    # small pieces at the end even out what the threads finish with
-    pieces = [(True, i, run) for i, run in enumerate(groups)] if need_w else []
-    if need_z:
-        pieces += [(False, 0, [c]) for c in plan.chunks]
+        zs = cpu.empty((plan.threads, most + lead, cz), z.dtype)
+    finite = [True] * len(groups)
 
     def piece(job, thread):
-        weight, index, chunks = job
-        for a, b in chunks:
-            if weight:
-                _weight_grad_chunk(yb, zp, acc[index], plan, a, b)
-            else:
-                _input_grad_chunk(yb, wt, gz, plan, geo.lo, zr[thread], a, b)
+        index, chunks = job
+        for a, b1 in chunks:
+            r0, r1 = a * g2, b1 * g2
+            rows = r1 - r0
+            yc = ys[thread]  # row i holds Y[r0 - lead + i]; lines before line 0 are zero
+            first = max(0, a - extra)
+            yc[:(first - a + extra) * g2] = 0
+            # y: any strides (the .sum() gradient is a broadcast), read in place
+            _to_rows(y, yc, *plan.grid, 0, 0, 0, first, b1, False, r0 - lead)
+            if need_z:
+                zo = zr[thread, :rows]
+                for t, off in enumerate(offs):
+                    blas.matmul(yc[lead - off:lead - off + rows], wt[t], out=zo,
+                                accumulate=t > 0)
+                _from_rows(zo, gz, *plan.grid, *geo.lo, wt[0, 0], False, a, b1)
+            if need_w:
+                zc = zs[thread]  # row i holds zp[r0 + i]
+                last = min(plan.lines, b1 + extra)
+                if _to_rows(z, zc, *plan.grid, *geo.lo, a, last, True, r0) != 0:
+                    finite[index] = False
+                zc[(last - a) * g2:rows + head] = 0  # past the last line: the zero tail
+                yt = yc[lead:lead + rows].T
+                for t, off in enumerate(offs):
+                    blas.matmul(yt, zc[off:off + rows], out=acc[index, t], accumulate=True)
 
-    host_threads.run(piece, pieces, plan.threads)
+    host_threads.run(piece, list(enumerate(groups)), plan.threads)
     gw = None
-    if need_w:
+    if need_w and all(finite):
         gw = np.ascontiguousarray(acc.sum(axis=0).transpose(1, 2, 0)).reshape(w.shape)
     return gz, gw
 
