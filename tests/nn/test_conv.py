@@ -507,6 +507,8 @@ def rows_taken(monkeypatch):
     """Counts the CPU row path's (implicit GEMM over channels-last rows) forward and
     gradient calls."""
     from jitgrad.nn.functional import _conv_rows as R
+    from jitgrad.nn.functional import _conv_winograd
+    monkeypatch.setattr(_conv_winograd, "applies", lambda *a: False)  # its own tests below
     calls = []
     for name in ("forward", "input_grad", "weight_grad", "grads"):
         fn = getattr(R, name)
@@ -636,3 +638,78 @@ def test_columns_kept_only_for_a_weight_gradient(monkeypatch):
         F.conv2d(x, w, padding=1)
     F.conv2d(x, w, padding=1)
     assert kept == [False, False, True]
+
+
+# ----------------------------------------------------------------------------- Winograd F(2x2, 3x3)
+
+
+@pytest.fixture
+def winograd_taken(monkeypatch):
+    """Counts the Winograd path's forward calls (the forward and the input gradient)."""
+    from jitgrad.nn.functional import _conv_winograd as W
+    calls = []
+    forward = W.forward
+    monkeypatch.setattr(W, "forward", lambda *a: calls.append(a[0].shape) or forward(*a))
+    return calls
+
+
+WINOGRAD = [  # 3x3, stride 1, >= 16 channels: odd sizes (partial tiles), every padding
+    ((2, 16, 7, 9), (24, 16, 3, 3), dict(padding=1)),
+    ((3, 16, 5, 6), (16, 16, 3, 3), {}),
+    ((2, 17, 6, 5), (16, 17, 3, 3), dict(padding=2)),
+    ((1, 16, 3, 3), (16, 16, 3, 3), dict(padding="same")),
+    ((2, 16, 11, 10), (32, 16, 3, 3), dict(padding=(1, 0))),
+]
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.float32], ids=["f64", "f32"])
+def test_winograd_matches_torch(winograd_taken, dt):
+    """Forward and both gradients (the input gradient through Winograd too) against PyTorch's
+    direct convolution: a few float32 ulps apart, as oneDNN's Winograd is from its direct
+    kernel."""
+    for xs, ws, kw in WINOGRAD:
+        _compare("conv2d", [_randn(*xs), _randn(*ws), _randn(ws[0])], dt, **kw)
+    assert len(winograd_taken) == 2 * len(WINOGRAD)  # each forward and input gradient
+    x = jg.tensor(_randn(0, 16, 5, 5).astype(dt), requires_grad=True)  # empty batch
+    out = F.conv2d(x, jg.tensor(_randn(16, 16, 3, 3).astype(dt)), padding=1)
+    assert tuple(out.shape) == (0, 16, 5, 5)
+
+
+def test_winograd_gradcheck_and_gradgradcheck(winograd_taken):
+    ts = [jg.tensor(a, requires_grad=True) for a in (_randn(1, 16, 4, 5), _randn(16, 16, 3, 3))]
+    fn = functools.partial(F.conv2d, padding=1)
+    assert gradcheck(fn, ts)
+    assert gradgradcheck(fn, ts)
+    assert winograd_taken
+
+
+def test_winograd_leaves_non_finite_inputs_to_the_direct_paths(winograd_taken):
+    """An inf would spread over its whole tile in the transforms (inf - inf): inputs and weights
+    holding one take the row path, whose numbers are PyTorch's."""
+    x = _randn(2, 16, 6, 7)
+    x[0, 3, 2, 2] = np.inf
+    x[1, 5, 4, 6] = np.nan
+    w = _randn(16, 16, 3, 3)
+    with np.errstate(invalid="ignore"):
+        _compare("conv2d", [x, w, _randn(16)], padding=1)
+        w2 = w.copy()
+        w2[3, 2, 1, 1] = -np.inf
+        _compare("conv2d", [_randn(2, 16, 6, 7), w2, None], padding=1)
+    assert winograd_taken  # tried, then declined
+
+
+def test_winograd_forward_is_a_few_ulps_from_the_direct_convolution():
+    """The ResNet layer's shape in float32, against the row path (the direct sum): the
+    transforms' reassociation stays within a few units in the last place of the output's
+    scale."""
+    from jitgrad.nn.functional import _conv_arrays as A
+    from jitgrad.nn.functional import _conv_rows as R
+    from jitgrad.nn.functional import _conv_winograd as W
+    x = _randn(4, 64, 1, 16, 16).astype(np.float32)
+    w = (_randn(64, 64, 1, 3, 3) * 0.05).astype(np.float32)
+    geo = A.Geometry((1, 16, 16), (1, 16, 16), (1, 3, 3), (1, 1, 1), (1, 1, 1), (0, 1, 1), 1)
+    wino, direct = W.forward(x, w, geo), R.forward(x, w, geo)
+    exact = R.forward(x.astype(np.float64), w.astype(np.float64), geo)
+    scale = np.abs(exact).max()
+    assert np.abs(wino - exact).max() <= 8 * np.finfo(np.float32).eps * scale
+    assert np.abs(direct - exact).max() <= 8 * np.finfo(np.float32).eps * scale

@@ -35,6 +35,7 @@ import numpy as np
 from ...backends import blas, cpu
 from . import _conv_cols as _cols
 from . import _conv_rows as _rows
+from . import _conv_winograd as _wino
 
 __all__ = ["Geometry", "forward", "input_grad", "weight_grad", "unfold", "fold"]
 
@@ -171,8 +172,12 @@ def forward(z, w, geo, bias=None, keep=False):
         return (out, None) if keep else out
     n, cz = z.shape[:2]
     cy, g = w.shape[0], geo.groups
-    if _rows.applies(geo, cz, cy, z.dtype):
+    out = None
+    if _wino.applies(geo, cz, cy, z.dtype):
+        out = _wino.forward(z, w, geo, bias)  # None with a NaN or inf: the rows then
+    if out is None and _rows.applies(geo, cz, cy, z.dtype):
         out = _rows.forward(z, w, geo, bias)
+    if out is not None:
         return (out, None) if keep else out
     ck = (cz // g) * geo.taps
     wm = w.reshape(g, cy // g, ck)
@@ -215,6 +220,8 @@ def input_grad(y, w, geo, cz):
     in ``z``."""
     if not _is_host(y):
         return _device().input_grad(y, w, geo, cz)
+    if _winograd_input_grad(geo, cz, y):
+        return _input_grad_as_conv(y, w, geo, cz)
     if _rows.applies(geo, cz, y.shape[1], y.dtype):
         return _rows.input_grad(y, w, geo, cz)
     if _flips(geo, cz, y.shape[1]) and _can_flip(geo):
@@ -238,6 +245,17 @@ def input_grad(y, w, geo, cz):
     return out
 
 
+def _flipped_geometry(geo):
+    """The geometry of the input gradient as a convolution of ``y`` (``_input_grad_as_conv``)."""
+    lo2 = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.d, geo.k, geo.lo))
+    return Geometry(geo.y, geo.z, geo.k, (1, 1, 1), geo.d, lo2, geo.groups)
+
+
+def _winograd_input_grad(geo, cz, y):
+    """Whether the input gradient goes as a convolution the Winograd path takes."""
+    return _can_flip(geo) and _wino.applies(_flipped_geometry(geo), y.shape[1], cz, y.dtype)
+
+
 def _can_flip(geo):
     return geo.s == (1, 1, 1) and all(lo <= d * (k - 1) for lo, d, k in
                                       zip(geo.lo, geo.d, geo.k))
@@ -259,9 +277,7 @@ def _input_grad_as_conv(y, w, geo, cz):
     og, cg = cy // g, cz // g
     flipped = w.reshape((g, og, cg) + geo.k)[..., ::-1, ::-1, ::-1]
     w2 = np.ascontiguousarray(flipped.swapaxes(1, 2)).reshape((cz, og) + geo.k)
-    lo2 = tuple(d * (k - 1) - lo for d, k, lo in zip(geo.d, geo.k, geo.lo))
-    geo2 = Geometry(geo.y, geo.z, geo.k, (1, 1, 1), geo.d, lo2, g)
-    return forward(y, w2, geo2)
+    return forward(y, w2, _flipped_geometry(geo))
 
 
 def grads(z, y, w, geo, need_z, need_w, kept=None):
@@ -270,8 +286,11 @@ def grads(z, y, w, geo, need_z, need_w, kept=None):
     what ``forward(z, w, geo, keep=True)`` kept of its work on ``z``, reused if given."""
     cz = z.shape[1]
     gz = gw = None
-    if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype):
-        gz, gw = _rows.grads(z, y, w, geo, need_z, need_w)
+    if need_z and _is_host(z) and _winograd_input_grad(geo, cz, y):
+        gz, need_z = _input_grad_as_conv(y, w, geo, cz), False
+    if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype) and (need_z or need_w):
+        gz2, gw = _rows.grads(z, y, w, geo, need_z, need_w)
+        gz = gz if gz2 is None else gz2
     elif need_z:
         gz = input_grad(y, w, geo, cz)
     if need_w and gw is None:
