@@ -26,7 +26,7 @@ import numpy as np
 
 from . import cpu
 
-__all__ = ["matmul", "backend", "max_threads", "set_local_threads"]
+__all__ = ["matmul", "matmul_batch", "backend", "max_threads", "set_local_threads"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _gemm = None  # {np.dtype: ctypes function} once loaded, {} when MKL is unavailable
@@ -281,4 +281,31 @@ def _matmul_stack(gemm, x, y, out, accumulate):
         return out
     for px, py, pc in zip(ax.tolist(), ay.tolist(), ac.tolist()):  # an MKL before batch APIs
         gemm(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, px, la[1], py, lb[1], beta, pc, n)
+    return out
+
+
+def matmul_batch(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool = False):
+    """``out[i] (+)= x[i] @ y[i]`` for 3-D stacks of equal length whose matrices GEMM reads in
+    place (one unit-stride dim each, ``out``'s rows contiguous) at any batch strides, as one
+    ``cblas_?gemm_batch_strided`` call: for the many small products of one step (a Winograd
+    convolution's 16 per chunk) the Python cost of one ``matmul`` call each was most of the
+    time. Falls back to ``matmul`` per matrix where that call or a layout is missing."""
+    if _gemm is None:
+        _load()
+    strided = _gemm_strided.get(x.dtype) if _gemm else None
+    nb, m, k = x.shape
+    n = y.shape[2]
+    la, lb = _matrix_layout(x), _matrix_layout(y)
+    item = x.itemsize
+    ok = (strided is not None and y.dtype == x.dtype == out.dtype and la is not None and
+          lb is not None and out.strides[2] == item and out.strides[1] % item == 0 and
+          all(a.strides[0] % item == 0 and a.strides[0] >= 0 for a in (x, y, out)) and
+          m and n and k and nb > 1)
+    if not ok:
+        for i in range(nb):
+            matmul(x[i], y[i], out=out[i], accumulate=accumulate)
+        return out
+    strided(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, _address(x), la[1], x.strides[0] // item,
+            _address(y), lb[1], y.strides[0] // item, 1.0 if accumulate else 0.0,
+            _address(out), out.strides[1] // item, out.strides[0] // item, nb)
     return out

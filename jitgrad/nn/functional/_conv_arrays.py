@@ -173,7 +173,7 @@ def forward(z, w, geo, bias=None, keep=False):
     n, cz = z.shape[:2]
     cy, g = w.shape[0], geo.groups
     out = None
-    if _wino.applies(geo, cz, cy, z.dtype):
+    if _wino.applies(geo, n, cz, cy, z.dtype):
         out = _wino.forward(z, w, geo, bias)  # None with a NaN or inf: the rows then
     if out is None and _rows.applies(geo, cz, cy, z.dtype):
         out = _rows.forward(z, w, geo, bias)
@@ -253,7 +253,8 @@ def _flipped_geometry(geo):
 
 def _winograd_input_grad(geo, cz, y):
     """Whether the input gradient goes as a convolution the Winograd path takes."""
-    return _can_flip(geo) and _wino.applies(_flipped_geometry(geo), y.shape[1], cz, y.dtype)
+    return _can_flip(geo) and _wino.applies(_flipped_geometry(geo), y.shape[0], y.shape[1], cz,
+                                            y.dtype)
 
 
 def _can_flip(geo):
@@ -288,9 +289,13 @@ def grads(z, y, w, geo, need_z, need_w, kept=None):
     gz = gw = None
     if need_z and _is_host(z) and _winograd_input_grad(geo, cz, y):
         gz, need_z = _input_grad_as_conv(y, w, geo, cz), False
+    if need_w and _is_host(z) and _wino.applies(geo, z.shape[0], cz, y.shape[1], z.dtype):
+        gw = _wino.weight_grad(z, y, geo, tuple(w.shape))  # None with a NaN or inf
+        need_w = gw is None
     if _is_host(z) and _rows.applies(geo, cz, y.shape[1], z.dtype) and (need_z or need_w):
-        gz2, gw = _rows.grads(z, y, w, geo, need_z, need_w)
+        gz2, gw2 = _rows.grads(z, y, w, geo, need_z, need_w)
         gz = gz if gz2 is None else gz2
+        gw = gw if gw2 is None else gw2
     elif need_z:
         gz = input_grad(y, w, geo, cz)
     if need_w and gw is None:
@@ -307,6 +312,10 @@ def weight_grad(z, y, geo, w_shape, cols=None):
         return _device().weight_grad(z, y, geo, w_shape)
     n, cz = z.shape[:2]
     cy, g = w_shape[0], geo.groups
+    if _wino.applies(geo, n, cz, cy, z.dtype):
+        out = _wino.weight_grad(z, y, geo, w_shape)
+        if out is not None:
+            return out
     if cols is None and _rows.applies(geo, cz, cy, z.dtype):
         out = _rows.weight_grad(z, y, geo, w_shape)
         if out is not None:

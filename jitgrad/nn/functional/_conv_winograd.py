@@ -12,8 +12,9 @@ The tiles go in chunks (``_CHUNK_BYTES`` of transformed input and output per chu
 ``backends.host_threads``, each thread transforming its chunk's input (a compiled pass reading
 the NCHW input in place), running the 16 GEMMs and transforming the result into the NCHW
 output while it is in cache. Used by ``_conv_arrays`` for the forward and the input gradient
-(itself such a convolution with the flipped weight) of float32/float64, one-group, 2-D 3x3
-convolutions with stride and dilation 1 and at least ``_MIN_CHANNELS`` channels on both sides.
+(itself such a convolution with the flipped weight) and the weight gradient (its adjoint,
+below) of float32/float64, one-group, 2-D 3x3 convolutions with stride and dilation 1, at
+least ``_MIN_CHANNELS`` channels on both sides and enough work (``applies``).
 
 What it changes: the sums are associated differently (float32 results differ from the direct
 convolution by a few units in the last place, as oneDNN's Winograd differs from its direct
@@ -28,9 +29,13 @@ from numba import njit
 
 from ...backends import blas, cpu, host_threads
 
-__all__ = ["applies", "forward"]
+__all__ = ["applies", "forward", "weight_grad"]
 
 _MIN_CHANNELS = 16
+# transformed multiply-adds from which Winograd beat the other paths (forward + backward, batch
+# 32, 3x3: 64 -> 64 channels at 8x8, 34 M, 1.08x their time; 32 -> 64 at 16x16, 67 M, 0.87x;
+# the ResNet layer, 537 M, 0.68x)
+_MIN_WORK = 48 << 20
 _CHUNK_BYTES = 8 << 20  # transformed input + output per chunk (1024 tiles at 64 + 64 channels)
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 
@@ -38,11 +43,15 @@ _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
 
 
-def applies(geo, cz, cy, dtype) -> bool:
-    return (geo.k == (1, 3, 3) and geo.s == (1, 1, 1) and geo.d == (1, 1, 1) and
+def applies(geo, n, cz, cy, dtype) -> bool:
+    """Whether a batch of ``n`` goes this way: the geometry, and enough work that the
+    transforms and the 16 small GEMMs per chunk pay (``_MIN_WORK``)."""
+    if not (geo.k == (1, 3, 3) and geo.s == (1, 1, 1) and geo.d == (1, 1, 1) and
             geo.groups == 1 and geo.z[0] == 1 and geo.lo[0] == 0 and
-            dtype in (np.float32, np.float64) and min(cz, cy) >= _MIN_CHANNELS and
-            geo.y[1] > 0 and geo.y[2] > 0)
+            dtype in (np.float32, np.float64) and min(cz, cy) >= _MIN_CHANNELS):
+        return False
+    tiles = n * -(-geo.y[1] // 2) * -(-geo.y[2] // 2)
+    return tiles * 16 * cz * cy >= _MIN_WORK
 
 
 @njit(**_FLAGS)
@@ -185,10 +194,68 @@ def _transform_output(m, out, bias, with_bias, t0, t1, th, tw):
                     out[b, c, r + 1, q + 1] = y11
 
 
+@njit(**_FLAGS)
+def _transform_gradient(g, gh, zero, t0, t1, th, tw):
+    """``gh[k, t - t0, c]`` = point ``k`` of ``A g A^T`` for the 2x2 output-gradient tile
+    ``g`` of tile ``t`` (zero past the output's edge): the adjoint of ``_transform_output``.
+    Returns the sum of ``0 * g``."""
+    nb, nc, h, w = g.shape
+    per = th * tw
+    finite = 0.0
+    for t in range(t0, t1):
+        b = t // per
+        i = (t % per) // tw
+        j = t % tw
+        r = 2 * i
+        q = 2 * j
+        row = t - t0
+        full = r + 2 <= h and q + 2 <= w
+        for c in range(nc):
+            g00 = g[b, c, r, q]
+            if full:
+                g01 = g[b, c, r, q + 1]
+                g10 = g[b, c, r + 1, q]
+                g11 = g[b, c, r + 1, q + 1]
+            else:
+                g01 = g[b, c, r, q + 1] if q + 1 < w else zero
+                g10 = g[b, c, r + 1, q] if r + 1 < h else zero
+                g11 = g[b, c, r + 1, q + 1] if r + 1 < h and q + 1 < w else zero
+            finite += (g00 + g01 + g10 + g11) * 0
+            # A g: rows (g0, g0 + g1, g0 - g1, -g1); then the same on columns
+            p0 = g00
+            p1 = g01
+            s0 = g00 + g10
+            s1 = g01 + g11
+            d0 = g00 - g10
+            d1 = g01 - g11
+            n0 = -g10
+            n1 = -g11
+            gh[0, row, c] = p0
+            gh[1, row, c] = p0 + p1
+            gh[2, row, c] = p0 - p1
+            gh[3, row, c] = -p1
+            gh[4, row, c] = s0
+            gh[5, row, c] = s0 + s1
+            gh[6, row, c] = s0 - s1
+            gh[7, row, c] = -s1
+            gh[8, row, c] = d0
+            gh[9, row, c] = d0 + d1
+            gh[10, row, c] = d0 - d1
+            gh[11, row, c] = -d1
+            gh[12, row, c] = n0
+            gh[13, row, c] = n0 + n1
+            gh[14, row, c] = n0 - n1
+            gh[15, row, c] = -n1
+    return finite
+
+
 def _filters(w):
-    """``U[xi nu]`` as (16, Cz, Cy): ``G g G^T`` of each (Cy, Cz) 3x3 filter, in float64."""
-    u = np.einsum("ik,ockl,jl->ijco", _G, w.astype(np.float64), _G, optimize=True)
-    return np.ascontiguousarray(u.reshape(16, w.shape[1], w.shape[0]).astype(w.dtype))
+    """``U[xi nu]`` as (16, Cz, Cy): ``G g G^T`` of each (Cy, Cz) 3x3 filter, in float64.
+    (Two stacked matmuls: ``np.einsum(..., optimize=True)`` spent ~0.4 ms per call choosing
+    its path.)"""
+    cy, cz = w.shape[:2]
+    u = _G @ w.astype(np.float64) @ _G.T  # (Cy, Cz, 4, 4)
+    return np.ascontiguousarray(u.reshape(cy, cz, 16).transpose(2, 1, 0).astype(w.dtype))
 
 
 def forward(z, w, geo, bias=None):
@@ -199,19 +266,13 @@ def forward(z, w, geo, bias=None):
     n, cz = z.shape[:2]
     cy = w.shape[0]
     x = z[:, :, 0]
-    y1, y2 = geo.y[1], geo.y[2]
-    th, tw = -(-y1 // 2), -(-y2 // 2)
-    tiles = n * th * tw
+    th, tw, chunks, threads = _tiling(geo, n, cz, cy, z.itemsize)
     u = _filters(w[:, :, 0])
-    out = cpu.empty((n, cy, 1, y1, y2), z.dtype)
+    out = cpu.empty((n, cy, 1) + geo.y[1:], z.dtype)
     o4 = out[:, :, 0]
     with_bias = bias is not None
     b = np.ascontiguousarray(bias) if with_bias else np.zeros(cy, z.dtype)
-    per = max(64, _CHUNK_BYTES // (16 * (cz + cy) * z.itemsize))
-    chunks = [(t, min(tiles, t + per)) for t in range(0, tiles, per)]
-    work = tiles * 16 * cz * cy
-    threads = host_threads.count() if work >= 1 << 24 and len(chunks) > 1 else 1
-    most = min(per, tiles)
+    most = max((t1 - t0 for t0, t1 in chunks), default=0)
     # one spare row per transformed point: with 1024 rows of 64 float32 the 16 points' rows
     # would lie 256 KiB apart, all in one L1 set (4 KiB aliasing): the transforms, which touch
     # the 16 together, ran 8x slower so
@@ -222,8 +283,7 @@ def forward(z, w, geo, bias=None):
         t0, t1 = piece
         v, m = vs[thread][:, :t1 - t0], ms[thread][:, :t1 - t0]
         finite = _transform_input(x, v, x.dtype.type(0), t0, t1, th, tw, geo.lo[1], geo.lo[2])
-        for k in range(16):
-            blas.matmul(v[k], u[k], out=m[k])
+        blas.matmul_batch(v, u, m)
         _transform_output(m, o4, b, with_bias, t0, t1, th, tw)
         return finite
 
@@ -231,3 +291,56 @@ def forward(z, w, geo, bias=None):
     if any(s != 0 for results in sums.values() for s in results):
         return None
     return out
+
+
+def _tiling(geo, n, c_in, c_out, itemsize):
+    """(tile rows, tile columns, chunks of tiles, threads) for a call."""
+    y1, y2 = geo.y[1], geo.y[2]
+    th, tw = -(-y1 // 2), -(-y2 // 2)
+    tiles = n * th * tw
+    per = max(64, _CHUNK_BYTES // (16 * (c_in + c_out) * itemsize))
+    chunks = [(t, min(tiles, t + per)) for t in range(0, tiles, per)]
+    work = tiles * 16 * c_in * c_out
+    threads = host_threads.count() if work >= 1 << 24 and len(chunks) > 1 else 1
+    return th, tw, chunks, threads
+
+
+_GROUPS = 8  # partial sums of the weight gradient (at least), added in a fixed order
+
+
+def weight_grad(z, y, geo, w_shape):
+    """``w`` (Cy, Cz, 1, 3, 3) from ``z`` (N, Cz, 1, *z) and ``y`` (N, Cy, 1, *y), as
+    ``_conv_arrays.weight_grad``'s; None when either holds a NaN or an infinity.
+
+    The adjoint of ``forward`` in the weight: per transformed point,
+    ``dU[xi nu] (Cy, Cz) = sum over tiles of (A g A^T)[xi nu]^T V[xi nu]`` (16 GEMMs over the
+    tiles of a chunk, added to a partial sum per run of chunks: the same from run to run
+    whichever thread takes a run), then ``dW = G^T dU G`` per filter."""
+    n, cz = z.shape[:2]
+    cy = y.shape[1]
+    x, g = z[:, :, 0], y[:, :, 0]
+    th, tw, chunks, threads = _tiling(geo, n, cz, cy, z.itemsize)
+    k = min(len(chunks), max(_GROUPS, 2 * threads))
+    runs = [chunks[i * len(chunks) // k:(i + 1) * len(chunks) // k] for i in range(k)]
+    most = max((t1 - t0 for t0, t1 in chunks), default=0)
+    vs = cpu.empty((threads, 16, most + 1, cz), z.dtype)  # + 1: see forward
+    gs = cpu.empty((threads, 16, most + 1, cy), z.dtype)
+    acc = np.zeros((max(k, 1), 16, cy, cz), z.dtype)
+    zx, zg = x.dtype.type(0), g.dtype.type(0)
+
+    def run(job, thread):
+        index, pieces = job
+        finite = 0.0
+        for t0, t1 in pieces:
+            v, gh = vs[thread][:, :t1 - t0], gs[thread][:, :t1 - t0]
+            finite += _transform_input(x, v, zx, t0, t1, th, tw, geo.lo[1], geo.lo[2])
+            finite += _transform_gradient(g, gh, zg, t0, t1, th, tw)
+            blas.matmul_batch(gh.transpose(0, 2, 1), v, acc[index], accumulate=True)
+        return finite
+
+    sums = host_threads.run(run, list(enumerate(runs)), threads)
+    if any(s != 0 for results in sums.values() for s in results):
+        return None
+    du = acc.sum(axis=0).astype(np.float64).reshape(4, 4, cy, cz).transpose(2, 3, 0, 1)
+    dw = _G.T @ du @ _G  # (Cy, Cz, 3, 3)
+    return dw.astype(z.dtype).reshape(w_shape)
