@@ -182,3 +182,25 @@ def test_small_stacks_stay_with_numpy(monkeypatch):
     big = RNG.standard_normal((2, 128, 64)), RNG.standard_normal((2, 64, 128))
     with pytest.raises(AssertionError, match="MKL called"):
         blas.matmul(*big)  # 128 * 64 * 128 multiply-adds per matrix: MKL's
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_matmul_batch_at_any_batch_strides(dtype, accumulate):
+    """One strided batch call for stacks whose matrices sit at uneven batch strides (padded
+    rows, as the Winograd convolution's buffers) and transposed operands; the same numbers as
+    NumPy's per-matrix products, ``out``'s padding untouched. One matrix and an integer dtype
+    take the per-matrix fallback."""
+    x = RNG.standard_normal((6, 9, 5)).astype(dtype)[:, :7]          # rows padded
+    y = RNG.standard_normal((6, 4, 5)).astype(dtype).transpose(0, 2, 1)  # (6, 5, 4), transposed
+    buf = RNG.standard_normal((6, 8, 4)).astype(dtype)
+    out = buf[:, :7]
+    before, padding = out.copy(), buf[:, 7].copy()
+    blas.matmul_batch(x, y, out, accumulate=accumulate)
+    want = np.matmul(x.astype(np.float64), y.astype(np.float64)) + (before if accumulate else 0)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(buf[:, 7], padding)
+    xi, yi = RNG.integers(0, 5, (1, 3, 2)), RNG.integers(0, 5, (1, 2, 4))
+    oi = np.zeros((1, 3, 4), np.int64)
+    np.testing.assert_array_equal(blas.matmul_batch(xi, yi, oi), xi @ yi)
