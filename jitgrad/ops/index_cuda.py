@@ -6,8 +6,9 @@ device array over the broadcast index shape, built once and reused by the forwar
 (index_put with accumulate), CopySlices and double backward. Device index tensors are
 bounds-checked by the linearization kernel and reported at the next synchronizing point
 (``cuda_kernels.bounds``, docs/cuda-tensors.md); host keys (lists, NumPy, CPU tensors) were
-checked by ``index._check_bounds`` and are uploaded once (a counted h2d, as PyTorch copies them
-too); a CUDA bool mask costs one 8-byte device->host read of its count (``nonzero_positions``).
+checked by ``index_keys._check_bounds`` and are uploaded once (a counted h2d, as PyTorch copies
+them too); a CUDA bool mask costs one 8-byte device->host read of its count
+(``nonzero_positions``).
 """
 from __future__ import annotations
 
@@ -15,14 +16,9 @@ import numpy as np
 
 from ..tensor import Tensor
 from .composite import record
-from .index import (
-    _broadcast_error,
-    _getitem_backward,
-    _is_basic,
-    _mask_ndim,
-    _np_key,
-    raise_after_shape_check,
-)
+from .index_getitem import _getitem_backward
+from .index_keys import _is_basic, _mask_ndim, _np_key
+from .index_setitem import _broadcast_error, raise_after_shape_check
 
 __all__ = ["device_plan", "device_getitem", "device_take", "device_value", "device_setitem",
            "device_zero_at", "device_nonzero"]

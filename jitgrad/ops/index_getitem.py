@@ -1,0 +1,160 @@
+"""Reading ``x[key]``: the nodes PyTorch records (Select/Slice/Unsqueeze/Alias/Index
+Backward0, one per view-making component), and its VJP ``index_embed`` (``g`` embedded into
+zeros at the key, IndexPutBackward0), whose own VJP is a read again, so gradients of any order
+flow through indexing."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from .composite import record
+from .index_keys import (
+    _FULL,
+    _advanced_broadcast_error,
+    _check_bounds,
+    _cuda,
+    _drop_noop_slices,
+    _is_basic,
+    _mixes_basic,
+    _normalize_key,
+    _np_key,
+    _split_keys,
+    _valid_on_empty,
+    sequence_key,
+)
+
+# ----------------------------------------------------------------------------- getitem
+
+
+def _getitem_backward(node, g):
+    a = node.ctx.attrs
+    return (index_embed(g, a["shape"], a["key"], a["basic"]),)
+
+
+def _name_for(comps, tuple_key=True):
+    """The node PyTorch records for a key with at most one view-making component."""
+    for k, _ in comps:
+        if k in ("array", "mask", "darray", "dmask"):
+            return "IndexBackward0"
+    for k, v in comps:
+        if k == "none":
+            return "UnsqueezeBackward0"
+        if k == "int":
+            return "SelectBackward0"
+        if k == "slice" and (v != _FULL or not tuple_key):
+            return "SliceBackward0"
+    return "AliasBackward0"
+
+
+def getitem(x: Tensor, key) -> Tensor:
+    if type(key) is list:
+        key = sequence_key(key)
+    comps = _normalize_key(key)
+    _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps))
+    comps = _valid_on_empty(comps, x._data.shape)
+    basic = _is_basic(comps)
+    tuple_key = type(key) is tuple
+    if basic:
+        if tuple_key:
+            comps = _drop_noop_slices(comps, x._data.shape)
+        if sum(1 for k, v in comps if k in ("int", "none") or (
+                k == "slice" and (v != _FULL or not tuple_key))) > 1:
+            # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <-
+            # SelectBackward0)
+            return _remember_view_key(_getitem_chain(x, comps), x, _np_key(comps))
+    elif _mixes_basic(comps):
+        return _split_advanced(x, comps)
+    if not basic and (x._data.__class__ is not np.ndarray or any(
+            k in ("darray", "dmask") for k, _ in comps)):
+        return _cuda().device_getitem(x, comps)
+    npkey = _np_key(comps)
+    if basic and not any(k == "ellipsis" for k, _ in comps):
+        # a trailing Ellipsis makes NumPy return a 0-d *view* instead of a scalar copy for
+        # x[i] on a 1-D array: PyTorch's x[0] aliases x
+        data = x._data[npkey + (Ellipsis,)]
+    elif basic:
+        data = x._data[npkey]
+    else:
+        try:
+            data = x._data[npkey]
+        except IndexError as e:
+            if "shape mismatch" not in str(e):
+                raise
+            raise _advanced_broadcast_error(comps, e) from None
+        data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
+    out = record(_name_for(comps, tuple_key), (x,), np.asarray(data) if not basic else data,
+                 _getitem_backward, view_of=x if basic else None,
+                 attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic},
+                 view_fn=(lambda b: getitem(b, npkey)) if basic else None)
+    return _remember_view_key(out, x, npkey) if basic else out
+
+
+def _split_advanced(x, comps):
+    bkey, akey = _split_keys(comps)
+    return getitem(getitem(x, bkey), akey)
+
+
+def _remember_view_key(view, x, npkey):
+    """A view made by indexing a non-view remembers its key, so in-place writes into the view
+    can be recorded on the base (CopySlices), as PyTorch does."""
+    if x._base is None:
+        view._view_key = npkey
+    return view
+
+
+def _getitem_chain(x, comps):
+    """Apply basic components one at a time so each records its own node."""
+    nd = x._data.ndim
+    consumed = sum(1 for k, _ in comps if k in ("int", "slice"))
+    dim = 0
+    y = x
+    for kind, v in comps:
+        if kind == "ellipsis":
+            dim += nd - consumed
+            continue
+        if kind == "none":
+            y = getitem(y, (slice(None),) * dim + (None,))
+            dim += 1
+        elif kind == "int":
+            y = getitem(y, (slice(None),) * dim + (v,))
+        else:
+            if v == slice(None, None, 1):
+                dim += 1
+                continue
+            y = getitem(y, (slice(None),) * dim + (v,))
+            dim += 1
+    return y
+
+
+def _embed_backward(node, g):
+    a = node.ctx.attrs
+    return (getitem(g, a["key"]) if a["basic"] else _take(g, a["key"]),)
+
+
+def _take(g, npkey):
+    # differentiable advanced read used by the embed VJP (npkey: an AdvancedIndex on CUDA)
+    if g._data.__class__ is not np.ndarray:
+        return _cuda().device_take(g, npkey)
+    return record("IndexBackward0", (g,), np.asarray(g._data[npkey]), _getitem_backward,
+                  attrs={"shape": tuple(g._data.shape), "key": npkey, "basic": False})
+
+
+def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
+    """Zeros of ``shape`` with ``g`` added at ``npkey`` (repeated indices accumulate)."""
+    if g._data.__class__ is not np.ndarray:
+        from .basic import _device_full
+        data = _device_full(shape, 0, g._data.dtype)
+        if basic:
+            from ..backends import cuda as B
+            B.kernels().layout.copy_into(data[npkey].kview(), g._data.kview())
+        else:  # index_put_(accumulate=True): atomics, repeated indices sum
+            npkey.put(data.kview(), g._data.kview(), accumulate=True)
+        return record("IndexPutBackward0", (g,), data, _embed_backward,
+                      attrs={"key": npkey, "basic": basic})
+    data = np.zeros(shape, dtype=g._data.dtype)
+    if basic:
+        data[npkey] = g._data
+    else:
+        np.add.at(data, npkey, g._data)
+    return record("IndexPutBackward0", (g,), data, _embed_backward,
+                  attrs={"key": npkey, "basic": basic})
