@@ -23,7 +23,8 @@ for a 3x3 kernel) never exist at once. im2col/col2im are one compiled pass per c
 ``backends/cuda_kernels/conv.py`` and the device matmul.
 
 Stride-1, one-group float convolutions with enough channels skip all of this on the CPU:
-``_conv_rows`` computes the three maps as implicit GEMMs over channels-last rows.
+large 2-D 3x3 ones go to ``_conv_winograd`` (Winograd F(2x2, 3x3), all three maps), the others
+to ``_conv_rows`` (the three maps as implicit GEMMs over channels-last rows).
 """
 from __future__ import annotations
 
@@ -273,7 +274,8 @@ def _input_grad_as_conv(y, w, geo, cz):
     of ``y`` + GEMM instead of GEMM + col2im into ``z``. The GEMMs do the same work, so what
     decides is the data each moves: ``Cy`` vs ``Cz`` columns per tap and position. Taken when
     ``Cz > Cy`` (measured, 3x3, batch 32: 32 -> 8 channels at 8x8 402 vs 648 us; 8 -> 32:
-    646 vs 328, 3 -> 16 at 32x32: 4.6 vs 1.9 ms, level at Cz = Cy)."""
+    646 vs 328, 3 -> 16 at 32x32: 4.6 vs 1.9 ms, level at Cz = Cy), and whenever the flipped
+    convolution goes Winograd (``_winograd_input_grad``)."""
     cy, g = w.shape[0], geo.groups
     og, cg = cy // g, cz // g
     flipped = w.reshape((g, og, cg) + geo.k)[..., ::-1, ::-1, ::-1]
