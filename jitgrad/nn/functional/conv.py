@@ -344,7 +344,7 @@ def _convolution(x, w, bias, geo, transposed):
 
 def _keeps_work(x, w):
     """Whether the backward will compute a weight gradient with ``A.grads`` on the CPU, so the
-    forward should keep what it can of its work on ``x`` (its layout or columns) for it."""
+    forward should keep what it can of its work on ``x`` (small im2col columns) for it."""
     return w.requires_grad and grad_mode.is_grad_enabled() and _grads_apply(x)
 
 
