@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from ...backends import blas, cpu, host_threads
+from ._conv_rows import _groups
 
 __all__ = ["applies", "forward", "weight_grad"]
 
@@ -305,9 +306,6 @@ def _tiling(geo, n, c_in, c_out, itemsize):
     return th, tw, chunks, threads
 
 
-_GROUPS = 8  # partial sums of the weight gradient (at least), added in a fixed order
-
-
 def weight_grad(z, y, geo, w_shape):
     """``w`` (Cy, Cz, 1, 3, 3) from ``z`` (N, Cz, 1, *z) and ``y`` (N, Cy, 1, *y), as
     ``_conv_arrays.weight_grad``'s; None when either holds a NaN or an infinity.
@@ -320,8 +318,8 @@ def weight_grad(z, y, geo, w_shape):
     cy = y.shape[1]
     x, g = z[:, :, 0], y[:, :, 0]
     th, tw, chunks, threads = _tiling(geo, n, cz, cy, z.itemsize)
-    k = min(len(chunks), max(_GROUPS, 2 * threads))
-    runs = [chunks[i * len(chunks) // k:(i + 1) * len(chunks) // k] for i in range(k)]
+    runs = _groups(chunks, threads)  # the row path's runs: the same partial sums every run
+    k = len(runs)
     most = max((t1 - t0 for t0, t1 in chunks), default=0)
     vs = cpu.empty((threads, 16, most + 1, cz), z.dtype)  # + 1: see forward
     gs = cpu.empty((threads, 16, most + 1, cy), z.dtype)

@@ -39,6 +39,9 @@ __all__ = ["moments", "batch_norm_stats", "affine", "grad_sums", "channel_grad_s
 PARALLEL_MIN_ELEMENTS = int(os.environ.get("JITGRAD_NORM_PARALLEL_MIN", 1 << 17))
 
 _FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+# Each kernel comes as a serial and a prange twin around one inlined row body, not as one
+# function compiled with and without parallel=True: Numba's on-disk cache keys an entry by the
+# function and its signature, not by those flags, so the two compilations would share entries.
 # The sums may be reassociated (LLVM then vectorizes them with several accumulators, as ATen's
 # kernels sum); no nnan/ninf: NaN and inf inputs propagate as in PyTorch.
 _SUM_FLAGS = dict(_FLAGS, fastmath={"reassoc", "contract"})
