@@ -60,8 +60,28 @@ def spans_whole_buffer(a) -> bool:
     base = a.base
     if base is None:
         return True
+    if not isinstance(base, np.ndarray):
+        return False
     # a reshape of a fresh array: same bytes as its owner (a slice of a bigger one is not)
-    return isinstance(base, np.ndarray) and bool(base.flags.owndata) and base.nbytes == a.nbytes
+    if base.flags.owndata and base.nbytes == a.nbytes:
+        return True
+    whole = _whole.get(id(base))  # an aligned pool array (backends/cpu.py) or a view of it
+    return (whole is not None and whole[0]() is base
+            and whole[1:] == (a.__array_interface__["data"][0], a.nbytes))
+
+
+# id(byte buffer) -> (weakref to it, address, bytes) of the aligned array that is all of it
+_whole = {}
+
+
+def register_whole(a):
+    """``a`` (a view of a byte buffer a few bytes larger, made to start aligned) is the only
+    array of its buffer: ``spans_whole_buffer`` says so for it and its reshapes."""
+    import weakref
+    base = a.base
+    key = id(base)
+    _whole[key] = (weakref.ref(base, lambda _, k=key: _whole.pop(k, None)),
+                   a.__array_interface__["data"][0], a.nbytes)
 
 
 def as_strided(a, shape, st, offset=0):
