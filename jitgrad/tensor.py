@@ -336,9 +336,13 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad and self._grad is None:
-            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
-        return self._grad
+        g = self._grad
+        if g is None:
+            if self._grad_fn is not None and not self._retains_grad:
+                warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        elif g.__class__ is not Tensor:
+            g._data  # noqa: B018 (a compiled step's pending gradient is computed here)
+        return g
 
     @grad.setter
     def grad(self, value):

@@ -25,6 +25,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import capture
 from .capture import ElementwiseStep, Recorder, Ref
+from .lower import FALLBACK as _FALLBACK
 
 _DEBUG = "compile" in os.environ.get("JITGRAD_DEBUG", "").replace(",", " ").split()
 
@@ -36,6 +37,7 @@ class Stats:
     def __init__(self):
         self.captures = 0
         self.replays = 0
+        self.lowered_replays = 0  # replays that ran as a lowered step (lower.py)
         self.guard_failures = 0
         self.eager_calls = 0
         self.capture_seconds = 0.0
@@ -115,7 +117,8 @@ class CompiledFunction:
             self._variants[key] = _EAGER
             self._warn(rec.reason)
             return result
-        program = Program(rec.rec, {i: t._requires_grad for i, t in enumerate(rec.keep)})
+        program = Program(rec.rec, {i: t._requires_grad for i, t in enumerate(rec.keep)},
+                          rec.keep)
         self._variants[key] = program
         stats.captures += 1
         stats.capture_seconds += time.perf_counter() - t0
@@ -225,7 +228,8 @@ def _guard_key(args, kwargs, py_names=()):
 class Program:
     """A recording planned for replay: fused groups and call steps in order."""
 
-    def __init__(self, rec, requires):
+    def __init__(self, rec, requires, keep=None):
+        from . import lower
         self.n_values = rec.n_values
         self.arg_slots = list(rec.arg_refs.items())
         self.externals = list(rec.externals.items())
@@ -233,6 +237,8 @@ class Program:
                               for _, t in self.externals]
         self.result = rec.result
         self.items = self._plan(rec, requires)
+        # the whole step on arrays, without graph or engine, where every step has a rule
+        self.lowered = lower.plan(rec, keep) if keep is not None else None
 
     def check(self):
         for (_, t), meta in zip(self.externals, self.external_meta):
@@ -270,6 +276,8 @@ class Program:
         return items
 
     def describe(self):
+        if self.lowered is not None:
+            return self.lowered.describe()
         parts = []
         for kind, it in self.items:
             if kind == "group":
@@ -286,6 +294,11 @@ class Program:
             values[i] = tensors[path]
         for i, t in self.externals:
             values[i] = t
+        if self.lowered is not None:
+            out = self.lowered.run(values)
+            if out is not _FALLBACK:
+                stats.lowered_replays += 1
+                return out
         enabled = grad_mode.is_grad_enabled()
         for kind, it in self.items:
             ge = it.grad_enabled

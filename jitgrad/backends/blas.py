@@ -129,12 +129,23 @@ def _operand(a):
 
 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
-           accumulate: bool = False) -> np.ndarray:
+           accumulate: bool = False, alpha: float = 1.0) -> np.ndarray:
     """``x @ y`` for NumPy arrays (any ranks NumPy accepts); with ``accumulate``,
     ``out += x @ y`` (GEMM's beta = 1: ``linear`` pre-fills ``out`` with the bias, which saves
-    the separate read-modify-write pass of adding it afterwards)."""
+    the separate read-modify-write pass of adding it afterwards). ``alpha`` (2-D, with
+    ``accumulate``): ``out += alpha * x @ y`` (GEMM's alpha: a compiled step folds SGD's
+    ``W -= lr * g^T h`` into the weight-gradient product)."""
     if accumulate and out is None:
         raise ValueError("blas.matmul: accumulate=True needs out=")
+    if alpha != 1.0:
+        if not accumulate or x.ndim != 2 or y.ndim != 2:
+            raise ValueError("blas.matmul: alpha needs accumulate=True and 2-D operands")
+        if _gemm is None:
+            _load()
+        if not _gemm or _gemm.get(x.dtype) is None or y.dtype != x.dtype or \
+                out.dtype != x.dtype or not out.flags.c_contiguous:
+            out += alpha * np.matmul(x, y)
+            return out
     if _gemm is None:
         _load()
     fn = _gemm.get(x.dtype) if _gemm else None
@@ -167,8 +178,8 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
             if not accumulate:
                 out[...] = 0
         else:
-            fn(_ROW_MAJOR, ta[0], tb[0], m, n, k, 1.0, _address(x), ta[1], _address(y), tb[1],
-               1.0 if accumulate else 0.0, _address(out), max(n, 1))
+            fn(_ROW_MAJOR, ta[0], tb[0], m, n, k, alpha, _address(x), ta[1], _address(y),
+               tb[1], 1.0 if accumulate else 0.0, _address(out), max(n, 1))
     return out
 
 

@@ -1,0 +1,552 @@
+"""Whole-step lowering: a recorded training step replayed on arrays, with no graph.
+
+The ordinary replay (``compiled.Program``) calls each recorded op again: every call makes
+Tensors and graph nodes, and ``loss.backward()`` walks them with the engine. For the common
+training step — dense layers and activations, a loss, ``loss.backward()``, optimizer calls —
+none of that is needed: the recording already says which arrays flow where. ``plan`` turns
+such a recording into a ``LoweredStep``: each forward op is a *lowered op* (its forward and its
+VJP over NumPy arrays, on buffers allocated once per recording), ``loss.backward()`` walks
+the lowered ops in reverse and hands each leaf its gradient through the engine's own
+``accumulate_into_leaf`` (hooks, accumulation and ``.grad`` adoption as in eager mode), and
+steps without tensors (``opt.zero_grad()``, ``opt.step()``, ``scheduler.step()``) are called
+as recorded. Steps on tensors that need no gradient (``x.view(-1, 784)`` of the batch) replay
+as calls.
+
+Each lowered op runs the same arithmetic as its eager implementation (the same BLAS calls,
+NumPy expressions and registry formulas), so a lowered step gives eager's results bit for bit;
+``tests/test_compile_lowered.py`` checks that over many steps. What a rule does not cover
+makes ``plan`` return None and the step replays the ordinary way.
+
+Guards beyond ``compiled.py``'s: a parameter's array keeps its shape, dtype and contiguity; a
+target holds class indices the fast loss path accepts (in range, none ignored). Otherwise the
+call replays the ordinary way (which raises eager's errors), decided before anything runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import engine, grad_mode
+from ..autograd.node import FREED_MESSAGE, Ctx, FunctionNode, node_class
+from ..backends import blas, cpu
+from ..optim.optimizer import _to_scalar
+from ..tensor import Tensor
+from . import pending
+from .capture import CallStep, ElementwiseStep, Ref
+
+FALLBACK = object()
+
+
+# ----------------------------------------------------------------------------- lowered ops
+# Each: ``inputs`` (value indices), ``out`` (value index), ``forward(arr)`` writing arr[out],
+# ``backward(arr, g) -> [grad or None per input]`` (g: the gradient of ``out``, an array the
+# op may overwrite), ``check(values) -> bool`` before anything runs.
+
+class Dense:
+    """``x @ W^T + b`` (nn.Linear, F.linear): ``_fast_linear``'s and ``_linear_backward``'s
+    BLAS calls (the bias as GEMM's C; AddmmBackward0's layouts)."""
+
+    def __init__(self, x, out, weight, bias, shape):
+        self.inputs, self.out = (x,), out
+        self.weight, self.bias = weight, bias
+        self.meta = [(t, t._data.shape, t._data.dtype, t._requires_grad) for t in (weight, bias)]
+        self.shape = shape
+        self.bufs = [None, None]  # by run parity (see LoweredStep.run)
+        self.need_x = False  # set by plan: does x need a gradient?
+        # set by plan when SGD may fold into this op's weight-gradient GEMM and x is an input:
+        # the GEMMs read a copy, which the pending gradient reads later (pending.py)
+        self.foldable = False  # set by plan
+        self.copies_input = False  # set by plan: foldable, and x is an input (not ours)
+        self.snapshots = [None, None]
+        self.fold = None  # per run: SGD's alpha (-lr; +lr to maximize) for the weight, or None
+
+    def check(self, values):
+        for t, shape, dt, rg in self.meta:
+            d = t._data
+            if d.__class__ is not np.ndarray or d.shape != shape or d.dtype != dt or \
+                    t._requires_grad != rg:
+                return False
+        return True
+
+    def forward(self, arr, par):
+        x, w = arr[self.inputs[0]], self.weight._data
+        self.par = par
+        if self.copies_input:
+            copy = _buffer(self.snapshots, par, x.shape, x.dtype)
+            np.copyto(copy, x)
+            x = arr[self.inputs[0]] = copy
+        out = _buffer(self.bufs, par, self.shape, w.dtype)
+        out[...] = self.bias._data
+        blas.matmul(x, w.T, out=out, accumulate=True)
+        arr[self.out] = out
+
+    def backward(self, arr, g):
+        leaves = []
+        if self.bias._requires_grad:
+            leaves.append((self.bias, g.sum(axis=0)))
+        x, w = arr[self.inputs[0]], self.weight
+        gx = blas.matmul(g, w._data) if self.need_x else None  # before W changes
+        if self.fold is not None:
+            # SGD's update as the GEMM's C (the floor's trick); .grad computed when read
+            blas.matmul(g.T, x, out=w._data, accumulate=True, alpha=self.fold)
+            w._grad = pending.make(g, x, w._data.dtype)
+            self.pending[self.par].append(w._grad)
+        elif w._requires_grad:
+            leaves.append((w, blas.matmul(g.T, x)))
+        return [gx], leaves
+
+
+class Relu:
+    """The registry's relu and its VJP (``select(a < 0, 0, a)``; ``select(out > 0, g, g * 0)``),
+    in place when nothing else reads the input."""
+
+    def __init__(self, x, out, shape, dtype):
+        self.inputs, self.out = (x,), out
+        self.in_place = False  # set by plan
+        self.shape, self.dtype, self.bufs = shape, dtype, [None, None]
+
+    def check(self, values):
+        return True
+
+    def forward(self, arr, par):
+        x = arr[self.inputs[0]]
+        out = x if self.in_place else _buffer(self.bufs, par, self.shape, self.dtype)
+        _kernels().relu(x.reshape(-1), out.reshape(-1))
+        arr[self.out] = out
+
+    def backward(self, arr, g):
+        _kernels().relu_vjp(g.reshape(-1), arr[self.out].reshape(-1))
+        return [g], ()
+
+
+class CrossEntropy:
+    """Mean ``cross_entropy`` of (N, C) logits and int64 class indices, no weights or label
+    smoothing: the fast path's NumPy expressions (``_log_softmax_rows``, ``_nll_rows``) and the
+    VJPs the engine runs for it (NllLossBackward0, then LogSoftmaxBackward0's direct form)."""
+
+    def __init__(self, logits, target, out, ignore_index, node_name, meta):
+        self.inputs, self.out = (logits, target), out
+        self.ignore_index, self.node_name, self.meta = ignore_index, node_name, meta
+        self.lsm = None
+
+    def check(self, values):
+        n, c = self.meta[0]
+        t = values[self.inputs[1]]._data
+        if t.__class__ is not np.ndarray or t.dtype != np.int64 or t.shape != (n,) or not n:
+            return False
+        lo, hi = t.min(), t.max()
+        ig = self.ignore_index
+        return not (lo < 0 or hi >= c or (lo <= ig <= hi and np.any(t == ig)))
+
+    def forward(self, arr, par):
+        x = arr[self.inputs[0]]
+        with np.errstate(all="ignore"):
+            shifted = x - x.max(axis=1, keepdims=True)
+            self.lsm = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        t = arr[self.inputs[1]]
+        n = x.shape[0]
+        total = -self.lsm[np.arange(n), t].sum(dtype=np.float64)
+        self.scale = 1.0 / n
+        arr[self.out] = np.asarray(total * self.scale, dtype=x.dtype)
+
+    def backward(self, arr, g):
+        lsm, t = self.lsm, arr[self.inputs[1]]
+        coef = np.zeros(lsm.shape, dtype=lsm.dtype)
+        coef[np.arange(lsm.shape[0]), t] = lsm.dtype.type(-self.scale)
+        gd = coef * g
+        with np.errstate(all="ignore"):
+            gx = gd - np.exp(lsm) * gd.sum(1, keepdims=True)
+        self.lsm = None
+        return [gx, None], ()
+
+    def result(self, data):
+        """The loss tensor: eager's value and grad_fn name, its graph already freed (a second
+        ``backward()`` raises eager's error; ``grad_fn.next_functions`` is empty)."""
+        loss = Tensor._make(data)
+        ctx = Ctx()
+        node = node_class(self.node_name, FunctionNode)((), (((), loss.dtype),), ctx,
+                                                         _freed_backward)
+        node._released = True
+        loss._grad_fn, loss._output_nr, loss._requires_grad = node, 0, True
+        return loss
+
+
+def _buffer(bufs, par, shape, dtype):
+    """``bufs[par]``, (re)allocated for ``shape``: a lowered op's output buffer for the runs
+    of one parity. Two sets, used in turn: a PendingGrad reads the buffers of its run, which
+    stay as they are through the next run (when a step's ``zero_grad()`` drops it)."""
+    b = bufs[par]
+    if b is None or b.shape != shape:
+        b = bufs[par] = cpu.empty(shape, dtype)
+    return b
+
+
+def _freed_backward(node, g):
+    raise RuntimeError(FREED_MESSAGE)
+
+
+_KERNELS = None
+
+
+def _kernels():
+    global _KERNELS
+    if _KERNELS is None:
+        from . import lower_kernels
+        _KERNELS = lower_kernels
+    return _KERNELS
+
+
+# ----------------------------------------------------------------------------- matching
+
+def _linear(step, keep, externals):
+    """``(x, weight, bias)`` of an nn.Linear call or F.linear with a bias (its weight and
+    bias tensors that existed before the call: parameters), else None."""
+    from ..nn import functional as F
+    from ..nn.modules.linear import Linear
+    from ..nn.modules.module import Module
+    if not isinstance(step, CallStep):
+        return None
+    a, kw = step.args, step.kwargs
+    if step.fn is Module.__call__ and a and type(a[0]) is Linear and len(a) == 2 and not kw:
+        return a[1], a[0].weight, a[0].bias
+    if step.fn is F.linear and not kw and len(a) == 3:
+        w, b = a[1], a[2]
+        if isinstance(w, Ref) and isinstance(b, Ref) and w.i in externals and b.i in externals:
+            return a[0], keep[w.i], keep[b.i]
+    return None
+
+
+def _cross_entropy(step):
+    """``(logits, target, ignore_index)`` of a mean cross_entropy without weights or label
+    smoothing (nn.CrossEntropyLoss or F.cross_entropy), else None."""
+    from ..nn import functional as F
+    from ..nn.modules.loss import CrossEntropyLoss
+    from ..nn.modules.module import Module
+    if not isinstance(step, CallStep):
+        return None
+    a, kw = step.args, step.kwargs
+    if step.fn is Module.__call__ and a and type(a[0]) is CrossEntropyLoss and len(a) == 3 \
+            and not kw:
+        m = a[0]
+        if m.weight is None and m.label_smoothing == 0.0 and m.reduction == "mean":
+            return a[1], a[2], m.ignore_index
+        return None
+    if step.fn is F.cross_entropy and len(a) == 2:
+        defaults = {"weight": None, "size_average": None, "reduce": None, "reduction": "mean",
+                    "label_smoothing": 0.0}
+        if any(kw.get(k, v) != v for k, v in defaults.items()) or \
+                set(kw) - set(defaults) - {"ignore_index"}:
+            return None
+        return a[0], a[1], kw.get("ignore_index", -100)
+    return None
+
+
+def _is_backward(step):
+    if not isinstance(step, CallStep) or step.fn is not Tensor.backward:
+        return False
+    a, kw = step.args, step.kwargs
+    if len(a) != 1 or not isinstance(a[0], Ref):
+        return False
+    return all(kw.get(k) in (None, False) for k in kw) and \
+        set(kw) <= {"gradient", "retain_graph", "create_graph", "inputs"}
+
+
+def _has_ref(obj):
+    if isinstance(obj, Ref):
+        return True
+    if isinstance(obj, (tuple, list)):
+        return any(_has_ref(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_has_ref(o) for o in obj.values())
+    return False
+
+
+# ----------------------------------------------------------------------------- planning
+
+def plan(rec, keep):
+    """A ``LoweredStep`` for recording ``rec`` (``keep``: its tensors by value index), or None
+    when some step has no lowering (the ordinary replay then runs it)."""
+    if any(getattr(t._data, "__class__", None) is not np.ndarray for t in keep):
+        return None  # CUDA steps: the graph-capture replay is issue 16's GPU half
+    items, ops, produced = [], {}, {}
+    saw_backward = False
+    for s in rec.steps:
+        if not s.grad_enabled:
+            return None
+        lin = _linear(s, keep, rec.externals)
+        ce = _cross_entropy(s) if lin is None else None
+        if lin is not None:
+            x, w, b = lin
+            if not isinstance(x, Ref) or not isinstance(s.outs, Ref) or b is None or \
+                    keep[x.i]._data.ndim != 2 or w._data.ndim != 2 or \
+                    b._data.shape != (w._data.shape[0],) or \
+                    w._grad_fn is not None or b._grad_fn is not None:
+                return None
+            out = keep[s.outs.i]
+            if not (out._data.dtype == w._data.dtype == b._data.dtype == keep[x.i]._data.dtype):
+                return None
+            op = Dense(x.i, s.outs.i, w, b, out._data.shape)
+        elif ce is not None:
+            logits, target, ig = ce
+            if not (isinstance(logits, Ref) and isinstance(target, Ref)):
+                return None
+            if target.i not in rec.arg_refs and target.i not in rec.externals:
+                return None  # checked before the step runs: must be an input
+            lt, out = keep[logits.i], keep[s.outs.i]
+            if lt._data.ndim != 2 or lt._data.dtype not in (np.float32, np.float64) or \
+                    out._grad_fn is None:
+                return None
+            op = CrossEntropy(logits.i, target.i, s.outs.i, ig, type(out._grad_fn).__name__,
+                              (lt._data.shape,))
+        elif isinstance(s, ElementwiseStep) and s.op.name == "relu" and not s.aux and \
+                isinstance(s.operands[0], Ref) and s.operands[0].i in ops:
+            op = Relu(s.operands[0].i, s.out, s.shape, keep[s.out]._data.dtype)
+        elif _is_backward(s):
+            if saw_backward or s.args[0].i not in ops:
+                return None
+            saw_backward = True
+            items.append(("backward", s.args[0].i))
+            continue
+        elif isinstance(s, CallStep) and not _has_ref((s.args, s.kwargs)):
+            items.append(("call", s))  # opt.zero_grad(), opt.step(), scheduler.step()
+            continue
+        elif _no_grad_step(s, keep, ops):
+            items.append(("replay", s))
+            continue
+        else:
+            return None
+        ops[op.out] = op
+        produced[op.out] = op
+        items.append(("op", op))
+    if not saw_backward:
+        return None
+    return _finish(rec, keep, items, ops)
+
+
+def _no_grad_step(s, keep, ops):
+    """A step on tensors that need no gradient (reshaping the batch): replayed as a call."""
+    if isinstance(s, ElementwiseStep):
+        refs = [v for v in list(s.operands) + list(s.aux.values()) if isinstance(v, Ref)]
+        outs = [s.out]
+    else:
+        refs = list(_refs((s.args, s.kwargs)))
+        outs = [r.i for r in _refs(s.outs)]
+    return all(r.i not in ops and not keep[r.i]._requires_grad for r in refs) and \
+        all(not keep[i]._requires_grad for i in outs)
+
+
+def _refs(obj):
+    if isinstance(obj, Ref):
+        yield obj
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            yield from _refs(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _refs(o)
+
+
+def _finish(rec, keep, items, ops):
+    """Uses of each lowered value; which inputs need gradients; relu in place; the result."""
+    uses = {}
+    for kind, it in items:
+        if kind == "op":
+            for i in it.inputs:
+                uses[i] = uses.get(i, 0) + 1
+        elif kind == "replay":
+            for r in _refs((it.args, it.kwargs) if isinstance(it, CallStep) else it.operands):
+                if r.i in ops:
+                    return None
+    results = list(_refs(rec.result))
+    losses = [it for kind, it in items if kind == "backward"]
+    for r in results:
+        if r.i in ops and not (r.i in losses and isinstance(ops[r.i], CrossEntropy)):
+            return None  # only the loss leaves the lowered region
+    for i, n in uses.items():
+        if i in ops and n > 1:
+            return None  # a value read twice: its gradients would need summing (not yet)
+    leaves = set()  # inputs (arguments) that are leaves needing a gradient
+    for op in ops.values():
+        if isinstance(op, Dense):
+            x = op.inputs[0]
+            if x in ops:
+                op.need_x = True
+            elif keep[x]._requires_grad:
+                if keep[x]._grad_fn is not None:
+                    return None  # the gradient would flow on into an eager graph
+                op.need_x = True
+                leaves.add(x)
+        elif isinstance(op, Relu):
+            src = ops[op.inputs[0]]
+            op.in_place = isinstance(src, Dense) and uses.get(op.inputs[0]) == 1
+        elif isinstance(op, CrossEntropy):
+            if keep[op.inputs[1]]._requires_grad:
+                return None
+    loss = losses[0]
+    if not isinstance(ops[loss], CrossEntropy):
+        return None
+    sgd = _sgd_after_backward(items)
+    users = {}
+    for op in ops.values():
+        if isinstance(op, Dense):
+            users[id(op.weight)] = users.get(id(op.weight), 0) + 1
+    for op in ops.values():
+        if isinstance(op, Dense):
+            if sgd is None or users[id(op.weight)] > 1:
+                continue  # never folds (a tied weight's gradients add up first)
+            op.foldable = True
+            op.copies_input = op.inputs[0] not in ops
+    return LoweredStep(items, ops, loss, leaves, rec.result, sgd)
+
+
+def _sgd_after_backward(items):
+    """The optimizer of an ``SGD.step()`` call right after ``loss.backward()`` (nothing in
+    between may read a gradient), or None."""
+    from ..optim.sgd import SGD
+    kinds = [k for k, _ in items]
+    k = kinds.index("backward") + 1
+    if k >= len(items) or items[k][0] != "call":
+        return None
+    call = items[k][1]
+    if call.name != "SGD.step" or len(call.args) != 1 or call.kwargs or \
+            type(call.args[0]) is not SGD:
+        return None
+    return call.args[0]
+
+
+# ----------------------------------------------------------------------------- replay
+
+class LoweredStep:
+    def __init__(self, items, ops, loss, leaves, result, sgd):
+        self.items, self.ops, self.loss, self.leaves = items, ops, loss, leaves
+        self.result = result
+        # the backward order: reverse of the forward ops that lead to the loss
+        order, need = [], {loss}
+        for kind, it in reversed(items):
+            if kind == "op" and it.out in need:
+                order.append(it)
+                need.update(i for i in it.inputs if i in ops)
+        self.backward_ops = order
+        self.checks = [it for kind, it in items if kind == "op"]
+        self.sgd = sgd  # the plain SGD whose step follows the backward (may fold), or None
+        self.dense = [op for op in order if isinstance(op, Dense) and op.foldable]
+        self.pending = [[], []]  # PendingGrads (pending.py) by run parity
+        self.par = 0
+        self.folded = []  # weights whose update the last backward folded
+        for op in self.dense:
+            op.pending = self.pending
+
+    def describe(self):
+        names = []
+        for kind, it in self.items:
+            names.append(type(it).__name__ if kind == "op" else
+                         kind if kind == "backward" else it.name)
+        fold = f" (SGD folded into {len(self.dense)} weight GEMMs)" if self.dense else ""
+        return "lowered: " + ", ".join(names) + fold
+
+    def run(self, values):
+        """Replay on ``values`` (Tensors of the arguments and externals, by value index);
+        FALLBACK when a guard does not hold (nothing has run then)."""
+        for op in self.checks:
+            if not op.check(values):
+                return FALLBACK
+        arr = {}
+        for i, t in enumerate(values):
+            if t is not None:
+                arr[i] = t._data
+        loss_tensor = None
+        settled = False
+        par = self.par = 1 - self.par
+        for kind, it in self.items:
+            if kind == "op":
+                if not settled:  # this parity's buffers change from here on
+                    pending.settle(self.pending[par])
+                    settled = True
+                it.forward(arr, par)
+            elif kind == "backward":
+                loss_tensor = self.ops[self.loss].result(arr[self.loss])
+                grad_mode._set(False)  # as the engine runs a backward without create_graph
+                try:
+                    self._backward(arr, values)
+                finally:
+                    grad_mode._set(True)
+            elif kind == "call" and self.folded and it.args and it.args[0] is self.sgd:
+                self._step(it)
+            else:
+                _replay_call(it, values, arr)
+        values[self.loss] = loss_tensor
+        from .compiled import _fill
+        return _fill(self.result, values)
+
+    def _backward(self, arr, values):
+        self._plan_fold()
+        loss = arr[self.loss]
+        grads = {self.loss: np.ones(loss.shape, loss.dtype)}
+        leaves = []
+        for op in self.backward_ops:
+            g = grads.pop(op.out)
+            gin, op_leaves = op.backward(arr, g)
+            leaves.extend(op_leaves)
+            for i, gi in zip(op.inputs, gin):
+                if gi is None:
+                    continue
+                if i in self.ops:
+                    grads[i] = gi
+                elif i in self.leaves:
+                    leaves.append((values[i], gi))
+        for t, g in leaves:
+            engine.accumulate_into_leaf(t, Tensor._make(g))
+
+    def _plan_fold(self):
+        """Which weights' SGD update goes into their gradient GEMM this run: plain SGD (no
+        momentum, weight decay or step hooks) will update them next, they have no gradient yet
+        (so eager would set, not add) and no hooks. ``_step`` runs the rest of the step."""
+        self.folded = []
+        for op in self.dense:
+            op.fold = None
+        opt = self.sgd
+        if opt is None or opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks:
+            return
+        alpha = {}
+        for group in opt.param_groups:
+            if group["momentum"] != 0 or _to_scalar(group["weight_decay"]) != 0:
+                return
+            lr = float(_to_scalar(group["lr"]))
+            a = lr if group["maximize"] else -lr
+            for p in group["params"]:
+                alpha[id(p)] = a
+        for op in self.dense:
+            w = op.weight
+            a = alpha.get(id(w))
+            if a is not None and w._requires_grad and w._grad is None and not w._hooks and \
+                    "_post_accumulate_grad_hooks" not in w.__dict__ and \
+                    w._data.flags.c_contiguous:
+                op.fold = a
+                self.folded.append(w)
+
+    def _step(self, call):
+        """``opt.step()`` for a step whose weight updates were folded: the optimizer updates
+        everything else (biases, ...); the folded weights only get their version bump."""
+        folded = self.folded
+        grads = [w._grad for w in folded]
+        for w in folded:
+            w._grad = None
+        try:
+            call.fn(*call.args, **call.kwargs)
+        finally:
+            for w, g in zip(folded, grads):
+                w._grad = g
+                w._vc.value += 1
+            self.folded = []
+
+
+def _replay_call(s, values, arr):
+    from .compiled import _assign, _fill
+    if isinstance(s, ElementwiseStep):
+        s.run(values)
+        arr[s.out] = values[s.out]._data
+        return
+    out = s.fn(*_fill(s.args, values), **_fill(s.kwargs, values))
+    if s.outs is not None:
+        _assign(s.outs, out, values)
+        for r in _refs(s.outs):
+            arr[r.i] = values[r.i]._data
