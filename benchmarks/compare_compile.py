@@ -1,19 +1,24 @@
 """Side by side: ``jitgrad.compile`` vs jitgrad eager vs PyTorch eager (and ``torch.compile``
 when it works on this machine), on issue 16's two CPU workloads, plus what recording costs.
 
-    python benchmarks/compare_compile.py [--reps 200] [--no-torch-compile]
+    python benchmarks/compare_compile.py [--rounds 3] [--reps 200] [--no-torch-compile]
 
 * the 100-op scalar graph, forward + backward (``bench_overhead.scalar_step``);
-* the MLP training step 784-512-512-10, batch 256, SGD (``bench_mlp.make_step``);
+* the MLP training step 784-512-512-10, batch 256, SGD (``bench_mlp.make_step``; ``floor``:
+  the same step fused by hand around MKL, ``_mlp_floor.py``);
 * the first two calls of each compiled function in a fresh process (the first records, the
   second is the first replay and compiles the fused kernels), with an empty kernel cache (cold)
   and with the cache the cold run filled (warm).
 
-Medians of interleaved runs (load changes hit every implementation alike); ratios are against
-PyTorch eager in the same run.
+Each implementation runs in its own process (in one process PyTorch's and MKL's thread pools
+spin on the same cores), alternating for ``--rounds`` rounds so load changes hit every one;
+the table shows the best time of each over all rounds and its ratio to PyTorch eager's best.
+PyTorch's processes get the environment from before jitgrad's import (which sets OpenMP
+defaults a PyTorch child would inherit).
 """
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -24,65 +29,75 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from benchmarks.bench_mlp import make_step  # noqa: E402
-from benchmarks.bench_overhead import scalar_step  # noqa: E402
+IMPLS = ("jitgrad", "compiled", "torch", "torch.compile", "floor")
 
 
-def _scalar_impls(torch_compile):
-    import torch
+def _scalar(impl):
+    """A zero-argument callable: one forward + backward of the scalar graph, or None."""
+    from benchmarks.bench_overhead import scalar_step
+    if impl == "floor":
+        return None
+    if impl.startswith("torch"):
+        import torch as lib
+    else:
+        import jitgrad as lib
+    x = lib.tensor(0.3, requires_grad=True)
+    fn = {"compiled": lambda: lib.compile(scalar_step),
+          "torch.compile": lambda: lib.compile(scalar_step)}.get(impl, lambda: scalar_step)()
 
-    import jitgrad
-    impls = {}
-    for name, lib in (("jitgrad", jitgrad), ("torch", torch)):
-        x = lib.tensor(0.3, requires_grad=True)
-        impls[name] = _resetting(scalar_step, x)
-    impls["compiled"] = _resetting(jitgrad.compile(scalar_step), jitgrad.tensor(0.3,
-                                                                              requires_grad=True))
-    if torch_compile:
-        try:
-            fn = _resetting(torch.compile(scalar_step), torch.tensor(0.3, requires_grad=True))
-            fn()
-            impls["torch.compile"] = fn
-        except Exception as e:  # no C++ compiler, ...: say so and go on
-            print(f"(torch.compile unavailable here: {type(e).__name__}: {str(e)[:80]})")
-    return impls
-
-
-def _resetting(fn, x):
     def run():
         x.grad = None
         return fn(x)
     return run
 
 
-def _mlp_impls(torch_compile):
-    impls = {k: make_step(k) for k in ("jitgrad", "torch", "compiled")}
-    if torch_compile:
+def _mlp(impl):
+    from benchmarks.bench_mlp import make_step
+    if impl == "torch.compile":
+        import torch
+        return torch.compile(make_step("torch"))
+    return make_step(impl)
+
+
+WORKLOADS = {"scalar": ("100-op scalar graph, forward + backward", _scalar, 1),
+             "mlp": ("MLP step 784-512-512-10, batch 256, SGD", _mlp, 10)}
+
+
+def _time_here(impl, reps):
+    """{workload: best seconds} for ``impl`` in this process (None: not available)."""
+    out = {}
+    for key, (_, make, divide) in WORKLOADS.items():
         try:
-            import torch
-            step = make_step("torch")
-            impls["torch.compile"] = torch.compile(step)
-            impls["torch.compile"]()
-        except Exception as e:
-            print(f"(torch.compile unavailable here: {type(e).__name__}: {str(e)[:80]})")
-    return impls
-
-
-def _table(title, impls, reps):
-    for f in impls.values():  # record, compile, warm up
-        for _ in range(3):
-            f()
-    times = {k: [] for k in impls}
-    for _ in range(reps):
-        for k, f in impls.items():
+            f = make(impl)
+            if f is None:
+                continue
+            for _ in range(3):  # record, compile, warm up
+                f()
+        except Exception as e:  # torch.compile without a C++ compiler, no MKL for the floor
+            print(f"({impl} {key} unavailable here: {type(e).__name__}: {str(e)[:80]})",
+                  file=sys.stderr)
+            continue
+        best = float("inf")
+        for _ in range(max(10, reps // divide)):
             t = time.perf_counter()
             f()
-            times[k].append(time.perf_counter() - t)
-    med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
-    print(f"\n{title} (median of {reps}, ratio to torch eager)")
-    for k, v in med.items():
-        unit, scale = ("us", 1e6) if v < 1e-3 else ("ms", 1e3)
-        print(f"  {k:14s} {v * scale:9.2f} {unit}   {v / med['torch']:.2f}x")
+            best = min(best, time.perf_counter() - t)
+        out[key] = best
+    return out
+
+
+def _table(results):
+    for key, (title, _, _) in WORKLOADS.items():
+        best = {impl: min((r[key] for r in runs if key in r), default=None)
+                for impl, runs in results.items()}
+        ref = best.get("torch")
+        print(f"\n{title} (best over all rounds, ratio to torch eager)")
+        for impl, v in best.items():
+            if v is None:
+                continue
+            unit, scale = ("us", 1e6) if v < 1e-3 else ("ms", 1e3)
+            ratio = f"{v / ref:.2f}x" if ref else ""
+            print(f"  {impl:14s} {v * scale:9.2f} {unit}   {ratio}")
 
 
 _CHILD = """
@@ -115,13 +130,26 @@ def _first_calls():
 def main(argv=None):
     import argparse
     p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--impl", choices=IMPLS, help="time only this one, in this process")
     p.add_argument("--no-torch-compile", action="store_true")
     p.add_argument("--skip-first-calls", action="store_true")
     args = p.parse_args(argv)
-    tc = not args.no_torch_compile
-    _table("100-op scalar graph, forward + backward", _scalar_impls(tc), args.reps)
-    _table("MLP step 784-512-512-10, batch 256, SGD", _mlp_impls(tc), max(args.reps // 10, 10))
+    if args.impl:
+        print(json.dumps(_time_here(args.impl, args.reps)))
+        return
+    impls = [i for i in IMPLS if not (args.no_torch_compile and i == "torch.compile")]
+    results = {impl: [] for impl in impls}
+    for _ in range(args.rounds):
+        for impl in impls:
+            run = subprocess.run([sys.executable, os.path.abspath(__file__), "--impl", impl,
+                                  "--reps", str(args.reps)], capture_output=True, text=True,
+                                 env=dict(os.environ), timeout=1800)
+            if run.returncode:
+                raise SystemExit(run.stderr)
+            results[impl].append(json.loads(run.stdout.strip().splitlines()[-1]))
+    _table(results)
     if not args.skip_first_calls:
         _first_calls()
 

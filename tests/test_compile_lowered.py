@@ -379,3 +379,15 @@ def test_what_is_not_lowered_still_replays_ordinarily():
             loss, logits = fn(x, y)
     assert p.compile_replays == 2 and p.compile_lowered_replays == 0
     assert logits.grad_fn is not None and loss.shape == ()
+
+
+def test_anomaly_mode_replays_ordinarily():
+    (_, _, fe), (_, _, fc) = _pair()
+    x, y = _data(jitgrad)
+    fe(x, y), fc(x, y)
+    with jitgrad.autograd.set_detect_anomaly(True):
+        with jitgrad.autograd.profile() as p:
+            lc = fc(x, y).item()
+        le = fe(x, y).item()
+    assert p.compile_replays == 1 and p.compile_lowered_replays == 0
+    assert lc == le

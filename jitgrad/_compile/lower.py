@@ -23,8 +23,11 @@ call replays the ordinary way (which raises eager's errors), decided before anyt
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
+from ..autograd import anomaly_mode as _anomaly
 from ..autograd import engine, grad_mode
 from ..autograd.node import FREED_MESSAGE, Ctx, FunctionNode, node_class
 from ..backends import blas, cpu
@@ -50,13 +53,12 @@ class Dense:
         self.weight, self.bias = weight, bias
         self.meta = [(t, t._data.shape, t._data.dtype, t._requires_grad) for t in (weight, bias)]
         self.shape = shape
-        self.bufs = [None, None]  # by run parity (see LoweredStep.run)
+        self.buf = self.copy = None  # the output; the input's copy (when copies_input)
         self.need_x = False  # set by plan: does x need a gradient?
-        # set by plan when SGD may fold into this op's weight-gradient GEMM and x is an input:
-        # the GEMMs read a copy, which the pending gradient reads later (pending.py)
-        self.foldable = False  # set by plan
-        self.copies_input = False  # set by plan: foldable, and x is an input (not ours)
-        self.snapshots = [None, None]
+        self.foldable = False  # set by plan: SGD may fold into the weight-gradient GEMM
+        # set by plan: foldable and x is an input, not a buffer of ours: the GEMMs read a copy,
+        # which a pending gradient reads later (the caller may write into x meanwhile)
+        self.copies_input = False
         self.fold = None  # per run: SGD's alpha (-lr; +lr to maximize) for the weight, or None
 
     def check(self, values):
@@ -67,14 +69,13 @@ class Dense:
                 return False
         return True
 
-    def forward(self, arr, par):
+    def forward(self, arr):
         x, w = arr[self.inputs[0]], self.weight._data
-        self.par = par
         if self.copies_input:
-            copy = _buffer(self.snapshots, par, x.shape, x.dtype)
+            copy = self.copy = _buffer(self.copy, x.shape, x.dtype)
             np.copyto(copy, x)
             x = arr[self.inputs[0]] = copy
-        out = _buffer(self.bufs, par, self.shape, w.dtype)
+        out = self.buf = _buffer(self.buf, self.shape, w.dtype)
         out[...] = self.bias._data
         blas.matmul(x, w.T, out=out, accumulate=True)
         arr[self.out] = out
@@ -89,7 +90,7 @@ class Dense:
             # SGD's update as the GEMM's C (the floor's trick); .grad computed when read
             blas.matmul(g.T, x, out=w._data, accumulate=True, alpha=self.fold)
             w._grad = pending.make(g, x, w._data.dtype)
-            self.pending[self.par].append(w._grad)
+            self.pending.append((w, w._grad))
         elif w._requires_grad:
             leaves.append((w, blas.matmul(g.T, x)))
         return [gx], leaves
@@ -102,14 +103,17 @@ class Relu:
     def __init__(self, x, out, shape, dtype):
         self.inputs, self.out = (x,), out
         self.in_place = False  # set by plan
-        self.shape, self.dtype, self.bufs = shape, dtype, [None, None]
+        self.shape, self.dtype, self.buf = shape, dtype, None
 
     def check(self, values):
         return True
 
-    def forward(self, arr, par):
+    def forward(self, arr):
         x = arr[self.inputs[0]]
-        out = x if self.in_place else _buffer(self.bufs, par, self.shape, self.dtype)
+        if self.in_place:
+            out = x
+        else:
+            out = self.buf = _buffer(self.buf, self.shape, self.dtype)
         _kernels().relu(x.reshape(-1), out.reshape(-1))
         arr[self.out] = out
 
@@ -137,7 +141,7 @@ class CrossEntropy:
         ig = self.ignore_index
         return not (lo < 0 or hi >= c or (lo <= ig <= hi and np.any(t == ig)))
 
-    def forward(self, arr, par):
+    def forward(self, arr):
         x = arr[self.inputs[0]]
         with np.errstate(all="ignore"):
             shifted = x - x.max(axis=1, keepdims=True)
@@ -170,13 +174,11 @@ class CrossEntropy:
         return loss
 
 
-def _buffer(bufs, par, shape, dtype):
-    """``bufs[par]``, (re)allocated for ``shape``: a lowered op's output buffer for the runs
-    of one parity. Two sets, used in turn: a PendingGrad reads the buffers of its run, which
-    stay as they are through the next run (when a step's ``zero_grad()`` drops it)."""
-    b = bufs[par]
+def _buffer(b, shape, dtype):
+    """``b``, or a new buffer when ``b`` is None or of another shape: the one buffer of a
+    lowered op, allocated on its first run (pooled, aligned) and written on every run."""
     if b is None or b.shape != shape:
-        b = bufs[par] = cpu.empty(shape, dtype)
+        b = cpu.empty(shape, dtype)
     return b
 
 
@@ -398,6 +400,27 @@ def _finish(rec, keep, items, ops):
     return LoweredStep(items, ops, loss, leaves, rec.result, sgd)
 
 
+def _zero_grad_follows_forward(items, opt):
+    """Does ``opt.zero_grad()`` (set_to_none) come after the first lowered op with nothing but
+    lowered ops before it (``loss = f(x); opt.zero_grad(); loss.backward()``)? Then the last
+    run's pending gradients may be dropped when this run starts: nothing can read them
+    before the zero_grad() that drops them."""
+    if opt is None:
+        return False
+    started = False
+    for kind, it in items:
+        if kind == "op":
+            started = True
+            continue
+        if not started:
+            continue
+        if kind != "call" or it.name != "zero_grad" or not it.args or it.args[0] is not opt:
+            return False
+        to_none = it.kwargs.get("set_to_none", it.args[1] if len(it.args) > 1 else True)
+        return to_none is True
+    return False
+
+
 def _sgd_after_backward(items):
     """The optimizer of an ``SGD.step()`` call right after ``loss.backward()`` (nothing in
     between may read a gradient), or None."""
@@ -429,11 +452,12 @@ class LoweredStep:
         self.checks = [it for kind, it in items if kind == "op"]
         self.sgd = sgd  # the plain SGD whose step follows the backward (may fold), or None
         self.dense = [op for op in order if isinstance(op, Dense) and op.foldable]
-        self.pending = [[], []]  # PendingGrads (pending.py) by run parity
-        self.par = 0
+        self.lock = threading.Lock()
+        self.pending = []  # (weight, PendingGrad) of the last run (pending.py)
         self.folded = []  # weights whose update the last backward folded
         for op in self.dense:
             op.pending = self.pending
+        self.drops_early = _zero_grad_follows_forward(items, sgd)
 
     def describe(self):
         names = []
@@ -445,23 +469,32 @@ class LoweredStep:
 
     def run(self, values):
         """Replay on ``values`` (Tensors of the arguments and externals, by value index);
-        FALLBACK when a guard does not hold (nothing has run then)."""
-        for op in self.checks:
-            if not op.check(values):
-                return FALLBACK
+        FALLBACK when a guard does not hold (nothing has run then): anomaly mode on (the engine
+        checks every node's output), another thread inside this step (the buffers are this
+        step's own), an op's check."""
+        if _anomaly.enabled or not self.lock.acquire(blocking=False):
+            return FALLBACK
+        try:
+            for op in self.checks:
+                if not op.check(values):
+                    return FALLBACK
+            return self._run(values)
+        finally:
+            self.lock.release()
+
+    def _run(self, values):
         arr = {}
         for i, t in enumerate(values):
             if t is not None:
                 arr[i] = t._data
         loss_tensor = None
         settled = False
-        par = self.par = 1 - self.par
         for kind, it in self.items:
             if kind == "op":
-                if not settled:  # this parity's buffers change from here on
-                    pending.settle(self.pending[par])
+                if not settled:  # the buffers change from here on
+                    pending.settle(self.pending, self.drops_early)
                     settled = True
-                it.forward(arr, par)
+                it.forward(arr)
             elif kind == "backward":
                 loss_tensor = self.ops[self.loss].result(arr[self.loss])
                 grad_mode._set(False)  # as the engine runs a backward without create_graph

@@ -20,3 +20,4 @@ def relu_vjp(g, out):
     for i in range(g.size):
         if not out[i] > 0:
             g[i] = g[i] * 0
+

@@ -7,7 +7,8 @@ step leaves a ``PendingGrad`` there: a Tensor whose array is computed on first a
 two operands the step kept (``g^T h``, the same BLAS call ``_linear_backward`` makes, so the
 same bits as eager mode), after which it is a plain ``Tensor``. The operands are the step's
 own buffers: before the step runs again (and overwrites them) it computes every pending
-gradient something still references and drops the others (``settle``).
+gradient something still references and drops the others (``settle``); a step that calls
+``opt.zero_grad()`` after its forward drops the ones only ``.grad`` holds first.
 """
 from __future__ import annotations
 
@@ -58,11 +59,18 @@ def make(g, h, dtype):
     return t
 
 
-def settle(pending):
-    """Before the buffers behind ``pending`` (a list of PendingGrads the caller made) change:
-    compute those something else still references, forget the others; empties the list."""
-    for t in pending:
-        # references: the list, the loop variable, getrefcount's argument
-        if t.__class__ is PendingGrad and sys.getrefcount(t) > 3:
+def settle(pending, drop_held=False):
+    """Before the buffers behind ``pending`` (``(weight, PendingGrad)`` pairs the caller made)
+    change: compute the gradients something still references, forget the others; empties the
+    list. ``drop_held``: the caller's step sets ``.grad`` to None before anything could read
+    it, so a gradient only its weight's ``.grad`` holds is dropped now (not computed)."""
+    for w, t in pending:
+        if t.__class__ is not PendingGrad:
+            continue
+        # references: the pair, the loop variable, getrefcount's argument (+1: w's .grad)
+        n = sys.getrefcount(t)
+        if drop_held and n == 4 and w._grad is t:
+            w._grad = None
+        elif n > 3:
             t._data  # noqa: B018 (computes it)
     pending.clear()
