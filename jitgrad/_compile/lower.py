@@ -124,7 +124,7 @@ class Relu:
 
 class CrossEntropy:
     """Mean ``cross_entropy`` of (N, C) logits and int64 class indices, no weights or label
-    smoothing: the fast path's NumPy expressions (``_log_softmax_rows``, ``_nll_rows``) and the
+    smoothing: the fast path's arithmetic (``_log_softmax_rows``, ``_nll_rows``) and the
     VJPs the engine runs for it (NllLossBackward0, then LogSoftmaxBackward0's direct form)."""
 
     def __init__(self, logits, target, out, ignore_index, node_name, meta):
@@ -142,10 +142,9 @@ class CrossEntropy:
         return not (lo < 0 or hi >= c or (lo <= ig <= hi and np.any(t == ig)))
 
     def forward(self, arr):
+        from ..nn.functional import loss_classification
         x = arr[self.inputs[0]]
-        with np.errstate(all="ignore"):
-            shifted = x - x.max(axis=1, keepdims=True)
-            self.lsm = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        self.lsm = loss_classification._log_softmax_array(x)
         t = arr[self.inputs[1]]
         n = x.shape[0]
         total = -self.lsm[np.arange(n), t].sum(dtype=np.float64)

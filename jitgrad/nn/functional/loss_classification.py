@@ -221,15 +221,26 @@ _LOG_SOFTMAX_ROWS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _log_softmax_rows(input):
-    """``log_softmax(input, 1)`` of a host (N, C) float32/float64 tensor: the same NumPy
-    operations and node (LogSoftmaxBackward0) as ``ops.softmax.log_softmax``, without its
-    argument handling, which costs as much as the arithmetic for a classifier's logits."""
-    x = input._data
-    with np.errstate(all="ignore"):  # inf - inf is NaN silently, as in PyTorch
-        shifted = x - x.max(axis=1, keepdims=True)
-        data = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    """``log_softmax(input, 1)`` of a host (N, C) float32/float64 tensor, with the node of
+    ``ops.softmax.log_softmax`` (LogSoftmaxBackward0), without its argument handling, which
+    costs as much as the arithmetic for a classifier's logits; one compiled pass per row
+    (``_loss_kernels``) where the rows are contiguous."""
+    data = _log_softmax_array(input._data)
     return record("LogSoftmaxBackward0", (input,), data, _log_softmax_backward,
                   save_outputs=(("out", 0),), attrs={"dim": 1})
+
+
+def _log_softmax_array(x):
+    """``log_softmax(x, 1)`` of a host (N, C) float32/float64 array (also a compiled step's
+    lowered cross-entropy, ``_compile/lower.py``: the same bits)."""
+    if x.flags.c_contiguous and x.shape[1]:
+        from ._loss_kernels import log_softmax_rows
+        data = np.empty_like(x)
+        log_softmax_rows(x, data)
+        return data
+    with np.errstate(all="ignore"):  # inf - inf is NaN silently, as in PyTorch
+        shifted = x - x.max(axis=1, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
 def _cross_entropy_probs(input, target, weight, reduction, label_smoothing, class_dim):
