@@ -31,6 +31,7 @@ from ..autograd import anomaly_mode as _anomaly
 from ..autograd import engine, grad_mode
 from ..autograd.node import FREED_MESSAGE, Ctx, FunctionNode, node_class
 from ..backends import blas, cpu
+from ..nn.functional import _loss_kernels, dense
 from ..optim.optimizer import _to_scalar
 from ..tensor import Tensor
 from . import pending
@@ -83,7 +84,7 @@ class Dense:
     def backward(self, arr, g):
         leaves = []
         if self.bias._requires_grad:
-            leaves.append((self.bias, g.sum(axis=0)))
+            leaves.append((self.bias, dense._bias_grad(g)))
         x, w = arr[self.inputs[0]], self.weight
         gx = blas.matmul(g, w._data) if self.need_x else None  # before W changes
         if self.fold is not None:
@@ -147,7 +148,7 @@ class CrossEntropy:
         self.lsm = loss_classification._log_softmax_array(x)
         t = arr[self.inputs[1]]
         n = x.shape[0]
-        total = -self.lsm[np.arange(n), t].sum(dtype=np.float64)
+        total = loss_classification._nll_total(self.lsm, t)
         self.scale = 1.0 / n
         arr[self.out] = np.asarray(total * self.scale, dtype=x.dtype)
 
@@ -156,8 +157,8 @@ class CrossEntropy:
         coef = np.zeros(lsm.shape, dtype=lsm.dtype)
         coef[np.arange(lsm.shape[0]), t] = lsm.dtype.type(-self.scale)
         gd = coef * g
-        with np.errstate(all="ignore"):
-            gx = gd - np.exp(lsm) * gd.sum(1, keepdims=True)
+        gx = np.empty_like(lsm)
+        _loss_kernels.log_softmax_rows_backward(lsm, gd, gx)
         self.lsm = None
         return [gx, None], ()
 

@@ -32,3 +32,26 @@ def log_softmax_rows(x, out):
         lse = x.dtype.type(np.log(s))
         for j in range(c):
             out[r, j] = (x[r, j] - m) - lse
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def nll_rows_total(x, t):
+    """``-sum(x[r, t[r]])`` over the rows, accumulated in float64 row after row (targets
+    already checked to be in range)."""
+    total = 0.0
+    for r in range(x.shape[0]):
+        total -= x[r, t[r]]
+    return total
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def log_softmax_rows_backward(y, g, out):
+    """``out = g - exp(y) * sum(g, 1)`` per row (the VJP of ``log_softmax_rows``; ``out`` may
+    be ``g``: each row's sum is taken before the row is written)."""
+    n, c = y.shape
+    for r in range(n):
+        s = g[r, 0] * 0
+        for j in range(c):
+            s += g[r, j]
+        for j in range(c):
+            out[r, j] = g[r, j] - np.exp(y[r, j]) * s

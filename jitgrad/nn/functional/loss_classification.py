@@ -58,7 +58,7 @@ def _nll_rows(input, t, reduction):
     x = input._data
     n = x.shape[0]
     rows = np.arange(n)
-    total = -x[rows, t].sum(dtype=np.float64)
+    total = _nll_total(x, t, rows)
     scale = 1.0 / n if reduction == "mean" else 1.0
     data = np.asarray(total * scale, dtype=x.dtype)
     if not (grad_mode.is_grad_enabled() and input._requires_grad):
@@ -67,6 +67,14 @@ def _nll_rows(input, t, reduction):
     coef[rows, t] = x.dtype.type(-scale)
     return record("NllLossBackward0", (input,), data, _nll_backward,
                   attrs={"coef": coef, "reduction": reduction, "class_dim": 1})
+
+
+def _nll_total(x, t, rows=None):
+    """``-sum(x[r, t[r]])`` in float64 (also a compiled step's lowered cross-entropy)."""
+    if x.flags.c_contiguous and x.dtype in _LOG_SOFTMAX_ROWS and t.flags.c_contiguous:
+        from ._loss_kernels import nll_rows_total
+        return nll_rows_total(x, t)
+    return -x[np.arange(x.shape[0]) if rows is None else rows, t].sum(dtype=np.float64)
 
 
 def _nll_check_target(input, target):
@@ -226,8 +234,23 @@ def _log_softmax_rows(input):
     costs as much as the arithmetic for a classifier's logits; one compiled pass per row
     (``_loss_kernels``) where the rows are contiguous."""
     data = _log_softmax_array(input._data)
-    return record("LogSoftmaxBackward0", (input,), data, _log_softmax_backward,
+    return record("LogSoftmaxBackward0", (input,), data, _log_softmax_rows_backward,
                   save_outputs=(("out", 0),), attrs={"dim": 1})
+
+
+def _log_softmax_rows_backward(node, g):
+    """LogSoftmaxBackward0 of ``_log_softmax_rows``: one compiled pass per row
+    (``_loss_kernels``, also a lowered step's) when no graph is being recorded."""
+    y = node.saved("out")
+    yd, gd = y._data, g._data
+    if not grad_mode.is_grad_enabled() and gd.__class__ is np.ndarray and \
+            yd.__class__ is np.ndarray and gd.shape == yd.shape and gd.dtype == yd.dtype and \
+            yd.flags.c_contiguous and gd.flags.c_contiguous:
+        from ._loss_kernels import log_softmax_rows_backward
+        out = np.empty_like(yd)
+        log_softmax_rows_backward(yd, gd, out)
+        return (Tensor._make(out),)
+    return _log_softmax_backward(node, g)
 
 
 def _log_softmax_array(x):
