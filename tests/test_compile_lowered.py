@@ -18,6 +18,19 @@ torch = pytest.importorskip("torch")
 SIZES = (20, 32, 32, 5)
 
 
+@pytest.fixture(autouse=True, params=["one call", "op by op"])
+def executor(request, monkeypatch):
+    """Every test runs with both executors of a lowered step: the one compiled call
+    (``lower_program.py``, needs MKL) and the ops called one by one from Python."""
+    from jitgrad._compile import lower, lower_program
+    if request.param == "one call":
+        if lower_program._gemm(np.dtype(np.float32)) is None:
+            pytest.skip("the one-call program needs MKL's CBLAS (pip install 'jitgrad[mkl]')")
+    else:
+        monkeypatch.setattr(lower, "ONE_CALL", False)
+    return request.param
+
+
 def _model(lib, dtype=np.float32, seed=0, sizes=SIZES):
     jitgrad.manual_seed(seed)
     layers = []
@@ -133,8 +146,10 @@ def test_folded_sgd_matches_eager_and_torch(opt_kw, dtype, end_zero):
     comp, model, _ = _train(jitgrad, True, opt_kw, dtype=dtype, end_zero=end_zero)
     ref, _, _ = _train(torch, False, opt_kw, dtype=dtype, end_zero=end_zero)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    # step 2 (the first replay) starts from the same parameters: its gradients are eager's bits
+    # step 2 (the first replay) starts from the same parameters: its gradients are eager's
+    # bits, and so are the biases it updates (the optimizer's kernel on those gradients)
     _assert_same(eager[1][2], comp[1][2])
+    _assert_same(eager[1][1][1::2], comp[1][1][1::2])
     for e, c, t in zip(eager, comp, ref):
         np.testing.assert_allclose(c[0], e[0], rtol=tol)
         _assert_same(e[1], c[1], exact=False, rtol=tol)

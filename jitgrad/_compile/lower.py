@@ -49,8 +49,9 @@ class Dense:
     """``x @ W^T + b`` (nn.Linear, F.linear): ``_fast_linear``'s and ``_linear_backward``'s
     BLAS calls (the bias as GEMM's C; AddmmBackward0's layouts)."""
 
-    def __init__(self, x, out, weight, bias, shape):
+    def __init__(self, x, out, weight, bias, shape, x_shape):
         self.inputs, self.out = (x,), out
+        self.x_shape = x_shape
         self.weight, self.bias = weight, bias
         self.meta = [(t, t._data.shape, t._data.dtype, t._requires_grad) for t in (weight, bias)]
         self.shape = shape
@@ -61,6 +62,7 @@ class Dense:
         # which a pending gradient reads later (the caller may write into x meanwhile)
         self.copies_input = False
         self.fold = None  # per run: SGD's alpha (-lr; +lr to maximize) for the weight, or None
+        self.bias_lr = None  # per run, one-call program: (lr, maximize) to update the bias
 
     def check(self, values):
         for t, shape, dt, rg in self.meta:
@@ -286,7 +288,7 @@ def plan(rec, keep):
             out = keep[s.outs.i]
             if not (out._data.dtype == w._data.dtype == b._data.dtype == keep[x.i]._data.dtype):
                 return None
-            op = Dense(x.i, s.outs.i, w, b, out._data.shape)
+            op = Dense(x.i, s.outs.i, w, b, out._data.shape, keep[x.i]._data.shape)
         elif ce is not None:
             logits, target, ig = ce
             if not (isinstance(logits, Ref) and isinstance(target, Ref)):
@@ -298,7 +300,7 @@ def plan(rec, keep):
                     out._grad_fn is None:
                 return None
             op = CrossEntropy(logits.i, target.i, s.outs.i, ig, type(out._grad_fn).__name__,
-                              (lt._data.shape,))
+                              (lt._data.shape, lt._data.dtype))
         elif isinstance(s, ElementwiseStep) and s.op.name == "relu" and not s.aux and \
                 isinstance(s.operands[0], Ref) and s.operands[0].i in ops:
             op = Relu(s.operands[0].i, s.out, s.shape, keep[s.out]._data.dtype)
@@ -400,6 +402,32 @@ def _finish(rec, keep, items, ops):
     return LoweredStep(items, ops, loss, leaves, rec.result, sgd)
 
 
+_ONE_CALL = object()  # LoweredStep.program before its first run
+ONE_CALL = True  # False: lowered ops run one Python call each (the tests run both ways)
+
+
+def _one_call(items, ops):
+    """Can the forward and backward run as one compiled call? One float dtype, MKL's CBLAS,
+    and nothing but lowered ops, replays and ``zero_grad()`` calls from the first op to the
+    backward (the forward then runs at the backward's place)."""
+    from .lower_program import _gemm
+    if not ONE_CALL:
+        return False
+    dtypes = {op.meta[1] for op in ops if isinstance(op, CrossEntropy)} | \
+        {op.weight._data.dtype for op in ops if isinstance(op, Dense)}
+    if len(dtypes) != 1 or _gemm(next(iter(dtypes))) is None:
+        return False
+    started = False
+    for kind, it in items:
+        if kind == "backward":
+            return True
+        if kind == "op":
+            started = True
+        elif started and kind == "call" and it.name != "zero_grad":
+            return False
+    return False
+
+
 def _zero_grad_follows_forward(items, opt):
     """Does ``opt.zero_grad()`` (set_to_none) come after the first lowered op with nothing but
     lowered ops before it (``loss = f(x); opt.zero_grad(); loss.backward()``)? Then the last
@@ -449,7 +477,9 @@ class LoweredStep:
                 order.append(it)
                 need.update(i for i in it.inputs if i in ops)
         self.backward_ops = order
-        self.checks = [it for kind, it in items if kind == "op"]
+        self.checks = self.forward_ops = [it for kind, it in items if kind == "op"]
+        # forward and backward as one compiled call (lower_program.py) where it can run
+        self.program = _ONE_CALL if _one_call(items, self.forward_ops) else None
         self.sgd = sgd  # the plain SGD whose step follows the backward (may fold), or None
         self.dense = [op for op in order if isinstance(op, Dense) and op.foldable]
         self.lock = threading.Lock()
@@ -489,19 +519,24 @@ class LoweredStep:
                 arr[i] = t._data
         loss_tensor = None
         settled = False
+        one_call = self.program is not None
         for kind, it in self.items:
             if kind == "op":
                 if not settled:  # the buffers change from here on
                     pending.settle(self.pending, self.drops_early)
                     settled = True
-                it.forward(arr)
+                if not one_call:
+                    it.forward(arr)
             elif kind == "backward":
-                loss_tensor = self.ops[self.loss].result(arr[self.loss])
                 grad_mode._set(False)  # as the engine runs a backward without create_graph
                 try:
-                    self._backward(arr, values)
+                    if one_call:
+                        self._forward_backward(arr, values)
+                    else:
+                        self._backward(arr, values)
                 finally:
                     grad_mode._set(True)
+                loss_tensor = self.ops[self.loss].result(arr[self.loss])
             elif kind == "call" and self.folded and it.args and it.args[0] is self.sgd:
                 self._step(it)
             else:
@@ -509,6 +544,17 @@ class LoweredStep:
         values[self.loss] = loss_tensor
         from .compiled import _fill
         return _fill(self.result, values)
+
+    def _forward_backward(self, arr, values):
+        """The forward and backward in one compiled call (``lower_program.py``)."""
+        self._plan_fold()
+        if self.program is _ONE_CALL:  # built on the first run
+            from .lower_program import ArrayProgram
+            self.program = ArrayProgram(self, self.ops[self.loss].meta[1])
+        losses, leaves = self.program.run(arr, values)
+        arr.update(losses)
+        for t, g in leaves:
+            engine.accumulate_into_leaf(t, Tensor._make(g))
 
     def _backward(self, arr, values):
         self._plan_fold()
@@ -530,46 +576,65 @@ class LoweredStep:
             engine.accumulate_into_leaf(t, Tensor._make(g))
 
     def _plan_fold(self):
-        """Which weights' SGD update goes into their gradient GEMM this run: plain SGD (no
-        momentum, weight decay or step hooks) will update them next, they have no gradient yet
-        (so eager would set, not add) and no hooks. ``_step`` runs the rest of the step."""
+        """Which parameters' SGD update this run makes itself: plain SGD (no momentum, weight
+        decay or step hooks) steps right after the backward, and the parameter has no gradient
+        yet (so eager would set, not add), no hooks and a contiguous array. A weight's update
+        goes into its gradient GEMM (``op.fold``: the GEMM's alpha); a bias's, in the one-call
+        program, into the same ``sgd_step`` kernel the optimizer runs (``op.bias_lr``).
+        ``_step`` runs the optimizer for whatever else has a gradient."""
         self.folded = []
         for op in self.dense:
-            op.fold = None
+            op.fold = op.bias_lr = None
         opt = self.sgd
         if opt is None or opt._optimizer_step_pre_hooks or opt._optimizer_step_post_hooks:
             return
-        alpha = {}
+        lrs = {}
         for group in opt.param_groups:
             if group["momentum"] != 0 or _to_scalar(group["weight_decay"]) != 0:
                 return
             lr = float(_to_scalar(group["lr"]))
-            a = lr if group["maximize"] else -lr
             for p in group["params"]:
-                alpha[id(p)] = a
+                lrs[id(p)] = (lr, bool(group["maximize"]))
+        program = self.program is not None
         for op in self.dense:
-            w = op.weight
-            a = alpha.get(id(w))
-            if a is not None and w._requires_grad and w._grad is None and not w._hooks and \
-                    "_post_accumulate_grad_hooks" not in w.__dict__ and \
-                    w._data.flags.c_contiguous:
-                op.fold = a
+            w, b = op.weight, op.bias
+            lr = lrs.get(id(w))
+            if lr is not None and _updatable(w):
+                op.fold = lr[0] if lr[1] else -lr[0]
                 self.folded.append(w)
+            lr = lrs.get(id(b))
+            if program and lr is not None and _updatable(b):
+                op.bias_lr = lr
+                self.folded.append(b)
 
     def _step(self, call):
-        """``opt.step()`` for a step whose weight updates were folded: the optimizer updates
-        everything else (biases, ...); the folded weights only get their version bump."""
-        folded = self.folded
-        grads = [w._grad for w in folded]
-        for w in folded:
-            w._grad = None
+        """``opt.step()`` for a step whose updates were (partly) made already: the optimizer
+        updates whatever else has a gradient (biases in the ops-one-by-one path, parameters
+        outside the lowered layers); the parameters done already only get their version bump,
+        as the optimizer gives every parameter it updates."""
+        done = self.folded
+        ids = {id(p) for p in done}
+        opt = call.args[0]
+        rest = any(p._grad is not None and id(p) not in ids
+                   for group in opt.param_groups for p in group["params"])
+        grads = [p._grad for p in done]
+        for p in done:
+            p._grad = None
         try:
-            call.fn(*call.args, **call.kwargs)
+            if rest:
+                call.fn(*call.args, **call.kwargs)
+            else:
+                opt._opt_called = True  # what the step's wrapper notes for LR schedulers
         finally:
-            for w, g in zip(folded, grads):
-                w._grad = g
-                w._vc.value += 1
+            for p, g in zip(done, grads):
+                p._grad = g
+                p._vc.value += 1
             self.folded = []
+
+
+def _updatable(p):
+    return p._requires_grad and p._grad is None and not p._hooks and \
+        "_post_accumulate_grad_hooks" not in p.__dict__ and p._data.flags.c_contiguous
 
 
 def _replay_call(s, values, arr):
