@@ -169,16 +169,17 @@ class ArrayProgram:
         from .lower import CrossEntropy, Dense
         st, f, code, scal = self.step, self.f, self.code, self.scal
         dt = self.dtype
+        held = self.f_arrays  # what the typed list holds (its items read back as new objects)
         for i, slot in self.inputs:
             a = arr[i]
             if not (a.flags.c_contiguous and a.flags.writeable):
                 a = np.array(a, order="C")
-            if f[slot] is not a:
-                f[slot] = a
+            if held[slot] is not a:
+                f[slot] = held[slot] = a
         for k, (t, slot, as_row, d) in enumerate(self.params):
             if t._data is not d:
                 d = t._data
-                f[slot] = d.reshape(1, -1) if as_row else d
+                f[slot] = held[slot] = d.reshape(1, -1) if as_row else d
                 self.params[k] = (t, slot, as_row, d)
         for i, slot in self.ints_of.items():
             self.ints[slot] = np.ascontiguousarray(arr[i])
@@ -192,7 +193,7 @@ class ArrayProgram:
                 w, b = op.weight, op.bias
                 if b._requires_grad:
                     gb = np.empty((1, b._data.shape[0]), dt)
-                    f[s["gb"]] = gb
+                    f[s["gb"]] = held[s["gb"]] = gb
                     code[s["sum"], 0] = K.COLUMN_SUMS
                     leaves.append((b, gb.reshape(-1)))
                 else:
@@ -205,7 +206,7 @@ class ArrayProgram:
                     code[s["sgd"], 0] = K.NOP
                 if "gx" in s and op.inputs[0] not in st.ops:
                     gx = cpu.empty(arr[op.inputs[0]].shape, dt)
-                    f[s["gx"]] = gx
+                    f[s["gx"]] = held[s["gx"]] = gx
                     leaves.append((values[op.inputs[0]], gx))
                 row = s["wgemm"]
                 if op.fold is not None:
@@ -214,7 +215,7 @@ class ArrayProgram:
                     folded.append(op)
                 elif w._requires_grad:
                     gw = cpu.empty(w._data.shape, dt)
-                    f[s["gw"]] = gw
+                    f[s["gw"]] = held[s["gw"]] = gw
                     code[row, 0], code[row, 3] = K.GEMM, s["gw"]
                     scal[s["alpha"]], scal[s["beta"]] = 1.0, 0.0
                     leaves.append((w, gw))
@@ -223,7 +224,7 @@ class ArrayProgram:
         K.run_program(code, f, self.ints, scal, self.out64, self.gemm)
         for op in folded:
             w = op.weight
-            w._grad = pending.make(f[op.slots["g"]], f[op.slots["x"]], dt)
+            w._grad = pending.make(held[op.slots["g"]], held[op.slots["x"]], dt)
             st.pending.append((w, w._grad))
         losses = {}
         for op in st.forward_ops:
