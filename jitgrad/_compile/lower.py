@@ -2,24 +2,28 @@
 
 The ordinary replay (``compiled.Program``) calls each recorded op again: every call makes
 Tensors and graph nodes, and ``loss.backward()`` walks them with the engine. For the common
-training step — dense layers and activations, a loss, ``loss.backward()``, optimizer calls —
+training step — dense layers and ReLU, cross-entropy, ``loss.backward()``, optimizer calls —
 none of that is needed: the recording already says which arrays flow where. ``plan`` turns
-such a recording into a ``LoweredStep``: each forward op is a *lowered op* (its forward and its
-VJP over NumPy arrays, on buffers allocated once per recording), ``loss.backward()`` walks
-the lowered ops in reverse and hands each leaf its gradient through the engine's own
-``accumulate_into_leaf`` (hooks, accumulation and ``.grad`` adoption as in eager mode), and
-steps without tensors (``opt.zero_grad()``, ``opt.step()``, ``scheduler.step()``) are called
-as recorded. Steps on tensors that need no gradient (``x.view(-1, 784)`` of the batch) replay
-as calls.
+such a recording into a ``LoweredStep`` of *lowered ops* (``lower_ops.py``: each op's forward
+and VJP over arrays, on buffers allocated once per recording); ``loss.backward()`` walks them
+in reverse and hands each leaf its gradient through the engine's own ``accumulate_into_leaf``
+(hooks, accumulation and ``.grad`` adoption as in eager mode); steps without tensors
+(``opt.zero_grad()``, ``opt.step()``, ``scheduler.step()``) are called as recorded; steps on
+tensors that need no gradient (``x.view(-1, 784)`` of the batch) replay as calls.
 
-Each lowered op runs the same arithmetic as its eager implementation (the same BLAS calls,
-NumPy expressions and registry formulas), so a lowered step gives eager's results bit for bit;
-``tests/test_compile_lowered.py`` checks that over many steps. What a rule does not cover
-makes ``plan`` return None and the step replays the ordinary way.
+When plain SGD steps right after the backward, a weight's update is folded into its gradient
+GEMM and its ``.grad`` is computed when read (``pending.py``). With MKL and one float dtype the
+forward and backward run as one compiled call (``lower_program.py``); otherwise op by op.
 
-Guards beyond ``compiled.py``'s: a parameter's array keeps its shape, dtype and contiguity; a
-target holds class indices the fast loss path accepts (in range, none ignored). Otherwise the
-call replays the ordinary way (which raises eager's errors), decided before anything runs.
+Each lowered op makes the same BLAS calls and runs the same kernels as its eager
+implementation, so a lowered step gives eager's results bit for bit, except a folded update
+(one rounding where eager has two); ``tests/test_compile_lowered.py`` checks both executors.
+What the rules do not cover makes ``plan`` return None: the step replays the ordinary way.
+
+Guards beyond ``compiled.py``'s: a parameter's array keeps its shape, dtype and requires_grad;
+targets are class indices the fast loss path accepts (in range, none ignored); anomaly mode is
+off. Otherwise the call replays the ordinary way (which raises eager's errors), decided before
+anything runs.
 """
 from __future__ import annotations
 
@@ -29,174 +33,13 @@ import numpy as np
 
 from ..autograd import anomaly_mode as _anomaly
 from ..autograd import engine, grad_mode
-from ..autograd.node import FREED_MESSAGE, Ctx, FunctionNode, node_class
-from ..backends import blas, cpu
-from ..nn.functional import _loss_kernels, dense
 from ..optim.optimizer import _to_scalar
 from ..tensor import Tensor
 from . import pending
 from .capture import CallStep, ElementwiseStep, Ref
+from .lower_ops import CrossEntropy, Dense, Relu
 
 FALLBACK = object()
-
-
-# ----------------------------------------------------------------------------- lowered ops
-# Each: ``inputs`` (value indices), ``out`` (value index), ``forward(arr)`` writing arr[out],
-# ``backward(arr, g) -> [grad or None per input]`` (g: the gradient of ``out``, an array the
-# op may overwrite), ``check(values) -> bool`` before anything runs.
-
-class Dense:
-    """``x @ W^T + b`` (nn.Linear, F.linear): ``_fast_linear``'s and ``_linear_backward``'s
-    BLAS calls (the bias as GEMM's C; AddmmBackward0's layouts)."""
-
-    def __init__(self, x, out, weight, bias, shape, x_shape):
-        self.inputs, self.out = (x,), out
-        self.x_shape = x_shape
-        self.weight, self.bias = weight, bias
-        self.meta = [(t, t._data.shape, t._data.dtype, t._requires_grad) for t in (weight, bias)]
-        self.shape = shape
-        self.buf = self.copy = None  # the output; the input's copy (when copies_input)
-        self.need_x = False  # set by plan: does x need a gradient?
-        self.foldable = False  # set by plan: SGD may fold into the weight-gradient GEMM
-        # set by plan: foldable and x is an input, not a buffer of ours: the GEMMs read a copy,
-        # which a pending gradient reads later (the caller may write into x meanwhile)
-        self.copies_input = False
-        self.fold = None  # per run: SGD's alpha (-lr; +lr to maximize) for the weight, or None
-        self.bias_lr = None  # per run, one-call program: (lr, maximize) to update the bias
-
-    def check(self, values):
-        for t, shape, dt, rg in self.meta:
-            d = t._data
-            if d.__class__ is not np.ndarray or d.shape != shape or d.dtype != dt or \
-                    t._requires_grad != rg:
-                return False
-        return True
-
-    def forward(self, arr):
-        x, w = arr[self.inputs[0]], self.weight._data
-        if self.copies_input:
-            copy = self.copy = _buffer(self.copy, x.shape, x.dtype)
-            np.copyto(copy, x)
-            x = arr[self.inputs[0]] = copy
-        out = self.buf = _buffer(self.buf, self.shape, w.dtype)
-        out[...] = self.bias._data
-        blas.matmul(x, w.T, out=out, accumulate=True)
-        arr[self.out] = out
-
-    def backward(self, arr, g):
-        leaves = []
-        if self.bias._requires_grad:
-            leaves.append((self.bias, dense._bias_grad(g)))
-        x, w = arr[self.inputs[0]], self.weight
-        gx = blas.matmul(g, w._data) if self.need_x else None  # before W changes
-        if self.fold is not None:
-            # SGD's update as the GEMM's C (the floor's trick); .grad computed when read
-            blas.matmul(g.T, x, out=w._data, accumulate=True, alpha=self.fold)
-            w._grad = pending.make(g, x, w._data.dtype)
-            self.pending.append((w, w._grad))
-        elif w._requires_grad:
-            leaves.append((w, blas.matmul(g.T, x)))
-        return [gx], leaves
-
-
-class Relu:
-    """The registry's relu and its VJP (``select(a < 0, 0, a)``; ``select(out > 0, g, g * 0)``),
-    in place when nothing else reads the input."""
-
-    def __init__(self, x, out, shape, dtype):
-        self.inputs, self.out = (x,), out
-        self.in_place = False  # set by plan
-        self.shape, self.dtype, self.buf = shape, dtype, None
-
-    def check(self, values):
-        return True
-
-    def forward(self, arr):
-        x = arr[self.inputs[0]]
-        if self.in_place:
-            out = x
-        else:
-            out = self.buf = _buffer(self.buf, self.shape, self.dtype)
-        _kernels().relu(x.reshape(-1), out.reshape(-1))
-        arr[self.out] = out
-
-    def backward(self, arr, g):
-        _kernels().relu_vjp(g.reshape(-1), arr[self.out].reshape(-1))
-        return [g], ()
-
-
-class CrossEntropy:
-    """Mean ``cross_entropy`` of (N, C) logits and int64 class indices, no weights or label
-    smoothing: the fast path's arithmetic (``_log_softmax_rows``, ``_nll_rows``) and the
-    VJPs the engine runs for it (NllLossBackward0, then LogSoftmaxBackward0's direct form)."""
-
-    def __init__(self, logits, target, out, ignore_index, node_name, meta):
-        self.inputs, self.out = (logits, target), out
-        self.ignore_index, self.node_name, self.meta = ignore_index, node_name, meta
-        self.lsm = None
-
-    def check(self, values):
-        n, c = self.meta[0]
-        t = values[self.inputs[1]]._data
-        if t.__class__ is not np.ndarray or t.dtype != np.int64 or t.shape != (n,) or not n:
-            return False
-        lo, hi = t.min(), t.max()
-        ig = self.ignore_index
-        return not (lo < 0 or hi >= c or (lo <= ig <= hi and np.any(t == ig)))
-
-    def forward(self, arr):
-        from ..nn.functional import loss_classification
-        x = arr[self.inputs[0]]
-        self.lsm = loss_classification._log_softmax_array(x)
-        t = arr[self.inputs[1]]
-        n = x.shape[0]
-        total = loss_classification._nll_total(self.lsm, t)
-        self.scale = 1.0 / n
-        arr[self.out] = np.asarray(total * self.scale, dtype=x.dtype)
-
-    def backward(self, arr, g):
-        lsm, t = self.lsm, arr[self.inputs[1]]
-        coef = np.zeros(lsm.shape, dtype=lsm.dtype)
-        coef[np.arange(lsm.shape[0]), t] = lsm.dtype.type(-self.scale)
-        gd = coef * g
-        gx = np.empty_like(lsm)
-        _loss_kernels.log_softmax_rows_backward(lsm, gd, gx)
-        self.lsm = None
-        return [gx, None], ()
-
-    def result(self, data):
-        """The loss tensor: eager's value and grad_fn name, its graph already freed (a second
-        ``backward()`` raises eager's error; ``grad_fn.next_functions`` is empty)."""
-        loss = Tensor._make(data)
-        ctx = Ctx()
-        node = node_class(self.node_name, FunctionNode)((), (((), loss.dtype),), ctx,
-                                                         _freed_backward)
-        node._released = True
-        loss._grad_fn, loss._output_nr, loss._requires_grad = node, 0, True
-        return loss
-
-
-def _buffer(b, shape, dtype):
-    """``b``, or a new buffer when ``b`` is None or of another shape: the one buffer of a
-    lowered op, allocated on its first run (pooled, aligned) and written on every run."""
-    if b is None or b.shape != shape:
-        b = cpu.empty(shape, dtype)
-    return b
-
-
-def _freed_backward(node, g):
-    raise RuntimeError(FREED_MESSAGE)
-
-
-_KERNELS = None
-
-
-def _kernels():
-    global _KERNELS
-    if _KERNELS is None:
-        from . import lower_kernels
-        _KERNELS = lower_kernels
-    return _KERNELS
 
 
 # ----------------------------------------------------------------------------- matching

@@ -24,6 +24,8 @@ import numpy as np
 
 from ..backends import blas, cpu
 from . import lower_kernels as K
+from . import pending
+from .lower_ops import CrossEntropy, Dense, Relu
 
 _GEMM_TYPES = {}
 
@@ -95,7 +97,6 @@ class ArrayProgram:
         return slot
 
     def _emit_all(self):
-        from .lower import CrossEntropy, Dense, Relu
         st = self.step
         for op in st.forward_ops:
             if isinstance(op, Dense):
@@ -157,8 +158,6 @@ class ArrayProgram:
         """Forward and backward of the step (``arr``: the inputs' arrays by value index).
         Returns ``(loss arrays by value index, [(leaf tensor, gradient array)])``; folded
         weights were updated and got their PendingGrads (``step.pending``)."""
-        from . import pending
-        from .lower import CrossEntropy, Dense
         st, code, scal = self.step, self.code, self.scal
         f = self.f_arrays  # patched in place, passed as a tuple
         dt = self.dtype
