@@ -79,6 +79,18 @@ class Ref:
         return f"%{self.i}"
 
 
+def walk_refs(obj):
+    """The Refs in ``obj`` (a Ref, or tuples, lists and dicts of them and of constants)."""
+    if isinstance(obj, Ref):
+        yield obj
+    elif isinstance(obj, (tuple, list)):
+        for o in obj:
+            yield from walk_refs(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from walk_refs(o)
+
+
 class CallStep:
     """Replay by calling ``fn(*args, **kwargs)`` again with the recorded values substituted."""
 

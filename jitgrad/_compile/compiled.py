@@ -24,7 +24,7 @@ import warnings
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import capture
-from .capture import ElementwiseStep, Recorder, Ref
+from .capture import ElementwiseStep, Recorder, Ref, walk_refs
 from .lower import FALLBACK as _FALLBACK
 
 _DEBUG = "compile" in os.environ.get("JITGRAD_DEBUG", "").replace(",", " ").split()
@@ -331,23 +331,12 @@ def _uses_after(steps, result):
         if isinstance(s, ElementwiseStep):
             refs = [v for v in list(s.operands) + list(s.aux.values()) if isinstance(v, Ref)]
         else:
-            refs = list(_walk_refs((s.args, s.kwargs)))
+            refs = list(walk_refs((s.args, s.kwargs)))
         for r in refs:
             last[r.i] = k
-    for r in _walk_refs(result):
+    for r in walk_refs(result):
         last[r.i] = len(steps)
     return last
-
-
-def _walk_refs(obj):
-    if isinstance(obj, Ref):
-        yield obj
-    elif isinstance(obj, (tuple, list)):
-        for o in obj:
-            yield from _walk_refs(o)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _walk_refs(o)
 
 
 def _fill(obj, values):

@@ -36,7 +36,7 @@ from ..autograd import engine, grad_mode
 from ..optim.optimizer import _to_scalar
 from ..tensor import Tensor
 from . import pending
-from .capture import CallStep, ElementwiseStep, Ref
+from .capture import CallStep, ElementwiseStep, Ref, walk_refs
 from .lower_ops import CrossEntropy, Dense, Relu
 
 FALLBACK = object()
@@ -98,13 +98,7 @@ def _is_backward(step):
 
 
 def _has_ref(obj):
-    if isinstance(obj, Ref):
-        return True
-    if isinstance(obj, (tuple, list)):
-        return any(_has_ref(o) for o in obj)
-    if isinstance(obj, dict):
-        return any(_has_ref(o) for o in obj.values())
-    return False
+    return next(walk_refs(obj), None) is not None
 
 
 # ----------------------------------------------------------------------------- planning
@@ -175,21 +169,10 @@ def _no_grad_step(s, keep, ops):
         refs = [v for v in list(s.operands) + list(s.aux.values()) if isinstance(v, Ref)]
         outs = [s.out]
     else:
-        refs = list(_refs((s.args, s.kwargs)))
-        outs = [r.i for r in _refs(s.outs)]
+        refs = list(walk_refs((s.args, s.kwargs)))
+        outs = [r.i for r in walk_refs(s.outs)]
     return all(r.i not in ops and not keep[r.i]._requires_grad for r in refs) and \
         all(not keep[i]._requires_grad for i in outs)
-
-
-def _refs(obj):
-    if isinstance(obj, Ref):
-        yield obj
-    elif isinstance(obj, (tuple, list)):
-        for o in obj:
-            yield from _refs(o)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _refs(o)
 
 
 def _finish(rec, keep, items, ops):
@@ -200,10 +183,10 @@ def _finish(rec, keep, items, ops):
             for i in it.inputs:
                 uses[i] = uses.get(i, 0) + 1
         elif kind == "replay":
-            for r in _refs((it.args, it.kwargs) if isinstance(it, CallStep) else it.operands):
+            for r in walk_refs((it.args, it.kwargs) if isinstance(it, CallStep) else it.operands):
                 if r.i in ops:
                     return None
-    results = list(_refs(rec.result))
+    results = list(walk_refs(rec.result))
     losses = [it for kind, it in items if kind == "backward"]
     for r in results:
         if r.i in ops and not (r.i in losses and isinstance(ops[r.i], CrossEntropy)):
@@ -489,5 +472,5 @@ def _replay_call(s, values, arr):
     out = s.fn(*_fill(s.args, values), **_fill(s.kwargs, values))
     if s.outs is not None:
         _assign(s.outs, out, values)
-        for r in _refs(s.outs):
+        for r in walk_refs(s.outs):
             arr[r.i] = values[r.i]._data
