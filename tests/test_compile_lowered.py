@@ -172,6 +172,30 @@ def _pair(opt_kw=None):
     return out
 
 
+def _both(build, steps=6, exact=False):
+    """Run ``build() -> (model, opt, step)`` eagerly and compiled for ``steps`` steps; check the
+    compiled replays were lowered and every loss, parameter and gradient agrees (bitwise with
+    ``exact``). Returns the two optimizers."""
+    runs, opts = [], []
+    for compiled in (False, True):
+        model, opt, step = build()
+        fn = jitgrad.compile(step) if compiled else step
+        x, y = _data(jitgrad)
+        with jitgrad.autograd.profile() as p:
+            runs.append([(fn(x, y).item(),) + _snapshot(model) for _ in range(steps)])
+        if compiled:
+            assert p.compile_lowered_replays == steps - 1, p.compile_reasons
+        opts.append(opt)
+    for e, c in zip(*runs):
+        if exact:
+            assert e[0] == c[0]
+        else:
+            np.testing.assert_allclose(c[0], e[0], rtol=1e-6)
+        _assert_same(e[1], c[1], exact=exact)
+        _assert_same(e[2], c[2], exact=exact)
+    return opts
+
+
 def test_a_kept_gradient_keeps_its_step_numbers():
     (me, _, fe), (mc, _, fc) = _pair()
     x, y = _data(jitgrad)
@@ -193,22 +217,11 @@ def test_a_kept_gradient_keeps_its_step_numbers():
 def test_zero_grad_after_the_forward():
     """The common order ``loss = ...; opt.zero_grad(); loss.backward()``: the previous step's
     pending gradients are still ``.grad`` when the forward runs, and dropped right after."""
-    runs = []
-    for compiled in (False, True):
+    def build():
         model = _model(jitgrad)
         opt = jitgrad.optim.SGD(model.parameters(), lr=0.1)
-        step = _step(jitgrad, model, opt, zero="after_forward")
-        fn = jitgrad.compile(step) if compiled else step
-        x, y = _data(jitgrad)
-        with jitgrad.autograd.profile() as p:
-            out = [(fn(x, y).item(),) + _snapshot(model) for _ in range(6)]
-        if compiled:
-            assert p.compile_lowered_replays == 5
-        runs.append(out)
-    for e, c in zip(*runs):
-        np.testing.assert_allclose(c[0], e[0], rtol=1e-6)
-        _assert_same(e[1], c[1], exact=False)
-        _assert_same(e[2], c[2], exact=False)
+        return model, opt, _step(jitgrad, model, opt, zero="after_forward")
+    _both(build)
 
 
 def test_reading_and_writing_grad_between_steps():
@@ -306,46 +319,23 @@ def test_the_loss_is_eager_s_loss_tensor():
 
 
 def test_gradient_accumulation_without_zero_grad():
-    runs = []
-    for compiled in (False, True):
+    def build():  # gradients add up, so nothing folds: eager's bits
         model = _model(jitgrad)
         opt = jitgrad.optim.SGD(model.parameters(), lr=0.01)
-        step = _step(jitgrad, model, opt, zero=None)
-        fn = jitgrad.compile(step) if compiled else step
-        x, y = _data(jitgrad)
-        with jitgrad.autograd.profile() as p:
-            out = [(fn(x, y).item(),) + _snapshot(model) for _ in range(5)]
-        if compiled:
-            assert p.compile_lowered_replays == 4
-        runs.append(out)
-    for e, c in zip(*runs):  # gradients add up, so nothing folds: eager's bits
-        assert e[0] == c[0]
-        _assert_same(e[1], c[1])
-        _assert_same(e[2], c[2])
+        return model, opt, _step(jitgrad, model, opt, zero=None)
+    _both(build, steps=5, exact=True)
 
 
 def test_hooks_frozen_layers_schedulers_and_partial_optimizers():
-    runs = []
-    for compiled in (False, True):
+    def build():
         model = _model(jitgrad)
         model[0].weight.requires_grad_(False)
         model[2].weight.register_hook(lambda g: g * 0.5)
         opt = jitgrad.optim.SGD(list(model.parameters())[1:-1], lr=0.2)  # not the last bias
         sched = jitgrad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
-        step = _step(jitgrad, model, opt, sched=sched)
-        fn = jitgrad.compile(step) if compiled else step
-        x, y = _data(jitgrad)
-        with jitgrad.autograd.profile() as p:
-            out = [(fn(x, y).item(),) + _snapshot(model) for _ in range(6)]
-        if compiled:
-            assert p.compile_lowered_replays == 5
-        runs.append((out, opt.param_groups[0]["lr"]))
-    (e_out, e_lr), (c_out, c_lr) = runs
-    assert e_lr == c_lr
-    for e, c in zip(e_out, c_out):
-        np.testing.assert_allclose(c[0], e[0], rtol=1e-6)
-        _assert_same(e[1], c[1], exact=False)
-        _assert_same(e[2], c[2], exact=False)
+        return model, opt, _step(jitgrad, model, opt, sched=sched)
+    eager, compiled = _both(build)
+    assert eager.param_groups[0]["lr"] == compiled.param_groups[0]["lr"] == 0.2 * 0.5 ** 3
 
 
 def _twice(lin, head):
