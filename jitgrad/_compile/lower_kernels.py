@@ -4,9 +4,9 @@ eager kernels compute bit for bit, and ``run_program``, the interpreter that run
 lowered step in one call (``lower_program.py``)."""
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ..codegen.kcache import njit_cached as njit
 from ..nn.functional._dense_kernels import column_sums
 from ..nn.functional._loss_kernels import (
     log_softmax_rows,
@@ -16,7 +16,7 @@ from ..nn.functional._loss_kernels import (
 from ..optim._kernels import sgd_step
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def relu(x, out):
     """``out = select(x < 0, 0, x)`` (NaN passes through, as in PyTorch); ``out`` may be ``x``."""
     for i in range(x.size):
@@ -24,7 +24,7 @@ def relu(x, out):
         out[i] = 0 if v < 0 else v
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def relu_vjp(g, out):
     """``g = select(out > 0, g, g * 0)`` in place (``g * 0`` keeps NaN and the sign of zero)."""
     for i in range(g.size):
@@ -44,7 +44,7 @@ NOP, COPY, FILL_ROWS, GEMM, RELU, RELU_VJP, COLUMN_SUMS, CE_FORWARD, CE_BACKWARD
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(nogil=True, error_model="numpy")
 def run_program(code, f, ints, scal, out64, gemm):
     for k in range(code.shape[0]):
         op = code[k, 0]

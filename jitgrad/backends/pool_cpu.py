@@ -25,13 +25,14 @@ compiled specialization per dtype.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
+from ..codegen.kcache import njit_cached as njit
 from .cpu import PARALLEL_THRESHOLD, empty  # empty: pooled, large outputs reuse mapped memory
 
 __all__ = ["window_max", "max_pool2d_regular", "resample", "scatter_add_planes"]
 
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(nogil=True, error_model="numpy")  # cached: njit_cached
 
 
 def _by_size(serial, parallel, n):

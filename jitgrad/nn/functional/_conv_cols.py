@@ -19,11 +19,12 @@ the kernel writes the same 74 K columns in ~40 us.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from ...codegen.kcache import njit_cached as njit
 
 __all__ = ["im2col", "col2im", "im2col_applies", "col2im_applies"]
 
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(nogil=True, error_model="numpy")  # cached: njit_cached
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ADDS = {np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128,  # _col2im
                                np.int8, np.int16, np.int32, np.int64, np.uint8)}

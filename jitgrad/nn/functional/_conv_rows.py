@@ -27,9 +27,9 @@ groups == 1, float32/float64, stride 1 and enough channels (``applies``); everyt
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...backends import blas, cpu, host_threads
+from ...codegen.kcache import njit_cached as njit
 
 __all__ = ["applies", "forward", "input_grad", "weight_grad", "grads"]
 
@@ -46,7 +46,7 @@ _THREADED_WORK = 1 << 24
 
 # Serial kernels over a range of lines: host_threads runs the ranges side by side (a prange
 # kernel between MKL calls fought MKL's spinning threads for the cores: 2-3x slower, measured)
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(nogil=True, error_model="numpy")  # cached: njit_cached
 
 
 def applies(geo, cz, cy, dtype) -> bool:

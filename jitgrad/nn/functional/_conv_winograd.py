@@ -25,9 +25,9 @@ input or weight holding one is left to the direct paths (``forward`` returns Non
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from ...backends import blas, cpu, host_threads
+from ...codegen.kcache import njit_cached as njit
 from ._conv_rows import _groups
 
 __all__ = ["applies", "forward", "weight_grad"]
@@ -38,7 +38,7 @@ _MIN_CHANNELS = 16
 # the ResNet layer, 537 M, 0.68x)
 _MIN_WORK = 48 << 20
 _CHUNK_BYTES = 8 << 20  # transformed input + output per chunk (1024 tiles at 64 + 64 channels)
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(nogil=True, error_model="numpy")  # cached: njit_cached
 
 # G, the filter transform (F(2, 3): interpolation points 0, 1, -1, infinity)
 _G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])

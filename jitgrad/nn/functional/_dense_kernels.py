@@ -3,10 +3,10 @@ compiled step's lowered dense layers (``_compile/lower_kernels.py``) so both giv
 """
 from __future__ import annotations
 
-import numba
+from ...codegen.kcache import njit_cached as njit
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(nogil=True)
 def column_sums(g, out):
     """``out[j] = sum over rows of g[r, j]`` (the bias gradient), added row after row into
     ``out`` (1-D, zeros on entry): one pass over ``g`` where NumPy's ``sum(axis=0)`` makes

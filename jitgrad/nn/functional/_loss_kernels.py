@@ -8,11 +8,12 @@ subtract: ~90 us on a 256x10 batch, most of it per-call cost). The eager fast pa
 """
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from ...codegen.kcache import njit_cached as njit
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+
+@njit(nogil=True, error_model="numpy")
 def log_softmax_rows(x, out):
     """``out = (x - max) - log(sum(exp(x - max)))`` per row of C-contiguous ``x``. The sum
     accumulates in float64 (NumPy sums float32 pairwise in float32); NaN and inf behave as in
@@ -34,7 +35,7 @@ def log_softmax_rows(x, out):
             out[r, j] = (x[r, j] - m) - lse
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(nogil=True, error_model="numpy")
 def nll_rows_total(x, t):
     """``-sum(x[r, t[r]])`` over the rows, accumulated in float64 row after row (targets
     already checked to be in range)."""
@@ -44,7 +45,7 @@ def nll_rows_total(x, t):
     return total
 
 
-@numba.njit(cache=True, nogil=True, error_model="numpy")
+@njit(nogil=True, error_model="numpy")
 def log_softmax_rows_backward(y, g, out):
     """``out = g - exp(y) * sum(g, 1)`` per row (the VJP of ``log_softmax_rows``; ``out`` may
     be ``g``: each row's sum is taken before the row is written)."""

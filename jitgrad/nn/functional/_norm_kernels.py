@@ -26,9 +26,10 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from ...backends.cpu import empty  # pooled: no page faults per call
+from ...codegen.kcache import njit_cached as njit
 
 __all__ = ["moments", "batch_norm_stats", "affine", "grad_sums", "channel_grad_sums",
            "batch_norm_backward", "affine2", "PARALLEL_MIN_ELEMENTS"]
@@ -38,7 +39,7 @@ __all__ = ["moments", "batch_norm_stats", "affine", "grad_sums", "channel_grad_s
 # 2^16 it is a draw, from 2^17 the parallel kernels win by 1.4-1.7x.
 PARALLEL_MIN_ELEMENTS = int(os.environ.get("JITGRAD_NORM_PARALLEL_MIN", 1 << 17))
 
-_FLAGS = dict(cache=True, nogil=True, error_model="numpy")
+_FLAGS = dict(nogil=True, error_model="numpy")  # cached: njit_cached
 # Each kernel comes as a serial and a prange twin around one inlined row body, not as one
 # function compiled with and without parallel=True: Numba's on-disk cache keys an entry by the
 # function and its signature, not by those flags, so the two compilations would share entries.
