@@ -6,6 +6,8 @@ Checked against the same step run eagerly: bitwise where the same kernels run (e
 but the folded SGD update, whose GEMM rounds ``W - lr * g^T h`` once instead of twice), and
 against PyTorch. Every test asserts the lowered path really ran (``compile_lowered_replays``),
 so a silent fallback to the ordinary replay cannot pass for it."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -396,3 +398,38 @@ def test_anomaly_mode_replays_ordinarily():
         le = fe(x, y).item()
     assert p.compile_replays == 1 and p.compile_lowered_replays == 0
     assert lc == le
+
+
+def test_batches_of_any_layout():
+    """Guards see shapes, not strides: a transposed or read-only batch replays the same lowered
+    step (its array is copied into the layout the GEMMs read)."""
+    rng = np.random.default_rng(5)
+    batches = [rng.standard_normal((16, 20)).astype(np.float32) for _ in range(4)]
+    targets = jitgrad.tensor(np.arange(16) % 5)
+    runs = []
+    for compiled in (False, True):
+        model = _model(jitgrad)
+        opt = jitgrad.optim.SGD(model.parameters(), lr=0.1)
+        step = _step(jitgrad, model, opt)
+        fn = jitgrad.compile(step) if compiled else step
+        out = []
+        with jitgrad.autograd.profile() as p:
+            for k, b in enumerate(batches):
+                if k == 1:
+                    x = jitgrad.tensor(np.ascontiguousarray(b.T)).t()  # transposed view
+                elif k == 2:
+                    ro = b.copy()
+                    ro.flags.writeable = False
+                    with warnings.catch_warnings():  # PyTorch's read-only-array warning
+                        warnings.simplefilter("ignore")
+                        x = jitgrad.from_numpy(ro)
+                else:
+                    x = jitgrad.tensor(b)
+                out.append((fn(x, targets).item(),) + _snapshot(model))
+        if compiled:
+            assert p.compile_lowered_replays == 3, p.compile_reasons
+        runs.append(out)
+    for e, c in zip(*runs):
+        np.testing.assert_allclose(c[0], e[0], rtol=1e-6)
+        _assert_same(e[1], c[1], exact=False)
+        _assert_same(e[2], c[2], exact=False)
