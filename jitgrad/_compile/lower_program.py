@@ -56,10 +56,9 @@ class ArrayProgram:
         self.f_arrays = []  # what each slot of ``f`` holds (passed as a tuple)
         self.slot_of = {}  # value index -> slot
         self.scal = [0.0, 1.0]  # slots 0 and 1: the constants
-        self.patches = []  # callables(run) patching the table before a run
         self.ints_of = {}  # target value index -> ints slot
         self.inputs = []  # (value index, slot): the batch, copied in when not C-contiguous
-        self.params = []  # (tensor, slot, as_row): a parameter's array, patched when replaced
+        self.params = []  # (tensor, slot, as_row, array): re-patched when .data is replaced
         self._emit_all()
         self.code = np.array(self.code, dtype=np.int64).reshape(-1, 7)
         self.scal = np.array(self.scal, dtype=self.dtype)
