@@ -303,7 +303,7 @@ class LoweredStep:
                 order.append(it)
                 need.update(i for i in it.inputs if i in ops)
         self.backward_ops = order
-        self.checks = self.forward_ops = [it for kind, it in items if kind == "op"]
+        self.forward_ops = [it for kind, it in items if kind == "op"]
         # forward and backward as one compiled call (lower_program.py) where it can run
         self.program = _ONE_CALL if _one_call(items, self.forward_ops) else None
         self.sgd = sgd  # the plain SGD whose step follows the backward (may fold), or None
@@ -331,7 +331,7 @@ class LoweredStep:
         if _anomaly.enabled or not self.lock.acquire(blocking=False):
             return FALLBACK
         try:
-            for op in self.checks:
+            for op in self.forward_ops:
                 if not op.check(values):
                     return FALLBACK
             return self._run(values)

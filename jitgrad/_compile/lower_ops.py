@@ -15,6 +15,7 @@ from ..autograd.node import FREED_MESSAGE, Ctx, FunctionNode, node_class
 from ..backends import blas, cpu
 from ..nn.functional import _loss_kernels, dense
 from ..tensor import Tensor
+from . import lower_kernels as K
 from . import pending
 
 
@@ -90,11 +91,11 @@ class Relu:
             out = x
         else:
             out = self.buf = _buffer(self.buf, self.shape, self.dtype)
-        _kernels().relu(x.reshape(-1), out.reshape(-1))
+        K.relu(x.reshape(-1), out.reshape(-1))
         arr[self.out] = out
 
     def backward(self, arr, g):
-        _kernels().relu_vjp(g.reshape(-1), arr[self.out].reshape(-1))
+        K.relu_vjp(g.reshape(-1), arr[self.out].reshape(-1))
         return [g], ()
 
 
@@ -160,13 +161,3 @@ def _buffer(b, shape, dtype):
 def _freed_backward(node, g):
     raise RuntimeError(FREED_MESSAGE)
 
-
-_KERNELS = None
-
-
-def _kernels():
-    global _KERNELS
-    if _KERNELS is None:
-        from . import lower_kernels
-        _KERNELS = lower_kernels
-    return _KERNELS
