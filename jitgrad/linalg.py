@@ -2,7 +2,9 @@
 that need singular values raise NotImplementedError)."""
 from __future__ import annotations
 
-from .ops.linalg import _write_out, matmul, multi_dot, vecdot
+from .ops.linalg_args import _write_out
+from .ops.linalg_contract import vecdot
+from .ops.linalg_matmul import matmul, multi_dot
 from .ops.reduce import norm as _vector_norm
 from .tensor import Tensor
 
@@ -10,7 +12,7 @@ __all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm"
 
 
 def _type_word(dt):
-    from .ops.linalg import _legacy
+    from .ops.linalg_args import _legacy
     return _legacy(dt)
 
 

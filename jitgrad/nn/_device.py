@@ -26,7 +26,8 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..ops import functional as _F
 from ..ops.composite import record, record_composition
-from ..ops.linalg import addmm, matmul
+from ..ops.linalg_addmm import addmm
+from ..ops.linalg_matmul import matmul
 from ..tensor import Tensor
 
 __all__ = ["is_cuda", "linear", "dropout", "nll_loss", "mse_loss", "binary_cross_entropy",

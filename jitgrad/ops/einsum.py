@@ -180,7 +180,7 @@ def _contract(a, la, b, lb, keep):
         a = a.expand(tuple(bsz) + tuple(a.shape[len(batch):]))
     if [sb[lab] for lab in batch] != bsz:
         b = b.expand(tuple(bsz) + tuple(b.shape[len(batch):]))
-    from .linalg import bmm
+    from .linalg_products import bmm
     prod = bmm(a.reshape(nb, m, k), b.reshape(nb, k, n))
     return prod.reshape(tuple(bsz + asz + bsz_only)), batch + aonly + bonly
 

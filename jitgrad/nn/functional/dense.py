@@ -6,7 +6,8 @@ import numpy as np
 
 from ...backends import blas, cpu
 from ...ops.composite import record, record_composition
-from ...ops.linalg import addmm, matmul
+from ...ops.linalg_addmm import addmm
+from ...ops.linalg_matmul import matmul
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph

@@ -1,0 +1,204 @@
+"""The matrix products that record their own nodes: mm, bmm, mv, dot, vdot, and the product's
+data on the host or the device that every product (matmul, addmm & co) computes with. CPU
+products go through backends.blas (MKL when installed, else NumPy's BLAS); float16 on the CPU
+is computed in float32 and rounded once, as PyTorch's CPU kernels do. Backward functions are
+written with registered ops, so every product is differentiable to any order."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends import blas
+from .composite import record
+from .linalg_args import _legacy, _no_bool, _same_dtype, _tensor_arg, _write_out
+
+
+def _on_host(*ts):
+    return all(t._data.__class__ is np.ndarray for t in ts)
+
+
+def _np_matmul(x, y):
+    """``x @ y`` of NumPy arrays; float16 is multiplied in float32 (PyTorch's CPU kernels
+    accumulate half products in float): the caller rounds."""
+    if x.dtype == np.float16:
+        return blas.matmul(x.astype(np.float32), y.astype(np.float32))
+    return blas.matmul(x, y)
+
+
+def _matmul_data(a, b):
+    """``np.matmul(a._data, b._data)``; on CUDA the tiled kernel (1-D operands are unsqueezed
+    views, as torch.matmul does), after PyTorch's device check."""
+    x, y = a._data, b._data
+    if x.__class__ is np.ndarray and y.__class__ is np.ndarray:
+        out = _np_matmul(x, y)
+        return out.astype(np.float16) if x.dtype == np.float16 else out
+    from .elementwise_call import check_same_device
+    check_same_device((a, b))
+    from .._cuda_array import CudaArray
+    from ..backends import cuda as B
+    xv = x.expand_dims(0) if x.ndim == 1 else x
+    yv = y.expand_dims(1) if y.ndim == 1 else y
+    out = CudaArray.wrap(B.kernels().matmul.matmul(xv.kview(), yv.kview()))
+    shape = out.shape
+    if y.ndim == 1:
+        shape = shape[:-1]
+    if x.ndim == 1:
+        shape = shape[:-2] + shape[-1:] if y.ndim > 1 else shape[:-1]
+    return out.reshape(shape) if shape != out.shape else out
+
+
+def _mT(x):
+    return x.transpose(-1, -2)
+
+
+# ---------------------------------------------------------------------------- mm / bmm / mv / dot
+
+def _mm_backward(node, g):
+    need_a, need_b = node.ctx.needs_input_grad
+    a = node.saved("a") if need_b else None
+    b = node.saved("b") if need_a else None
+    return (g @ _mT(b) if need_a else None, _mat2_grad(node, a, g) if need_b else None)
+
+
+def _mat2_grad(node, m1, g):
+    """m1^T g, laid out like mat2: when mat2 is a transposed view (a Linear weight's w.t()),
+    computing (g^T m1)^T makes the weight's gradient come out C-contiguous (as PyTorch's
+    mm_mat2_backward does), so the leaf adopts it without a copy."""
+    if node.ctx.attrs.get("mat2_transposed"):
+        return _mT(_mT(g) @ m1)
+    return _mT(m1) @ g
+
+
+def _transposed(t):
+    d = t._data
+    return d.ndim == 2 and d.flags.f_contiguous and not d.flags.c_contiguous
+
+
+def _saves(a, b):
+    save = []
+    if b._requires_grad:
+        save.append(("a", a))
+    if a._requires_grad:
+        save.append(("b", b))
+    return tuple(save)
+
+
+def mm(input, mat2, *, out=None):
+    _tensor_arg("mm", "input", 1, input)
+    _tensor_arg("mm", "mat2", 2, mat2)
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({input.shape[0]}x"
+                           f"{input.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    _same_dtype(input, mat2, "mm")
+    _no_bool("addmm_impl_cpu_", input)
+    res = record("MmBackward0", (input, mat2), _matmul_data(input, mat2), _mm_backward,
+                 save=_saves(input, mat2), attrs={"mat2_transposed": _transposed(mat2)})
+    return _write_out("mm", res, out)
+
+
+def _check_bmm(input, mat2):
+    if input.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input.shape[0]}, {input.shape[2]}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
+
+
+def bmm(input, mat2, *, out=None):
+    _tensor_arg("bmm", "input", 1, input)
+    _tensor_arg("bmm", "mat2", 2, mat2)
+    _check_bmm(input, mat2)
+    if input.dtype is not mat2.dtype:
+        raise RuntimeError(f"expected scalar type {_legacy(input.dtype)} but found "
+                           f"{_legacy(mat2.dtype)}")
+    _no_bool("bmm", input)
+    res = record("BmmBackward0", (input, mat2), _matmul_data(input, mat2),
+                 _mm_backward, save=_saves(input, mat2))
+    return _write_out("bmm", res, out)
+
+
+def _mv_backward(node, g):
+    need_a, need_v = node.ctx.needs_input_grad
+    ga = gv = None
+    if need_a:
+        ga = g.unsqueeze(-1) * node.saved("v")
+    if need_v:
+        gv = _mT(node.saved("a")) @ g
+    return (ga, gv)
+
+
+def _check_mv(mat, vec, bias=None):
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got "
+                           f"{1 if bias is None else bias.ndim}, {mat.ndim}, {vec.ndim}")
+    n = mat.shape[0] if bias is None or bias.ndim == 0 or bias.shape[0] == 1 else \
+        bias.shape[0]
+    if mat.shape[1] != vec.shape[0] or n != mat.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({mat.shape[0]}"
+                           f"x{mat.shape[1]}), vec ({vec.shape[0]})")
+
+
+def mv(input, vec, *, out=None):
+    _tensor_arg("mv", "input", 1, input)
+    _tensor_arg("mv", "vec", 2, vec)
+    _check_mv(input, vec)
+    if input.dtype is not vec.dtype:
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got "
+                           f"{_legacy(vec.dtype)}, {_legacy(input.dtype)}, and "
+                           f"{_legacy(vec.dtype)}")
+    _no_bool("addmv_impl_cpu", input)
+    save = []
+    if vec._requires_grad:
+        save.append(("a", input))
+    if input._requires_grad:
+        save.append(("v", vec))
+    res = record("MvBackward0", (input, vec), _matmul_data(input, vec), _mv_backward,
+                 save=tuple(save))
+    return _write_out("mv", res, out)
+
+
+def _dot_backward(node, g):
+    need_a, need_b = node.ctx.needs_input_grad
+    return (g * node.saved("b") if need_a else None, g * node.saved("a") if need_b else None)
+
+
+def _dot(fname, node_name, input, other, out):
+    _tensor_arg(fname, "input", 1, input)
+    _tensor_arg(fname, "other", 2, other)
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
+            f"and {other.shape[0]} elements respectively")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{_legacy(input.dtype)} and {_legacy(other.dtype)}")
+    _no_bool("dot", input)
+    if _on_host(input, other):
+        x, y = input._data, other._data
+        if x.dtype == np.float16:
+            data = np.asarray(np.dot(x.astype(np.float32), y.astype(np.float32)), np.float16)
+        else:
+            data = np.asarray(np.dot(x, y))
+    else:
+        data = _matmul_data(input, other)
+    res = record(node_name, (input, other), data, _dot_backward, save=_saves(input, other))
+    return _write_out(fname, res, out)
+
+
+def dot(input, other, *, out=None):
+    return _dot("dot", "DotBackward0", input, other, out)
+
+
+def vdot(input, other, *, out=None):
+    """Real dtypes only (no complex tensors): the conjugate is the identity."""
+    return _dot("vdot", "VdotBackward0", input, other, out)
