@@ -5,7 +5,7 @@ from __future__ import annotations
 from .ops.linalg_args import _write_out
 from .ops.linalg_contract import vecdot
 from .ops.linalg_matmul import matmul, multi_dot
-from .ops.reduce import norm as _vector_norm
+from .ops.reduce_norm import norm as _vector_norm
 from .tensor import Tensor
 
 __all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm"]

@@ -15,7 +15,8 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import ieee_quiet, record, record_composition
 from .out import with_out
-from .reduce import _cast_for, _return_type, _wrap
+from .reduce_args import _cast_for, _wrap
+from .return_types import _return_type
 
 __all__ = ["cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz",
            "cumulative_trapezoid"]
@@ -85,7 +86,7 @@ def _cumprod_backward(node, g):
 
 def _cumprod_backward_unrolled(g, x, d):
     """grad_k = sum_{j >= k} g_j * prod(x[:k]) * prod(x[k+1:j+1]), one k at a time."""
-    from .reduce import prod
+    from .reduce_sums import prod
     from .shape_join import cat, narrow, stack
     n = x.shape[d]
     cols = []

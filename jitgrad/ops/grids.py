@@ -82,7 +82,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     ``arange(len(counts))`` repeated by ``counts``."""
     from .basic import arange, tensor
     from .index import index_select
-    from .reduce import _wrap
+    from .reduce_args import _wrap
     if not isinstance(input, Tensor):
         raise _repeats_error(input, repeats, dim)
     if repeats is None:  # the counts themselves: indices 0..n-1 repeated

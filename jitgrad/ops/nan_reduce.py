@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .composite import record
-from .reduce import _attrs, _dims, _expand_back, _type_word
+from .reduce_args import _attrs, _dims, _expand_back, _type_word
 
 __all__ = ["nansum", "nanmean"]
 
@@ -27,7 +27,7 @@ def _nansum_backward(node, g):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """The sum over ``dim`` (all dims by default) with NaN counted as zero."""
     from .functional import where
-    from .reduce import sum as _sum
+    from .reduce_sums import sum as _sum
     axes = _dims(dim, input.ndim)
     x = input.detach()
     if x.dtype.is_floating_point:
@@ -41,7 +41,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
-    from .reduce import sum as _sum
+    from .reduce_sums import sum as _sum
     if dtype is not None and not D.to_dtype(dtype).is_floating_point:
         raise RuntimeError(
             "nanmean(): could not infer output dtype. Optional dtype must be either a floating "

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .composite import record
-from .reduce import _dims, _kept_shape, _wrap
+from .reduce_args import _dims, _kept_shape, _wrap
 
 
 def device_reduce(op, x, axes, keepdim, dtype):

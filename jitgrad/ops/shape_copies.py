@@ -112,7 +112,7 @@ def _device_roll(x, shift, d):
 
 
 def _repeat_backward(node, g):
-    from .reduce import sum as rsum
+    from .reduce_sums import sum as rsum
     a = node.ctx.attrs
     inter, rdims = a["inter"], a["rdims"]
     if rdims:

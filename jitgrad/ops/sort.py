@@ -21,7 +21,9 @@ import numpy as np
 
 from ..tensor import Tensor
 from .composite import ieee_quiet, record
-from .reduce import _evenly_backward, _return_type, _wrap
+from .reduce_args import _wrap
+from .reduce_extremes import _evenly_backward
+from .return_types import _return_type
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique"]
 

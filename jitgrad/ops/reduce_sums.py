@@ -1,0 +1,231 @@
+"""Sums and products: sum, mean, prod, logsumexp (a sum in log space), all/any/count_nonzero,
+cumsum. VJPs are written with registered ops; CUDA tensors take the kernel layer's tree
+reductions and scans (``reduce_cuda``), so forward and backward stay on the device."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import _dtype as D
+from ..tensor import Tensor
+from .composite import ieee_quiet, record
+from .out import with_out
+from .reduce_args import (
+    NO_DIM,
+    _asarray,
+    _attrs,
+    _cast_for,
+    _cuda,
+    _dims,
+    _expand_back,
+    _kept_shape,
+    _np_axes,
+    _on_device,
+    _type_word,
+    _wrap,
+)
+
+__all__ = ["sum", "mean", "prod", "logsumexp", "all", "any", "count_nonzero", "cumsum"]
+
+
+def _sum_backward(node, g):
+    return (_expand_back(g, node),)
+
+
+@with_out("sum", "dtype")
+@ieee_quiet
+def sum(input, dim=NO_DIM, keepdim=False, *, dtype=None):  # noqa: A001 - torch.sum
+    named = dim is not NO_DIM
+    dim = dim if named else None
+    axes = _dims(dim, input._data.ndim)
+    input = _cast_for(input, dtype)
+    # an explicit dtype is the result's; else integers and bool accumulate in int64
+    out_dt = input.dtype if input.dtype.is_floating_point or dtype is not None else D.int64
+    if input._data.__class__ is not np.ndarray:
+        data = _cuda().device_reduce("sum", input, axes, keepdim, out_dt.np)
+    else:
+        data = np.sum(input._data, axis=_np_axes(input, axes), keepdims=keepdim, dtype=out_dt.np)
+    name = "SumBackward0" if not named and not keepdim else "SumBackward1"
+    return record(name, (input,), _asarray(data), _sum_backward,
+                  attrs=_attrs(input, axes, keepdim))
+
+
+def _mean_backward(node, g):
+    return (_expand_back(g, node) / node.ctx.attrs["n"],)
+
+
+@with_out("mean")
+@ieee_quiet
+def mean(input, dim=NO_DIM, keepdim=False, *, dtype=None):
+    named = dim is not NO_DIM
+    dim = dim if named else None
+    if dtype is not None and not D.to_dtype(dtype).is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Optional dtype must be either a floating "
+            f"point or complex dtype. Got: {_type_word(D.to_dtype(dtype))}")
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_type_word(input.dtype)}")
+    axes = _dims(dim, input._data.ndim)
+    n = int(np.prod([input._data.shape[a] for a in axes])) if input._data.ndim else 1
+    if input._data.__class__ is not np.ndarray:
+        data = _cuda().device_reduce("mean", input, axes, keepdim, input._data.dtype)
+    else:
+        with warnings.catch_warnings():  # an empty mean is NaN without a warning in PyTorch
+            warnings.simplefilter("ignore", RuntimeWarning)
+            data = np.mean(input._data, axis=_np_axes(input, axes), keepdims=keepdim)
+    name = "MeanBackward0" if not named and not keepdim else "MeanBackward1"
+    return record(name, (input,), _asarray(data, input._data.dtype), _mean_backward,
+                  attrs=_attrs(input, axes, keepdim, n=n))
+
+
+def _prod_backward(node, g):
+    a = node.ctx.attrs
+    x = node.saved("x")
+    ge = _expand_back(g, node)
+    if _on_device(x):
+        return (_cuda().device_prod_backward(node, x, ge),)
+    if not np.any(x._data == 0):
+        out = node.saved("out")
+        if not a["keepdim"]:
+            out = out.reshape(a["kept"])
+        return (ge * out / x,)
+    # zeros present: the product of all *other* elements, without dividing
+    others = _prod_of_others(x.detach()._data, a["axes"])
+    return (ge * Tensor._make(others),)
+
+
+def _prod_of_others(x, axes):
+    moved = np.moveaxis(x, axes, tuple(range(x.ndim - len(axes), x.ndim)))
+    flat = moved.reshape(moved.shape[:x.ndim - len(axes)] + (-1,))
+    left = np.cumprod(np.concatenate([np.ones_like(flat[..., :1]), flat[..., :-1]], -1), -1)
+    rev = flat[..., ::-1]
+    right = np.cumprod(np.concatenate([np.ones_like(rev[..., :1]), rev[..., :-1]], -1),
+                       -1)[..., ::-1]
+    res = (left * right).reshape(moved.shape)
+    return np.moveaxis(res, tuple(range(x.ndim - len(axes), x.ndim)), axes)
+
+
+@with_out("prod", "dtype")
+@ieee_quiet
+def prod(input, dim=NO_DIM, keepdim=False, *, dtype=None):
+    named = dim is not NO_DIM
+    if named and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
+        raise TypeError("prod() received an invalid combination of arguments - got (Tensor, "
+                        f"dim={type(dim).__name__}), but expected one of:\n"
+                        " * (Tensor input, *, torch.dtype dtype = None)\n"
+                        " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype "
+                        "= None)")
+    dim = dim if named else None
+    input = _cast_for(input, dtype)
+    axes = _dims(dim, input._data.ndim)
+    out_dt = input.dtype if input.dtype.is_floating_point or dtype is not None else D.int64
+    if _on_device(input):
+        data = _cuda().kred("prod", input._data, axes, keepdim, out_dt.np)
+    else:
+        data = np.asarray(np.prod(input._data, axis=_np_axes(input, axes), keepdims=keepdim,
+                                  dtype=out_dt.np))
+    name = "ProdBackward0" if not named else "ProdBackward1"
+    return record(name, (input,), data, _prod_backward, save=(("x", input),),
+                  save_outputs=(("out", 0),), attrs=_attrs(input, axes, keepdim))
+
+
+def _logsumexp_backward(node, g):
+    a = node.ctx.attrs
+    x = node.saved("x")
+    out = node.saved("out")
+    if not a["keepdim"]:
+        out = out.reshape(a["kept"])
+    return (_expand_back(g, node) * (x - out).exp(),)
+
+
+@with_out("logsumexp", cast_error=lambda src, dst: RuntimeError(
+    f"logsumexp(): Expected floating point type for result tensor, but got: {D.scalar_name(dst)}"))
+@ieee_quiet
+def logsumexp(input, dim, keepdim=False):
+    axes = _dims(dim, input._data.ndim)
+    x = input._data if input.dtype.is_floating_point else input._data.astype(
+        D.get_default_dtype().np)
+    if _on_device(input):
+        return record("LogsumexpBackward0", (input,), _cuda().device_logsumexp(x, axes, keepdim),
+                      _logsumexp_backward, save=(("x", input),), save_outputs=(("out", 0),),
+                      attrs=_attrs(input, axes, keepdim))
+    ax = axes if x.ndim else None
+    m = np.max(x, axis=ax, keepdims=True) if x.size else np.zeros(_kept_shape(x.shape, axes),
+                                                                  x.dtype)
+    m = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        data = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+    if not keepdim:
+        data = data.reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes))
+    return record("LogsumexpBackward0", (input,), np.asarray(data, dtype=x.dtype),
+                  _logsumexp_backward, save=(("x", input),), save_outputs=(("out", 0),),
+                  attrs=_attrs(input, axes, keepdim))
+
+
+def _logical_reduce(input, dim, keepdim, which):
+    # PyTorch: bool results, except that uint8 inputs give uint8 (0/1)
+    axes = _dims(dim, input.ndim)
+    if _on_device(input):
+        data = _cuda().kred(which, input._data, axes, keepdim)
+    else:
+        fn = np.all if which == "all" else np.any
+        ax = None if dim is None or not input.ndim else axes
+        data = np.asarray(fn(input._data, axis=ax, keepdims=keepdim and input.ndim > 0))
+    if input._data.dtype == np.uint8:
+        data = data.astype(np.uint8)
+    return Tensor._make(data)
+
+
+def all(input, dim=None, keepdim=False):  # noqa: A001
+    return _logical_reduce(input, dim, keepdim, "all")
+
+
+def any(input, dim=None, keepdim=False):  # noqa: A001
+    return _logical_reduce(input, dim, keepdim, "any")
+
+
+def count_nonzero(input, dim=None):
+    ax = None if dim is None or not input.ndim else _dims(dim, input.ndim)
+    if _on_device(input):  # cast to bool (nonzero, NaN included), then an int64 tree sum
+        b = input._data if input._data.dtype == np.bool_ else input._data.astype(np.bool_)
+        return Tensor._make(_cuda().kred("sum", b, _dims(dim, input.ndim), False, np.int64))
+    if ax is None and dim is not None:
+        _dims(dim, input.ndim)  # range check
+    return Tensor._make(np.asarray(np.count_nonzero(input._data, axis=ax), dtype=np.int64))
+
+
+def _cumsum_backward(node, g):
+    d = node.ctx.attrs["dim"]
+    if g.ndim == 0:  # cumsum of a 0-d tensor is the identity (flip has no dim 0 to flip)
+        return (g,)
+    if _on_device(g):
+        return (_cuda().reverse_cumsum(g, d),)
+    return (g.flip(d).cumsum(d).flip(d),)
+
+
+@with_out("cumsum", "dtype")
+@ieee_quiet
+def cumsum(input, dim, *, dtype=None):
+    d = _wrap(dim, input._data.ndim)
+    input = _cast_for(input, dtype)
+    # an explicit dtype is the result's; else integers and bool accumulate in int64
+    out_dt = input.dtype if input.dtype.is_floating_point or dtype is not None else D.int64
+    if _on_device(input):
+        data = _cuda().device_cumsum(input, d, out_dt)
+        return record("CumsumBackward0", (input,), data, _cumsum_backward, attrs={"dim": d})
+    data = np.cumsum(input._data, axis=d if input.ndim else None, dtype=out_dt.np)
+    return record("CumsumBackward0", (input,), data.reshape(input._data.shape), _cumsum_backward,
+                  attrs={"dim": d})
+
+
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser) on every reduction here
+from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
+
+for _name in __all__:
+    globals()[_name] = _aliases(globals()[_name])
+del _name
