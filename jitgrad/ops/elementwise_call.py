@@ -15,7 +15,7 @@ from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu
 from ..codegen.loops import LoopSpec, Stmt
 from ..tensor import Tensor
-from .elementwise import FLOAT_KERNELS
+from .elementwise_activation import FLOAT_KERNELS
 from .registry import ElementwiseOp
 
 __all__ = ["call", "broadcast_shapes", "ElementwiseNode"]
