@@ -159,7 +159,7 @@ def bernoulli(p, shape, dtype=np.float32, out=None):
 def dropout_mask(shape, p, dtype=np.float32):
     """The scaled keep-mask of ``F.dropout`` (0 or ``1/(1-p)`` in ``dtype``), like the CPU
     generator's ``dropout_mask``: ``p == 0`` ones, ``p == 1`` zeros, nothing drawn for those."""
-    from .ops.basic import _device_full
+    from .ops.factory_args import _device_full
     dt = np.dtype(dtype)
     p = float(p)
     if p == 0.0:

@@ -215,8 +215,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     """``torch.normal``: ``(Tensor, float)``, ``(float, Tensor)``, ``(Tensor, Tensor)`` and
     ``(float, float, size)``, drawing exactly what PyTorch draws (a standard-normal fill of
     the output, then ``* std + mean``)."""
-    from .ops.basic import _factory_dtype, _finish, check_device, empty
+    from ._size import check_device
+    from .ops.basic import empty
     from .ops.composite import record
+    from .ops.factory_args import _factory_dtype, _finish
     from .tensor import Tensor
     gen = _impl(generator)
     mt, st = isinstance(mean, Tensor), isinstance(std, Tensor)

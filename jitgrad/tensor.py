@@ -615,7 +615,7 @@ class Tensor:
                 raise RuntimeError(f"Invalid device string: '{device}'")
             dev = check_device(device)
             if dev != self.device:
-                from .ops.basic import to_device
+                from .ops.copies import to_device
                 t = to_device(self, dev)
                 copy = False
         contiguous = memory_format == "contiguous_format" and not t._data.flags.c_contiguous
@@ -623,7 +623,7 @@ class Tensor:
             if not (copy or contiguous):
                 return t
             dtype = t.dtype
-        from .ops.basic import cast
+        from .ops.copies import cast
         return cast(t, D.to_dtype(dtype), memory_format)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
@@ -672,7 +672,7 @@ class Tensor:
     def cpu(self):
         if self._data.__class__ is np.ndarray:
             return self
-        from .ops.basic import to_device
+        from .ops.copies import to_device
         return to_device(self, CPU)
 
     def cuda(self, device=None):
@@ -682,7 +682,7 @@ class Tensor:
             raise RuntimeError(f"Invalid device, must be cuda device (got {device})")
         if self._data.__class__ is not np.ndarray:
             return self
-        from .ops.basic import to_device
+        from .ops.copies import to_device
         return to_device(self, dev)
 
 

@@ -672,7 +672,7 @@ def accumulate_into_leaf(variable, g) -> None:
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + g
     else:
-        from ..ops.basic import accumulate_
+        from ..ops.copies import accumulate_
         accumulate_(variable._grad, g)
     post = variable.__dict__.get("_post_accumulate_grad_hooks")
     if post:

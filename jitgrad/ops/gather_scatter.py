@@ -227,7 +227,7 @@ def scatter_into_zeros(g: Tensor, shape, dim, index) -> Tensor:
     """Zeros of ``shape`` with ``g`` scatter-added along ``dim`` at ``index`` (storage made or
     checked by jitgrad: CPU indices may be negative and wrap)."""
     if g._data.__class__ is not np.ndarray:
-        from .basic import _device_full
+        from .factory_args import _device_full
         if index.__class__ is np.ndarray:
             raise NotImplementedError("jitgrad: max/min(dim) gradients are not implemented "
                                       "for device 'cuda:0' yet")
@@ -256,7 +256,7 @@ def _scattered_mask(g, dim, idx):
 def _ones(t):
     if t._data.__class__ is np.ndarray:
         return np.ones(t._data.shape, t._data.dtype)
-    from .basic import _device_full
+    from .factory_args import _device_full
     return _device_full(t._data.shape, 1, t._data.dtype)
 
 
@@ -372,7 +372,7 @@ def _scatter_reduce_data(x, d, idx, src, mode, include_self):
 def _zeros_like_data(x):
     if x.__class__ is np.ndarray:
         return np.zeros(x.shape, x.dtype)
-    from .basic import _device_full
+    from .factory_args import _device_full
     return _device_full(x.shape, 0, x.dtype)
 
 

@@ -34,7 +34,7 @@ def _size(x, d):
 def _zeros(shape, like):
     if like.__class__ is np.ndarray:
         return np.zeros(shape, like.dtype)
-    from .basic import _device_full
+    from .factory_args import _device_full
     return _device_full(tuple(shape), 0, like.dtype)
 
 

@@ -142,7 +142,7 @@ def _take(g, npkey):
 def index_embed(g: Tensor, shape, npkey, basic) -> Tensor:
     """Zeros of ``shape`` with ``g`` added at ``npkey`` (repeated indices accumulate)."""
     if g._data.__class__ is not np.ndarray:
-        from .basic import _device_full
+        from .factory_args import _device_full
         data = _device_full(shape, 0, g._data.dtype)
         if basic:
             from ..backends import cuda as B

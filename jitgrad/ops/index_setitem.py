@@ -48,7 +48,7 @@ def _copy_slices_backward(node, g):
                                        need_value)
     gs = gv = None
     if need_self and g._data.__class__ is not np.ndarray:
-        from .basic import _device_full
+        from .factory_args import _device_full
         mask = _device_full(g._data.shape, 1, g._data.dtype)
         region = mask
         for k in keys[:-1]:

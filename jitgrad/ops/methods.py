@@ -7,6 +7,7 @@ from ..tensor import Tensor
 from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
 from . import sort as _sort_ops
+from .random_factories import _cuda_rng, _gen
 
 
 def _reflect(fn):
@@ -129,12 +130,12 @@ def _random_inplace(sampler):
             if sampler not in _CUDA_SAMPLERS:
                 raise NotImplementedError(f"{sampler.__name__.lstrip('_')}_ has no CUDA "
                                           "kernel in jitgrad; use it on a CPU tensor")
-            _CUDA_SAMPLERS[sampler](basic._cuda_rng(generator), self._data, *args, **kwargs)
+            _CUDA_SAMPLERS[sampler](_cuda_rng(generator), self._data, *args, **kwargs)
             self._vc.value += 1
             return self
         if not self._data.flags.writeable:  # expand: PyTorch's overlap error, or writable
             inplace._make_writable(self, True)
-        gen = basic._gen(generator)
+        gen = _gen(generator)
         if inplace._recording(self, ()):  # in a graph: PyTorch's node (zero gradient)
             from .composite import record
             name, p = _random_node(sampler, args, kwargs)

@@ -43,7 +43,7 @@ def _namespace():
 
     from . import functional as F
     from . import special as S
-    from .basic import where_any
+    from .copies import where_any
     return {
         "lit": scalar_stubs.lit,
         "select": where_any,

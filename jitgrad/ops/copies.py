@@ -1,0 +1,88 @@
+"""Copies recorded as autograd nodes: ``cast`` (``t.to(dtype)``), ``clone``, ``to_device``
+(``t.to(device)``); and two unrecorded helpers: ``accumulate_`` (the engine's in-place gradient
+accumulation) and ``where_any`` (tensor_env's ``select``, which may see Python scalars)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from ..tensor import Tensor
+from .composite import record
+
+
+def _cast_backward(node, g):
+    return (g,)  # the engine casts the gradient back to the input's dtype
+
+
+def cast(t: Tensor, dt, memory_format=None) -> Tensor:
+    """``t.to(dtype)``: a copy in the new dtype, recorded as ToCopyBackward0 (strides kept,
+    PyTorch's preserve_format, unless ``memory_format=contiguous_format``)."""
+    dt = D.to_dtype(dt)
+    d = t._data
+    data = d.astype(dt.np, order="C") if memory_format == "contiguous_format" and \
+        d.__class__ is np.ndarray else d.astype(dt.np)
+    if not dt.is_floating_point:
+        return Tensor._make(data)
+    return record("ToCopyBackward0", (t,), data, _cast_backward)
+
+
+def _clone_backward(node, g):
+    return (g,)
+
+
+def clone(t: Tensor, memory_format=None) -> Tensor:
+    d = t._data
+    if d.__class__ is np.ndarray:
+        if memory_format not in (None, "preserve_format", "contiguous_format"):
+            _check_memory_format(memory_format, d.ndim)
+        data = np.array(d, copy=True, order="C" if memory_format == "contiguous_format"
+                        else "K")
+    else:
+        data = d.copy()
+    return record("CloneBackward0", (t,), data, _clone_backward)
+
+
+def _check_memory_format(memory_format, ndim):
+    need = {"channels_last": 4, "channels_last_3d": 5}.get(memory_format)
+    if need is not None and ndim != need:
+        raise RuntimeError(f"required rank {need} tensor to use {memory_format} format")
+    raise NotImplementedError(f"jitgrad does not support memory_format={memory_format}")
+
+
+def _to_device_backward(node, g):
+    return (g.to(node.ctx.attrs["device"]),)
+
+
+def to_device(t: Tensor, dev) -> Tensor:
+    """``t.to(device)``: one counted transfer, recorded as ToCopyBackward0 (the gradient goes
+    back to ``t``'s device)."""
+    d = t._data
+    if dev.type == "cuda":
+        from .._cuda_array import CudaArray
+        data = CudaArray.from_host(d)
+    else:
+        data = d.to_host()
+    if not t.dtype.is_floating_point:
+        return Tensor._make(data)
+    return record("ToCopyBackward0", (t,), data, _to_device_backward,
+                  attrs={"device": t.device})
+
+
+def accumulate_(dst: Tensor, g: Tensor) -> None:
+    """``dst += g`` in place on the storage (gradient accumulation; not recorded)."""
+    d = dst._data
+    if d.__class__ is not np.ndarray:
+        from .elementwise_call import device_add_into
+        device_add_into(d, g._data)
+    else:
+        np.add(d, g._data, out=d, casting="unsafe")
+    dst._vc.value += 1
+
+
+def where_any(cond, a, b):
+    """``where`` accepting Python scalars on either branch and a Python bool condition (the
+    tensor-env ``select``: a condition on scalar operands is decided in Python)."""
+    if not isinstance(cond, Tensor):
+        return a if cond else b
+    from .functional import where
+    return where(cond, a, b)

@@ -1,0 +1,267 @@
+"""Fill and range factories: zeros/ones/empty/full/eye/empty_strided, arange/linspace/logspace
+and the *_like factories (host arrays, or CUDA storages filled on the device)."""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from .. import _dtype as D
+from .._size import check_device
+from ..tensor import Tensor
+from .factory_args import (
+    _device_full,
+    _factory_dtype,
+    _finish,
+    _host_alloc,
+    _like,
+    _shape,
+    _size_kw,
+    check_storage,
+)
+
+
+def _make(np_fn, size, dtype, device, requires_grad, name):
+    dev = check_device(device)
+    dt = _factory_dtype(dtype)
+    if dev.type == "cuda":
+        fill = {np.zeros: 0, np.ones: 1}.get(np_fn)
+        return _finish(_device_full(_shape(size, name, dt.np), fill, dt.np), requires_grad)
+    return _finish(_host_alloc(np_fn, _shape(size, name, dt.np), dtype=dt.np), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False,
+          layout=None, **kw):
+    size = _size_kw(size, kw, "zeros")
+    return _make(np.zeros, size, dtype, device, requires_grad, "zeros")
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False,
+          layout=None, **kw):
+    size = _size_kw(size, kw, "ones")
+    return _make(np.ones, size, dtype, device, requires_grad, "ones")
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False, memory_format=None, **kw):
+    size = _size_kw(size, kw, "empty")
+    return _make(np.empty, size, dtype, device, requires_grad, "empty")
+
+
+def _fill_scalar(fill_value, name="full"):
+    """A fill value as PyTorch's Number argument takes it (a 0-d Tensor not requiring grad is
+    read as its Python number)."""
+    if isinstance(fill_value, Tensor):
+        if fill_value._data.ndim == 0 and not fill_value._requires_grad:
+            return fill_value.item()
+    elif isinstance(fill_value, (numbers.Number, np.bool_)) and \
+            not isinstance(fill_value, complex):
+        return fill_value
+    raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not "
+                    f"{type(fill_value).__name__}")
+
+
+def _checked_fill(fill_value, dt):
+    """The fill value converted to ``dt`` with PyTorch's overflow check (Scalar.to<T>)."""
+    if dt.is_floating_point or dt is D.bool_:
+        return fill_value
+    v = fill_value.item() if isinstance(fill_value, np.generic) else fill_value
+    info = np.iinfo(dt.np)
+    if isinstance(v, float):
+        ok = v == v and info.min - 1 < v < info.max + 1
+    else:
+        v = int(v)
+        lo = -int(info.max) if info.min == 0 else int(info.min)
+        ok = lo <= v <= int(info.max)
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {_C_INT_NAMES[dt.name]} without "
+                           "overflow")
+    return int(v) if info.min != 0 or v >= 0 else int(v) % (int(info.max) + 1)
+
+
+_C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                "int64": "int64_t"}
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=None):
+    dev = check_device(device)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    fill_value = _fill_scalar(fill_value)
+    dt = D.to_dtype(dtype) if dtype is not None else (
+        D.bool_ if isinstance(fill_value, bool) else  # (a NumPy bool reads as a float)
+        D.int64 if isinstance(fill_value, numbers.Integral) else D.get_default_dtype())
+    fill_value = _checked_fill(fill_value, dt)
+    shape = _shape((size,), "full", dt.np)
+    if dev.type == "cuda":
+        return _finish(_device_full(shape, fill_value, dt.np), requires_grad)
+    with np.errstate(over="ignore"):
+        return _finish(_host_alloc(np.full, shape, fill_value, dtype=dt.np), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False):
+    dev = check_device(device)
+    dt = _factory_dtype(dtype)
+    for name, v in (("n", n), ("m", m)):
+        if v is None:
+            continue
+        if not isinstance(v, (int, np.integer, Tensor)) or isinstance(v, bool):
+            raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) "
+                            f"must be int, not {type(v).__name__}")
+        if int(v) < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {int(v)}")
+    check_storage((int(n), int(n if m is None else m)), dt.np)
+    return _finish(np.eye(int(n), None if m is None else int(m), dtype=dt.np), requires_grad, dev)
+
+
+def empty_strided(size, stride, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
+    """An uninitialized tensor with the given strides (a view of a large enough buffer)."""
+    shape = _shape((size,), "empty_strided")
+    stride = tuple(map(operator.index, stride))
+    if len(stride) != len(shape):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    dev = check_device(device)
+    dt = _factory_dtype(dtype)
+    n = 1 + sum((a - 1) * b for a, b in zip(shape, stride)) if all(shape) else 0
+    buf = np.empty(n, dtype=dt.np)
+    data = np.lib.stride_tricks.as_strided(
+        buf, shape, tuple(b * buf.itemsize for b in stride)) if n else np.empty(shape, dt.np)
+    return _finish(data, requires_grad, dev)
+
+
+def _fmt_num(v):
+    return repr(v) if isinstance(v, int) else format(v, "g")
+
+
+def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False):
+    dev = check_device(device)
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if dtype is None:
+        dtype = D.int64 if all(isinstance(v, (int, np.integer)) for v in vals) \
+            else D.get_default_dtype()
+    dt = D.to_dtype(dtype)
+    if dt is D.bool_:
+        raise NotImplementedError('"arange_cpu" not implemented for \'Bool\'')
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    fs, fe = float(start), float(end)
+    if not (np.isfinite(fs) and np.isfinite(fe)):
+        raise RuntimeError(f"unsupported range: {_fmt_num(start)} -> {_fmt_num(end)}")
+    if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dt.is_floating_point:
+        n = int(np.ceil((fe - fs) / float(step)))
+        # computed in float64 like PyTorch, then cast (so float32 aranges match torch's values)
+        check_storage((n,), dt.np)
+        data = fs + np.arange(n, dtype=np.float64) * float(step)
+    else:
+        # PyTorch casts start/end/step to the integer type first
+        xs, xe, xst = int(start), int(end), int(step)
+        if dt is D.int64:
+            if xst == 0:
+                raise ValueError("step must be nonzero")
+            sgn = 1 if xst > 0 else -1
+            n = (xe - xs + xst - sgn) // xst
+        else:
+            n = int(np.ceil((fe - fs) / float(step)))
+        check_storage((max(n, 0),), dt.np)
+        data = xs + np.arange(max(n, 0), dtype=np.int64) * xst
+    return _finish(data.astype(dt.np), requires_grad, dev)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+    dev = check_device(device)
+    dt = _factory_dtype(dtype)
+    if not isinstance(steps, (int, np.integer, Tensor)) or isinstance(steps, bool):
+        raise TypeError("linspace() received an invalid combination of arguments - got "
+                        f"({type(start).__name__}, {type(end).__name__}, "
+                        f"{type(steps).__name__}), but expected one of:")
+    if dt is D.bool_:
+        raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
+    steps = int(steps)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if isinstance(start, Tensor):
+        start = start.item()
+    if isinstance(end, Tensor):
+        end = end.item()
+    # PyTorch fills the first half from start and the second half from end (symmetric rounding)
+    if steps <= 1:
+        data = np.array([start] * steps, dtype=np.float64)
+    elif dt is D.float32:
+        s32 = np.float32((end - start) / (steps - 1))
+        idx = np.arange(steps, dtype=np.float32)
+        half = steps // 2
+        data = np.where(idx < half, np.float32(start) + s32 * idx,
+                        np.float32(end) - s32 * (np.float32(steps - 1) - idx))
+    else:
+        step = (end - start) / (steps - 1)
+        idx = np.arange(steps, dtype=np.float64)
+        half = steps // 2
+        data = np.where(idx < half, start + step * idx, end - step * (steps - 1 - idx))
+    with np.errstate(all="ignore"):
+        return _finish(data.astype(dt.np), requires_grad, dev)  # computed on the host, uploaded
+
+
+def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    dev = check_device(device)
+    lin = linspace(start, end, steps, dtype=D.float64)
+    dt = _factory_dtype(dtype)
+    with np.errstate(all="ignore"):
+        return _finish((base ** lin._data).astype(dt.np), requires_grad, dev)
+
+
+def _like_device(t, device, name):
+    """The device a *_like factory allocates on (its argument's unless told), or None for the
+    CPU (the fast path)."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(t).__name__}")
+    if device is None:
+        return None if t._data.__class__ is np.ndarray else t.device
+    dev = check_device(device)
+    return None if dev.type == "cpu" else dev
+
+
+def _like_host(np_like, np_new, t, dtype, memory_format, *fill):
+    """A host array shaped as ``t``: PyTorch's preserve_format keeps a dense input's strides
+    (a transposed input gives a transposed result), contiguous_format gives C order."""
+    d = t._data
+    if d.flags.c_contiguous or memory_format == "contiguous_format":
+        return np_new(d.shape, *fill, dtype=_like(t, dtype).np)
+    return np_like(d, *fill, dtype=_like(t, dtype).np, order="K")
+
+
+def zeros_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
+    if _like_device(t, device, "zeros_like") is not None:
+        return _finish(_device_full(t._data.shape, 0, _like(t, dtype).np), requires_grad)
+    return _finish(_like_host(np.zeros_like, np.zeros, t, dtype, memory_format), requires_grad)
+
+
+def ones_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
+    if _like_device(t, device, "ones_like") is not None:
+        return _finish(_device_full(t._data.shape, 1, _like(t, dtype).np), requires_grad)
+    return _finish(_like_host(np.ones_like, np.ones, t, dtype, memory_format), requires_grad)
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
+    if _like_device(t, device, "empty_like") is not None:
+        return _finish(_device_full(t._data.shape, None, _like(t, dtype).np), requires_grad)
+    return _finish(_like_host(np.empty_like, np.empty, t, dtype, memory_format), requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None,
+              layout=None):
+    fill_value = _checked_fill(_fill_scalar(fill_value, "full_like"), _like(t, dtype))
+    if _like_device(t, device, "full_like") is not None:
+        return _finish(_device_full(t._data.shape, fill_value, _like(t, dtype).np),
+                       requires_grad)
+    return _finish(_like_host(np.full_like, np.full, t, dtype, memory_format, fill_value),
+                   requires_grad)

@@ -1,0 +1,119 @@
+"""The argument rules and allocation every factory shares: the shape of ``*size`` / ``size=``
+(PyTorch's errors for non-integers, negatives, overflowing byte counts), the default dtype,
+host allocation with PyTorch's out-of-memory error, a CUDA storage filled on the device, and
+``_finish`` (storage -> Tensor, uploaded and marked requiring grad when asked)."""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import _dtype as D
+from ..tensor import Tensor
+
+
+def _finish(data: np.ndarray, requires_grad: bool, dev=None) -> Tensor:
+    if dev is not None and dev.type == "cuda":
+        # host generation + one upload (random numbers, arange, eye, nested lists)
+        from .._cuda_array import CudaArray
+        data = CudaArray.from_host(data)
+    t = Tensor._make(data)
+    if requires_grad:
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can "
+                             "require gradients")
+    return t
+
+
+def _size_kw(size, kw, name):
+    """Factories accept the shape positionally or as ``size=`` (PyTorch allows both); it is
+    required (``zeros(())`` is the 0-d tensor, ``zeros()`` PyTorch's TypeError)."""
+    if "size" in kw:
+        if size:
+            raise TypeError("got the size both positionally and as size=")
+        size = (kw.pop("size"),)
+    elif not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    if kw:
+        raise TypeError(f"unexpected keyword arguments {sorted(kw)}")
+    return size
+
+
+def check_storage(shape, dtype) -> None:
+    """PyTorch's error for a tensor whose byte size overflows int64 (NumPy's would be a
+    ValueError), and its allocator's RuntimeError for one too large to allocate."""
+    n = 1
+    for s in shape:
+        n *= int(s)
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes >= 2 ** 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    if nbytes >= 2 ** 47:  # beyond any address space NumPy can map: NumPy's MemoryError
+        raise _alloc_error(nbytes)
+
+
+def _alloc_error(nbytes) -> RuntimeError:
+    return RuntimeError("[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                        f"can't allocate memory: you tried to allocate {int(nbytes)} bytes. "
+                        "Error code 12 (Cannot allocate memory)")
+
+
+def _host_alloc(fn, shape, *args, dtype):
+    """``fn(shape, *args, dtype=dtype)`` with NumPy's MemoryError as PyTorch's RuntimeError."""
+    try:
+        return fn(shape, *args, dtype=dtype)
+    except MemoryError:
+        raise _alloc_error(int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize) \
+            from None
+
+
+def _shape(size, name="empty", dtype=None):
+    """The shape of a factory's ``*size`` (ints, or one tuple/list/Size), with PyTorch's
+    errors for non-integers, negative sizes and (given the ``dtype``) overflowing ones."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    try:
+        shape = tuple(map(operator.index, size))
+    except TypeError:
+        _size_type_error(size, name)
+    if shape and min(shape) < 0:
+        if name == "zeros":
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: "
+                           f"{list(shape)}")
+    if dtype is not None:
+        check_storage(shape, dtype)
+    return shape
+
+
+def _size_type_error(size, name):
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    for i, s in enumerate(size):
+        try:
+            operator.index(s)
+        except TypeError:
+            if len(size) == 1:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"not {type(s).__name__}") from None
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{type(s).__name__}\"") from None
+
+
+def _factory_dtype(dtype, default=None):
+    return D.to_dtype(dtype) if dtype is not None else (default or D.get_default_dtype())
+
+
+def _device_full(shape, value, npdt):
+    """A CUDA storage filled on the device (no transfer); ``value=None``: uninitialized."""
+    from .._cuda_array import CudaArray
+    out = CudaArray.empty(shape, npdt)
+    if value is not None and out.size:
+        from ..backends.cuda_kernels.layout import fill
+        fill(out.buf, value)
+    return out
+
+
+def _like(t, dtype):
+    return D.to_dtype(dtype) if dtype is not None else t.dtype

@@ -1,0 +1,97 @@
+"""Random factories: rand/randn/randint/randperm and their *_like forms, drawn from PyTorch's
+CPU generator (``jitgrad.random``) or, for CUDA tensors, the device-side Philox generator."""
+from __future__ import annotations
+
+from .. import _dtype as D
+from .._size import check_device
+from .factory_args import _factory_dtype, _finish, _like, _shape, _size_kw
+
+
+def _gen(generator):
+    from .. import random as R
+    return generator._impl if generator is not None else R.default_generator()
+
+
+def _cuda_rng(generator):
+    """The CUDA generator module (device-side Philox, ``jitgrad._cuda_random``)."""
+    if generator is not None:
+        raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
+    from .. import _cuda_random
+    return _cuda_random
+
+
+def _float_sampler_dtype(dtype, kernel):
+    dt = _factory_dtype(dtype)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D.scalar_name(dt)}\'')
+    return dt
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, **kw):
+    size = _size_kw(size, kw, "rand")
+    dev = check_device(device)
+    dt = _float_sampler_dtype(dtype, "check_uniform_bounds")
+    if dev.type == "cuda":  # generated on the device (no upload)
+        return _finish(_cuda_rng(generator).uniform(_shape(size, "rand", dt.np), 0.0, 1.0, dt.np),
+                       requires_grad)
+    return _finish(_gen(generator).rand(_shape(size, "rand", dt.np), dt.np), requires_grad, dev)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False,
+          **kw):
+    size = _size_kw(size, kw, "randn")
+    dev = check_device(device)
+    dt = _float_sampler_dtype(dtype, "normal_kernel_cpu")
+    if dev.type == "cuda":
+        return _finish(_cuda_rng(generator).normal(_shape(size, "randn", dt.np), 0.0, 1.0, dt.np),
+                       requires_grad)
+    return _finish(_gen(generator).randn(_shape(size, "randn", dt.np), dt.np), requires_grad, dev)
+
+
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
+    dev = check_device(device)
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    dt = _factory_dtype(dtype, D.int64)
+    shape = _shape((size,), "randint", dt.np)
+    if dev.type == "cuda":
+        return _finish(_cuda_rng(generator).randint(int(low), int(high), shape, dt.np),
+                       requires_grad)
+    return _finish(_gen(generator).randint(int(low), int(high), shape, dt.np), requires_grad,
+                   dev)
+
+
+def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    return rand(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+                requires_grad=requires_grad, device=t.device if device is None else device)
+
+
+def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None, layout=None):
+    return randn(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+                 requires_grad=requires_grad, device=t.device if device is None else device)
+
+
+def randint_like(t, low=0, high=None, dtype=None, device=None):
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(t.shape), dtype=_like(t, dtype),
+                   device=t.device if device is None else device)
+
+
+def randperm(n, generator=None, dtype=None, device=None, requires_grad=False):
+    dev = check_device(device)
+    dt = _factory_dtype(dtype, D.int64)
+    return _finish(_gen(generator).randperm(int(n), dt.np), requires_grad, dev)  # host draw
+
+
+def manual_seed(seed):
+    from .. import random as R
+    return R.manual_seed(seed)
