@@ -391,7 +391,7 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         """``hook(tensor)`` runs after a backward pass accumulated into this leaf's ``.grad``."""
-        from .autograd.engine import register_post_accumulate_grad_hook
+        from .autograd.engine_hooks import register_post_accumulate_grad_hook
         return register_post_accumulate_grad_hook(self, hook)
 
     def register_hook(self, hook):

@@ -1,4 +1,4 @@
-"""The backward engine: graph discovery, ready-queue execution, accumulation, hooks.
+"""The backward engine: graph discovery, ready-queue execution, backward() and grad().
 
 No recursion anywhere (a 100,000-node chain backprops fine) and no Numba here: nodes launch their
 own kernels. The engine is the one place where gradients are summed back to each input's shape
@@ -7,18 +7,28 @@ and cast to its dtype (``_fit``), so no VJP has to think about broadcasting.
 Execution order is PyTorch's: among ready nodes, the most recently created runs first, and
 AccumulateGrad nodes run as soon as they are ready. ``plan_hook`` lets the fusion planner rewrite
 the part of the graph about to run before anything is launched.
+
+Around it: ``backward_args`` (checks on backward()/grad() arguments), ``engine_hooks`` (the
+hooks a pass calls and the checks on their results), ``accumulate_grad`` (what a leaf's
+AccumulateGrad does: adopt or copy, then add).
 """
 from __future__ import annotations
 
 import heapq
-import threading
 
 import numpy as np
 
-from .._storage import spans_whole_buffer
-from ..tensor import Tensor
 from . import anomaly_mode as _anomaly
 from . import grad_mode
+from .accumulate_grad import _user_ids, _user_storage, accumulate_into_leaf
+from .backward_args import _as_tuple, _input_edge, _inputs_tuple, _make_grads, _root_edges
+from .engine_hooks import (
+    _leaf_hooks,
+    _node_post_hooks,
+    _node_pre_hooks,
+    _owned_copy,
+    _tensor_pre_hooks,
+)
 from .node import AccumulateGrad
 
 __all__ = ["backward", "grad", "accumulate_into_leaf"]
@@ -128,12 +138,6 @@ def sum_to(g, shape):
         raise RuntimeError(f"gradient of shape {list(gs)} does not broadcast to the input's "
                            f"shape {list(shape)}")
     return g
-
-
-def _owned_copy(t):
-    from ..tensor import Tensor
-    d = t._data
-    return Tensor._make(np.array(d, copy=True) if d.__class__ is np.ndarray else d.copy())
 
 
 def _unshare(grads):
@@ -293,120 +297,9 @@ def _execute(task: GraphTask, root_edges, root_grads):
                 push(heap, (-child._seq, id(child), child))
     return captured
 
-
-def _hook_name(fn) -> str:
-    return getattr(fn, "__name__", None) or repr(fn)
-
-
-def _check_hook_result(value, result, fn):
-    """PyTorch's check_single_result / check_variable_result for what a hook returned."""
-    from ..tensor import Tensor
-    if not isinstance(result, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
-    if value is None:
-        raise RuntimeError("can't replace a None gradient with a non-None value")
-    _check_same_meta(value, result, fn)
-
-
-def _check_same_meta(value, result, fn):
-    from .node import _tensor_type_name
-    if value.dtype is not result.dtype:
-        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was "
-                           f"{_tensor_type_name(value)} got {_tensor_type_name(result)})")
-    if value._data.__class__ is not result._data.__class__:
-        was = "CUDA tensor got CPU tensor" if value.is_cuda else "CPU tensor got CUDA tensor"
-        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value ({was})")
-    if value._data.shape != result._data.shape:
-        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
-
-
-def _tensor_pre_hooks(node, buf, create_graph):
-    """Tensor hooks registered on the outputs of ``node`` (``_pre_hooks[output_nr]``); an output
-    that received no gradient is passed as None, as PyTorch does."""
-    for nr, hooks in node._pre_hooks.items():
-        if nr is None or not hooks:
-            continue
-        for h in list(hooks):
-            g = buf.get(nr)
-            r = h(g)
-            if r is not None:
-                _check_hook_result(g, r, h)
-                # the user may keep what the hook returned: the engine only passes on arrays
-                # it owns
-                buf[nr] = r if create_graph else _owned_copy(r)
-
-
-def _leaf_hooks(variable, buf, create_graph):
-    for h in list(variable._hooks):
-        g = buf.get(0)
-        r = h(g)
-        if r is not None:
-            _check_hook_result(g, r, h)
-            buf[0] = r if create_graph else _owned_copy(r)
-
-
-def _check_tuple_result(prev, result, fn):
-    from ..tensor import Tensor
-    if not isinstance(result, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
-    if len(result) != len(prev):
-        raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
-                           f"(got {len(result)}, but expected {len(prev)})")
-    for p, r in zip(prev, result):
-        if isinstance(p, Tensor) and isinstance(r, Tensor):
-            _check_same_meta(p, r, fn)
-
-
-def _node_pre_hooks(node, grads_out):
-    """``Node.register_prehook``: fn(grad_outputs) -> new grad_outputs or None."""
-    grads = tuple(grads_out)
-    for h in list(node._pre_hooks[None]):
-        r = h(grads)
-        if r is not None:
-            _check_tuple_result(grads, r, h)
-            grads = r
-    return list(grads)
-
-
-def _node_post_hooks(node, grads_in, grads_out):
-    """``Node.register_hook``: fn(grad_inputs, grad_outputs) -> new grad_inputs or None."""
-    gi, go = tuple(grads_in), tuple(grads_out)
-    for h in list(node._hooks):
-        r = h(gi, go)
-        if r is not None:
-            _check_tuple_result(gi, r, h)
-            gi = r
-    return list(gi)
-
-
 def _release(task: GraphTask) -> None:
     for node in task.executed:
         node.release()
-
-
-# Storage of the gradients the *user* passed to backward()/grad(): every other gradient array in a
-# pass is one the engine made, which a leaf may adopt as its .grad without copying; these must be
-# copied if they reach a leaf unchanged (an identity path from the output to the leaf).
-_user_storage = threading.local()
-
-
-def _user_ids(grads):
-    ids = set()
-    for g in grads:
-        d = g._data
-        ids.add(id(d))
-        base = getattr(d, "base", None)
-        if base is not None:
-            ids.add(id(base))
-    return ids
-
-
-def _is_users(data) -> bool:
-    ids = getattr(_user_storage, "ids", None)
-    if not ids:
-        return False
-    base = getattr(data, "base", None)
-    return id(data) in ids or (base is not None and id(base) in ids)
 
 
 def _run(task, edges, grads):
@@ -420,102 +313,6 @@ def _run(task, edges, grads):
             return _execute(task, edges, grads)
     finally:
         _user_storage.ids = prev
-
-
-def _make_grads(outputs, grads, batched=False):
-    """PyTorch's ``_make_grads``: check or create the gradient of each output (zip semantics:
-    extra gradients are ignored, missing ones are caught by the caller)."""
-    from ..ops.basic import full_like
-    from ..tensor import Tensor
-    new = []
-    for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not isinstance(out, Tensor):
-            raise AssertionError("Expected output to be a torch.Tensor")
-        if isinstance(g, Tensor):
-            first = g[0] if batched else g
-            if tuple(first.shape) != tuple(out.shape):
-                gshape = g.shape if batched else first.shape
-                if batched:
-                    raise RuntimeError(
-                        "If `is_grads_batched=True`, we interpret the first dimension of each "
-                        "grad_output as the batch dimension. The sizes of the remaining "
-                        "dimensions are expected to match the shape of corresponding output, "
-                        f"but a mismatch was detected: grad_output[{i}] has a shape of {gshape} "
-                        f"and output[{i}] has a shape of {out.shape}. If you only want some "
-                        "tensors in `grad_output` to be considered batched, consider using "
-                        "vmap.")
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{gshape} and output[{i}] has a shape of {out.shape}.")
-            new.append(g)
-        elif g is None:
-            if out.requires_grad:
-                if out.numel() != 1:
-                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                if not out.is_floating_point():
-                    raise RuntimeError("grad can be implicitly created only for real scalar "
-                                       f"outputs but got {out.dtype}")
-                new.append(full_like(out, 1))
-            else:
-                new.append(None)
-        else:
-            raise TypeError("gradients can be either Tensors or None, but got "
-                            f"{type(g).__name__}")
-    return new
-
-
-def _root_edges(tensors, grads):
-    """The engine's checks on the roots (after _make_grads): the edge each output feeds, and
-    its gradient cast to the output's dtype."""
-    if len(tensors) != len(grads):
-        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
-    edges, out = [], []
-    for i, (t, g) in enumerate(zip(tensors, grads)):
-        edge = t._edge()
-        if edge is None:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
-        if g._data.__class__ is not t._data.__class__:
-            raise RuntimeError(f"invalid gradient at index {i} - expected device "
-                               f"{t.device} but got {g.device}")
-        if g.dtype is not t.dtype:
-            g = g.to(t.dtype)
-        edges.append(edge)
-        out.append(g)
-    return edges, out
-
-
-def _as_tuple(x):
-    from ..tensor import Tensor
-    if isinstance(x, Tensor):
-        return (x,)
-    return tuple(x)
-
-
-def _inputs_tuple(inputs, who):
-    from collections.abc import Mapping
-
-    from ..tensor import Tensor
-    if isinstance(inputs, Tensor):
-        return (inputs,)
-    if type(inputs) is dict:
-        return tuple(inputs.values())
-    if isinstance(inputs, Mapping):
-        raise TypeError(f"`inputs` argument to `{who}()` must be a dict, not "
-                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
-    return tuple(inputs)
-
-
-def _input_edge(t, retain):
-    from ..tensor import Tensor
-    if not isinstance(t, Tensor):
-        raise RuntimeError("all inputs have to be Tensors or GradientEdges, but got "
-                           f"{type(t).__name__}")
-    if retain:
-        t.retain_grad()  # PyTorch's backward(inputs=...) makes a non-leaf input retain grad
-    edge = t._edge()
-    if edge is None:
-        raise RuntimeError("One of the differentiated Tensors does not require grad")
-    return edge
 
 
 _CREATE_GRAPH_WARNING = (
@@ -642,78 +439,6 @@ def _grad_batched(outputs, inputs, grads, retain_graph, create_graph, allow_unus
         col = [r[i] for r in rows]
         result.append(None if col[0] is None else stack(col))
     return tuple(result)
-
-
-def accumulate_into_leaf(variable, g) -> None:
-    owned = not _is_users(g._data)  # the engine's own arrays may be adopted without a copy
-    if variable._hooks:
-        for h in list(variable._hooks):
-            r = h(g)
-            if r is not None:
-                _check_hook_result(g, r, h)
-                g, owned = r, False  # a hook may hand back a tensor the user keeps
-    if variable._grad is None:
-        if grad_mode.is_grad_enabled():
-            # create_graph: PyTorch copies into a fresh tensor laid out like the leaf
-            # (clone_obey_contract), recorded as CopyBackwards on the gradient's graph
-            from ..ops.basic import empty_like
-            variable._grad = empty_like(g).copy_(g) if g.requires_grad else g.clone()
-        else:
-            data = g._data
-            if not owned or not spans_whole_buffer(data):
-                # copy a user's tensor, and lay out views (a transposed weight gradient, a
-                # slice of a shared buffer) as a compact array of the leaf's shape
-                data = np.array(data, order="C", copy=True) if data.__class__ is np.ndarray \
-                    else data.copy()
-                variable._grad = Tensor._make(data, False)
-            else:  # adopted (PyTorch steals it): it keeps its version
-                variable._grad = grad = Tensor._make(data, False)
-                grad._vc.value = g._vc.value
-    elif grad_mode.is_grad_enabled():
-        variable._grad = variable._grad + g
-    else:
-        from ..ops.copies import accumulate_
-        accumulate_(variable._grad, g)
-    post = variable.__dict__.get("_post_accumulate_grad_hooks")
-    if post:
-        _post_accumulate_hooks(variable, post)
-
-
-def accumulate_undefined(variable) -> None:
-    """AccumulateGrad reached with no gradient: hooks see None, .grad is left alone."""
-    if variable._hooks:
-        for h in list(variable._hooks):
-            r = h(None)
-            if r is not None:
-                _check_hook_result(None, r, h)
-    post = variable.__dict__.get("_post_accumulate_grad_hooks")
-    if post:
-        _post_accumulate_hooks(variable, post)
-
-
-def _post_accumulate_hooks(variable, hooks):
-    for h in list(hooks.values()):
-        r = h(variable)
-        if r is not None:
-            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
-
-
-def register_post_accumulate_grad_hook(tensor, hook):
-    """``Tensor.register_post_accumulate_grad_hook``: ``hook(tensor)`` runs after a backward
-    accumulated into the leaf's ``.grad`` (not in ``autograd.grad``)."""
-    from ..utils.hooks import RemovableHandle
-    if not tensor.requires_grad:
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if tensor.grad_fn is not None:
-        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    hooks = tensor.__dict__.get("_post_accumulate_grad_hooks")
-    if hooks is None:
-        from collections import OrderedDict
-        hooks = tensor.__dict__["_post_accumulate_grad_hooks"] = OrderedDict()
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    return handle
-
 
 # Backward fusion installs ``plan_hook`` when imported (cheap: no Numba until a pass is fused).
 from .. import fusion as _fusion  # noqa: E402,F401

@@ -157,7 +157,7 @@ class AccumulateGrad(Node):
         return []
 
     def apply_undefined(self):
-        from .engine import accumulate_undefined
+        from .accumulate_grad import accumulate_undefined
         accumulate_undefined(self.variable)
 
 
