@@ -5,7 +5,14 @@ from __future__ import annotations
 from .. import _dtype as D
 from ..tensor import Tensor
 from .elementwise_call import call
-from .functional import _check, _need_tensor, _not_implemented, _overload_error, _unary
+from .functional_args import (
+    _check,
+    _need_tensor,
+    _not_implemented,
+    _overload_error,
+    _unary,
+    _wrapped,
+)
 from .registry import OPS
 
 __all__ = ["asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2",
@@ -56,7 +63,6 @@ def _shift(name, kernel):
             if not isinstance(other, Tensor):
                 _overload_error(name, input, other)
             _check(input, name, 1)
-            from .functional import _wrapped
             input = _wrapped(input, other)  # 2 << x: the scalar takes x's category
         _check(other, name, 2)
         ct = D.result_type(input, other)

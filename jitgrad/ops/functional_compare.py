@@ -1,0 +1,304 @@
+"""User-facing comparisons and the functions that choose by comparing: clamp/clip/clamp_min/
+clamp_max, maximum/minimum, fmax/fmin, where, nan_to_num, heaviside; eq/ne/lt/le/gt/ge (and
+aliases), equal, the logical ops, isnan/isinf/isfinite, isclose/allclose, signbit."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from .composite import record
+from .elementwise_call import call
+from .functional_args import (
+    _binary,
+    _need_tensor,
+    _no_derivative,
+    _Number,
+    _overload_error,
+    _tensor_binary,
+)
+from .functional_arith import add, mul, sub
+from .functional_math import abs  # the Tensor abs, for isclose's integer path
+from .registry import OPS
+
+# --------------------------------------------------------------------------- clamp
+
+
+def _bound(v, dt, low):
+    if v is None:
+        if dt.is_floating_point:
+            return -np.inf if low else np.inf
+        info = np.iinfo(dt.np) if dt is not D.bool_ else None
+        return (info.min if low else info.max) if info else (0 if low else 1)
+    return v.item() if isinstance(v, Tensor) else v
+
+
+def _clamp_backward(node, g):
+    """PyTorch's ``clamp_backward_min_max``: ``self`` gets ``g`` where min <= self <= max, a
+    bound gets it where it clamped (with min > max: max wins)."""
+    a = node.ctx.attrs
+    needs = node.ctx.needs_input_grad
+    x = node.saved("self")
+    lo = node.saved("min") if a["lo"] else None
+    hi = node.saved("max") if a["hi"] else None
+    gx = glo = ghi = None
+    if lo is not None and hi is not None:
+        if needs[0]:
+            gx = where(logical_and(ge(x, lo), le(x, hi)), g, 0.0)
+        if needs[1]:
+            glo = where(logical_and(lt(x, lo), lt(lo, hi)), g, 0.0)
+        if needs[2]:
+            ghi = where(logical_or(gt(x, hi), lt(hi, lo)), g, 0.0)
+    elif lo is not None:
+        gx = where(ge(x, lo), g, 0.0) if needs[0] else None
+        glo = where(lt(x, lo), g, 0.0) if needs[1] else None
+    else:
+        gx = where(le(x, hi), g, 0.0) if needs[0] else None
+        ghi = where(gt(x, hi), g, 0.0) if needs[-1] else None
+    if a["name"] == "ClampBackward0":
+        return (gx, glo, ghi)
+    return (gx, glo if lo is not None else ghi)
+
+
+def _clamp_tensors(name, input, lo, hi):
+    """clamp with Tensor bounds (PyTorch's ``clamp.Tensor``, ``clamp_min.Tensor``, ...): the
+    bounds broadcast and get gradients; one node, ClampBackward0 with slots (self, min, max), or
+    ClampMinBackward1/ClampMaxBackward1 with (self, bound)."""
+    with grad_mode.no_grad():
+        r = input
+        if lo is not None:
+            r = maximum(r, lo)
+        if hi is not None:
+            r = minimum(r, hi)
+    slots = (input, lo, hi) if name == "ClampBackward0" else \
+        (input, lo if lo is not None else hi)
+    save = [("self", input)] + [(n, v) for n, v in (("min", lo), ("max", hi)) if v is not None]
+    return record(name, slots, r._data, _clamp_backward, save=save,
+                  attrs={"name": name, "lo": lo is not None, "hi": hi is not None})
+
+
+def _clamp_overload_error(input, min, max):  # noqa: A002
+    def word(v):
+        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    got = ", ".join(word(v) for v in (input, min, max) if v is not None)
+    raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but "
+                    "expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, "
+                    "Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, "
+                    "*, Tensor out = None)\n")
+
+
+def _renamed(t, name):
+    """The scalar clamp's node under the name PyTorch gives ``clamp_min``/``clamp_max``."""
+    gf = t._grad_fn
+    if gf is not None and type(gf).__name__ == "ClampBackward1":
+        from ..autograd.node import node_class
+        gf.__class__ = node_class(name, type(gf).__mro__[1])
+    return t
+
+
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        # PyTorch's overloads, in its order: clamp(Tensor? min, Tensor? max) (ClampBackward0);
+        # clamp(Scalar? min, Scalar? max), which takes a 0-d tensor not requiring grad
+        if not isinstance(min, _Number) and not isinstance(max, _Number):
+            return _clamp_tensors("ClampBackward0", input, min, max)
+        if any(isinstance(v, Tensor) and (v.ndim != 0 or v._requires_grad)
+               for v in (min, max)):
+            _clamp_overload_error(input, min, max)
+    ct = D.result_type(input, *(v for v in (min, max) if v is not None))
+    x = input if ct is input.dtype else input.to(ct)
+    return call(OPS["clamp"], x, lo=_bound(min, ct, True), hi=_bound(max, ct, False))
+
+
+clip = clamp
+
+
+def clamp_min(input, min):  # noqa: A002
+    if isinstance(min, Tensor):
+        return _clamp_tensors("ClampMinBackward1", input, min, None)
+    return _renamed(clamp(input, min=min), "ClampMinBackward0")
+
+
+def clamp_max(input, max):  # noqa: A002
+    if isinstance(max, Tensor):
+        return _clamp_tensors("ClampMaxBackward1", input, None, max)
+    return _renamed(clamp(input, max=max), "ClampMaxBackward0")
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def maximum(input, other):
+    return _tensor_binary("maximum", input, other)
+
+
+def minimum(input, other):
+    return _tensor_binary("minimum", input, other)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        raise TypeError("where(): argument 'condition' must be Tensor")
+    if condition.dtype is not D.bool_:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {D.scalar_name(condition.dtype)}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        from .basic import tensor
+        input = tensor(input, dtype=D.result_type(input, other))
+    return call(OPS["where"], input, other, cond=condition)
+
+
+def fmax(input, other):
+    """NaN-ignoring maximum (FmaxBackward0: ties give the whole gradient to ``input``)."""
+    return _tensor_binary("fmax", input, other)
+
+
+def fmin(input, other):
+    return _tensor_binary("fmin", input, other)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN to ``nan``, infinities to ``posinf``/``neginf`` (default: the dtype's largest/lowest
+    finite value); integers and bools come back unchanged (a copy). NanToNumBackward0."""
+    _need_tensor(input, "nan_to_num")
+    if not input.dtype.is_floating_point:
+        from .basic import clone
+        return clone(input)
+    info = np.finfo(input.dtype.np)
+    return call(OPS["nan_to_num"], input, nan=nan,
+                posinf=float(info.max) if posinf is None else posinf,
+                neginf=float(info.min) if neginf is None else neginf)
+
+
+def heaviside(input, values):
+    """0 below zero, 1 above, ``values`` at zero; no derivative (NotImplemented node)."""
+    _need_tensor(input, "heaviside", 1)
+    _need_tensor(values, "heaviside", 2, "values")
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    with grad_mode.no_grad():
+        res = call(OPS["heaviside"], input, values)
+    return _no_derivative("heaviside", res, (input, values))
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _compare(name):
+    def fn(input, other):
+        if not isinstance(input, Tensor):
+            _overload_error(name, input, other)
+        return _binary(name, input, other)
+    fn.__name__ = name
+    return fn
+
+
+eq = _compare("eq")
+ne = _compare("ne")
+lt = _compare("lt")
+le = _compare("le")
+gt = _compare("gt")
+ge = _compare("ge")
+greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+
+
+def equal(input, other) -> bool:
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    if input._data.__class__ is np.ndarray and other._data.__class__ is np.ndarray:
+        return bool(np.array_equal(input._data, other._data))
+    return bool(eq(input, other).all())  # CUDA: a device compare and all(), one 1-byte read
+
+
+def logical_not(input):
+    _need_tensor(input, "logical_not")
+    return call(OPS["logical_not"], input)
+
+
+def logical_and(input, other):
+    return _tensor_binary("logical_and", input, other)
+
+
+def logical_or(input, other):
+    return _tensor_binary("logical_or", input, other)
+
+
+def logical_xor(input, other):
+    return _tensor_binary("logical_xor", input, other)
+
+
+def isnan(input):
+    _need_tensor(input, "isnan")
+    return call(OPS["isnan_"], input)
+
+
+def _never_inf(input):
+    """Integers and bools are finite: no kernel (``a - a`` has no bool version)."""
+    from .basic import zeros_like
+    return zeros_like(input, dtype=D.bool_)
+
+
+def isinf(input):
+    if not input.dtype.is_floating_point:
+        return _never_inf(input)
+    return call(OPS["isinf"], input)
+
+
+def isfinite(input):
+    if not input.dtype.is_floating_point:
+        from .basic import ones_like
+        return ones_like(input, dtype=D.bool_)
+    return call(OPS["isfinite"], input)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """PyTorch's isclose: ``input == other``, or both NaN with ``equal_nan``, or a finite
+    ``|input - other| <= atol + |rtol * other|`` (floats: in their precision, one registry op;
+    integers/bools: the difference is taken in the integer type, then compared in the default
+    float type, as PyTorch does)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{D.scalar_name(input.dtype)} did not match "
+                           f"{D.scalar_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    if input.dtype.is_floating_point:
+        return call(OPS["isclose"], input, other, rtol=rtol, atol=atol,
+                    equal_nan=bool(equal_nan))
+    close = eq(input, other)
+    if rtol == 0 and atol == 0:
+        return close
+    fdt = D.get_default_dtype()
+    a, b = (input.to(fdt), other.to(fdt)) if input.dtype is D.bool_ else (input, other)
+    diff = abs(sub(a, b))
+    if not diff.dtype.is_floating_point:
+        diff = diff.to(fdt)
+    allowed = add(abs(mul(b, rtol)), atol)
+    return logical_or(close, le(diff, allowed))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    if input._data.__class__ is np.ndarray and other._data.__class__ is np.ndarray:
+        return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol,
+                                equal_nan=equal_nan))
+    # CUDA: the isclose kernel and a device all(); one 1-byte read for the answer
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def signbit(input):
+    _need_tensor(input, "signbit")
+    if input.dtype is D.bool_ or input.dtype is D.uint8:
+        from .basic import zeros_like
+        return zeros_like(input, dtype=D.bool_)
+    return call(OPS["signbit"], input)
