@@ -268,14 +268,12 @@ def _matmul_stack(gemm, x, y, out, accumulate):
     xs, ys = _batch_strides(x, batch), _batch_strides(y, batch)
     if max(m, n, k, nb, la[1], lb[1], *xs, *ys) > _INT_MAX or m * n * nb > _INT_MAX:
         return None
-    beta = 1.0 if accumulate else 0.0
     sx = _fold(batch, xs, la[1] * (m if la[0] == _NO_TRANS else k))
     sy = _fold(batch, ys, lb[1] * (k if lb[0] == _NO_TRANS else n))
-    strided = _gemm_strided.get(x.dtype)
-    if strided is not None and sx is not None and sy is not None:
-        strided(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, _address(x), la[1], sx,
-                _address(y), lb[1], sy, beta, _address(out), n, m * n, nb)
+    if sx is not None and sy is not None and \
+            _gemm_batch_strided(x, y, out, nb, (sx, sy, m * n), n, accumulate):
         return out
+    beta = 1.0 if accumulate else 0.0
     item = x.itemsize
     ax = _address(x) + _offsets(batch, xs, item)
     ay = _address(y) + _offsets(batch, ys, item)
@@ -295,6 +293,25 @@ def _matmul_stack(gemm, x, y, out, accumulate):
     return out
 
 
+def _gemm_batch_strided(x, y, out, nb, strides, ldc, accumulate):
+    """``out[i] (+)= x[i] @ y[i]`` for ``i < nb`` as one ``cblas_?gemm_batch_strided`` call, or
+    False (nothing done) where this MKL lacks it or GEMM can't read ``x``'s or ``y``'s matrices in
+    place. The matrices are the last two dims of ``x``, ``y`` and ``out`` (its rows ``ldc``
+    elements apart); matrix ``i`` of each lies ``i * strides[j]`` elements past its first. Both
+    stack entries make their one MKL call here: ``matmul_batch`` with the stacks' own batch
+    strides, ``matmul``'s broadcast stacks with the batch dims folded into one stride each."""
+    strided = _gemm_strided.get(x.dtype)
+    la, lb = _matrix_layout(x), _matrix_layout(y)
+    if strided is None or la is None or lb is None:
+        return False
+    m, k = x.shape[-2:]
+    n = y.shape[-1]
+    sx, sy, sc = strides
+    strided(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, _address(x), la[1], sx, _address(y), lb[1],
+            sy, 1.0 if accumulate else 0.0, _address(out), ldc, sc, nb)
+    return True
+
+
 def matmul_batch(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool = False):
     """``out[i] (+)= x[i] @ y[i]`` for 3-D stacks of equal length whose matrices GEMM reads in
     place (one unit-stride dim each, ``out``'s rows contiguous) at any batch strides, as one
@@ -303,20 +320,16 @@ def matmul_batch(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool
     time. Falls back to ``matmul`` per matrix where that call or a layout is missing."""
     if _gemm is None:
         _load()
-    strided = _gemm_strided.get(x.dtype) if _gemm else None
     nb, m, k = x.shape
     n = y.shape[2]
-    la, lb = _matrix_layout(x), _matrix_layout(y)
     item = x.itemsize
-    ok = (strided is not None and y.dtype == x.dtype == out.dtype and la is not None and
-          lb is not None and out.strides[2] == item and out.strides[1] % item == 0 and
+    ok = (_gemm and y.dtype == x.dtype == out.dtype and out.strides[2] == item and
+          out.strides[1] % item == 0 and
           all(a.strides[0] % item == 0 and a.strides[0] >= 0 for a in (x, y, out)) and
           m and n and k and nb > 1)
-    if not ok:
-        for i in range(nb):
-            matmul(x[i], y[i], out=out[i], accumulate=accumulate)
+    if ok and _gemm_batch_strided(x, y, out, nb, [a.strides[0] // item for a in (x, y, out)],
+                                  out.strides[1] // item, accumulate):
         return out
-    strided(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, _address(x), la[1], x.strides[0] // item,
-            _address(y), lb[1], y.strides[0] // item, 1.0 if accumulate else 0.0,
-            _address(out), out.strides[1] // item, out.strides[0] // item, nb)
+    for i in range(nb):
+        matmul(x[i], y[i], out=out[i], accumulate=accumulate)
     return out
