@@ -18,6 +18,7 @@ from .linalg_products import (
     _mT,
     _np_matmul,
     _on_host,
+    _save_pair,
     _transposed,
 )
 
@@ -119,15 +120,6 @@ def _beta_alpha_backward(node, g, vjp_1, vjp_2):
 def _addmm_backward(node, g):
     return _beta_alpha_backward(node, g, lambda g: g @ _mT(node.saved("m2")),
                                 lambda g: _mat2_grad(node, node.saved("m1"), g))
-
-
-def _save_pair(a, b, na, nb):
-    save = []
-    if b._requires_grad:
-        save.append((na, a))
-    if a._requires_grad:
-        save.append((nb, b))
-    return tuple(save)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):

@@ -73,12 +73,14 @@ def _transposed(t):
     return d.ndim == 2 and d.flags.f_contiguous and not d.flags.c_contiguous
 
 
-def _saves(a, b):
+def _save_pair(a, b, na, nb):
+    """What a product's backward needs of its two operands, saved as ``na``/``nb``: each
+    operand's gradient needs the other, so ``a`` is kept only when ``b`` requires grad."""
     save = []
     if b._requires_grad:
-        save.append(("a", a))
+        save.append((na, a))
     if a._requires_grad:
-        save.append(("b", b))
+        save.append((nb, b))
     return tuple(save)
 
 
@@ -95,7 +97,8 @@ def mm(input, mat2, *, out=None):
     _same_dtype(input, mat2, "mm")
     _no_bool("addmm_impl_cpu_", input)
     res = record("MmBackward0", (input, mat2), _matmul_data(input, mat2), _mm_backward,
-                 save=_saves(input, mat2), attrs={"mat2_transposed": _transposed(mat2)})
+                 save=_save_pair(input, mat2, "a", "b"),
+                 attrs={"mat2_transposed": _transposed(mat2)})
     return _write_out("mm", res, out)
 
 
@@ -119,7 +122,7 @@ def bmm(input, mat2, *, out=None):
                            f"{_legacy(mat2.dtype)}")
     _no_bool("bmm", input)
     res = record("BmmBackward0", (input, mat2), _matmul_data(input, mat2),
-                 _mm_backward, save=_saves(input, mat2))
+                 _mm_backward, save=_save_pair(input, mat2, "a", "b"))
     return _write_out("bmm", res, out)
 
 
@@ -153,13 +156,8 @@ def mv(input, vec, *, out=None):
                            f"{_legacy(vec.dtype)}, {_legacy(input.dtype)}, and "
                            f"{_legacy(vec.dtype)}")
     _no_bool("addmv_impl_cpu", input)
-    save = []
-    if vec._requires_grad:
-        save.append(("a", input))
-    if input._requires_grad:
-        save.append(("v", vec))
     res = record("MvBackward0", (input, vec), _matmul_data(input, vec), _mv_backward,
-                 save=tuple(save))
+                 save=_save_pair(input, vec, "a", "v"))
     return _write_out("mv", res, out)
 
 
@@ -191,7 +189,8 @@ def _dot(fname, node_name, input, other, out):
             data = np.asarray(np.dot(x, y))
     else:
         data = _matmul_data(input, other)
-    res = record(node_name, (input, other), data, _dot_backward, save=_saves(input, other))
+    res = record(node_name, (input, other), data, _dot_backward,
+                 save=_save_pair(input, other, "a", "b"))
     return _write_out(fname, res, out)
 
 
