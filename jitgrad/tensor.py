@@ -1,7 +1,9 @@
 """Tensor: a NumPy array (the CPU storage) plus the autograd fields PyTorch users rely on.
 
 Math methods are attached by ``jitgrad.ops.methods``; this module holds storage, autograd
-metadata (``requires_grad``, ``grad``, ``grad_fn``, version counter, view base) and conversions.
+metadata (``requires_grad``, ``grad``, ``grad_fn``, version counter, view base), hashing, pickling
+and printing. The conversions (to NumPy/Python values, other dtypes and devices) are written in
+``_tensor_conversions`` and bound into the class at the end of this module.
 """
 from __future__ import annotations
 
@@ -23,12 +25,6 @@ NON_LEAF_GRAD_WARNING = (
     "you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor instead. "
     "See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
     "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
-
-
-_SCALAR_GRAD_WARNING = (
-    "Converting a tensor with requires_grad=True to a scalar may lead to unexpected behavior.\n"
-    "Consider using tensor.detach() first. (Triggered internally at "
-    "/__w/pytorch/pytorch/torch/csrc/autograd/generated/python_variable_methods.cpp:822.)")
 
 _ctype = D.c_name  # PyTorch's C++ / scalar-type names for its messages
 _scalar_type = D.scalar_name
@@ -466,83 +462,11 @@ class Tensor:
                                "point or complex dtype")
         self._data = value._data
 
-    # ------------------------------------------------------------------ conversions
-
-    def numpy(self, *, force=False):
-        if self._requires_grad and not force:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        if self._data.__class__ is not np.ndarray:
-            raise TypeError(_NUMPY_CUDA_ERROR)
-        return self._data
-
-    def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
-        a = self._data
-        if a.__class__ is not np.ndarray:
-            raise TypeError(_NUMPY_CUDA_ERROR)
-        if dtype is not None:
-            a = a.astype(dtype, copy=False)
-        return a.copy() if copy else a
-
-    def item(self):
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar")
-        return self._host().reshape(()).item()
-
-    def tolist(self):
-        return self._host().tolist()
-
-    def __len__(self):
-        if self._data.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
-        return self._data.shape[0]
-
-    def __iter__(self):
-        if self._data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
-
-    def __bool__(self):
-        if self._data.size != 1:
-            if self._data.size == 0:
-                raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
-            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._host().reshape(()))
-
-    def _python_scalar(self):
-        if self._data.size != 1:
-            raise ValueError("only one element tensors can be converted to Python scalars")
-        return self._host().reshape(()).item()
-
-    def __float__(self):
-        if self._requires_grad:
-            warnings.warn(_SCALAR_GRAD_WARNING, UserWarning, stacklevel=2)
-        return float(self._python_scalar())
-
-    def __int__(self):
-        return int(self._python_scalar())
-
-    def __index__(self):
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
-            raise TypeError("only integer tensors of a single element can be converted to an "
-                            "index")
-        return int(self.item())
-
-    def __complex__(self):
-        return complex(self.item())
+    # ------------------------------------------------------------------ object protocol
+    # (conversions to NumPy/Python values and other dtypes/devices: _tensor_conversions)
 
     def __hash__(self):
         return id(self)
-
-    def __contains__(self, element):
-        if not isinstance(element, (Tensor, int, float, bool, np.number, np.bool_)):
-            raise RuntimeError("Tensor.__contains__ only supports Tensor or scalar, but you "
-                               f"passed in a {type(element)}.")
-        return bool((element == self).any().item())
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._host().copy(), self._requires_grad))
@@ -578,124 +502,6 @@ class Tensor:
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return str(self)
 
-    # ------------------------------------------------------------------ dtype conversions
-
-    def to(self, *args, **kwargs):
-        """PyTorch's ``to(dtype, non_blocking=False, copy=False)``, ``to(device=None,
-        dtype=None, non_blocking=False, copy=False)``, ``to(other, non_blocking=False,
-        copy=False)``; ``memory_format=`` keyword."""
-        from ._size import check_device
-        dtype = kwargs.pop("dtype", None)
-        device = kwargs.pop("device", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        memory_format = kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError("to() received an invalid combination of arguments - got "
-                            f"unexpected keyword arguments {sorted(kwargs)}")
-        rest = args
-        if args:
-            a = args[0]
-            if isinstance(a, Tensor):
-                dtype, device, rest = a.dtype, a.device, args[1:]
-            elif isinstance(a, D.dtype) or a in (float, int, bool):
-                dtype, rest = a, args[1:]
-            elif a is not None and not isinstance(a, bool):
-                device, rest = a, args[1:]
-                if rest and (isinstance(rest[0], D.dtype) or rest[0] is None):
-                    dtype, rest = rest[0], rest[1:]
-        if len(rest) > 2 or not all(isinstance(b, (bool, int)) for b in rest):
-            raise TypeError("to() received an invalid combination of arguments - got "
-                            f"({', '.join(type(a).__name__ for a in args)})")
-        if len(rest) == 2:
-            copy = rest[1]
-        t = self
-        if device is not None:
-            if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
-                raise RuntimeError(f"Invalid device string: '{device}'")
-            dev = check_device(device)
-            if dev != self.device:
-                from .ops.copies import to_device
-                t = to_device(self, dev)
-                copy = False
-        contiguous = memory_format == "contiguous_format" and not t._data.flags.c_contiguous
-        if dtype is None or D.to_dtype(dtype) is t.dtype:
-            if not (copy or contiguous):
-                return t
-            dtype = t.dtype
-        from .ops.copies import cast
-        return cast(t, D.to_dtype(dtype), memory_format)
-
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        if dtype is None:
-            from .autograd.node import _tensor_type_name
-            return _tensor_type_name(self)
-        if isinstance(dtype, str):
-            dt = _LEGACY_TYPE_NAMES.get(dtype)
-            if dt is None:
-                raise ValueError(f"invalid type: '{dtype}'")
-            dtype = dt
-        elif isinstance(dtype, type) and issubclass(dtype, Tensor):  # torch.DoubleTensor
-            dtype = dtype._dt
-        return self.to(D.to_dtype(dtype))
-
-    def type_as(self, other):
-        return self.to(other.dtype)
-
-    def float(self, memory_format=None):
-        return self.to(D.float32, memory_format=memory_format)
-
-    def double(self, memory_format=None):
-        return self.to(D.float64, memory_format=memory_format)
-
-    def half(self, memory_format=None):
-        return self.to(D.float16, memory_format=memory_format)
-
-    def long(self, memory_format=None):
-        return self.to(D.int64, memory_format=memory_format)
-
-    def int(self, memory_format=None):
-        return self.to(D.int32, memory_format=memory_format)
-
-    def short(self, memory_format=None):
-        return self.to(D.int16, memory_format=memory_format)
-
-    def char(self, memory_format=None):
-        return self.to(D.int8, memory_format=memory_format)
-
-    def byte(self, memory_format=None):
-        return self.to(D.uint8, memory_format=memory_format)
-
-    def bool(self, memory_format=None):
-        return self.to(D.bool_, memory_format=memory_format)
-
-    def cpu(self):
-        if self._data.__class__ is np.ndarray:
-            return self
-        from .ops.copies import to_device
-        return to_device(self, CPU)
-
-    def cuda(self, device=None):
-        from ._size import check_device
-        dev = check_device("cuda" if device is None else device)
-        if dev.type != "cuda":
-            raise RuntimeError(f"Invalid device, must be cuda device (got {device})")
-        if self._data.__class__ is not np.ndarray:
-            return self
-        from .ops.copies import to_device
-        return to_device(self, dev)
-
-
-# Tensor.type("torch.FloatTensor") & co (PyTorch's legacy type names)
-_LEGACY_TYPE_NAMES = {
-    f"torch.{name}Tensor": dt for name, dt in (
-        ("Float", D.float32), ("Double", D.float64), ("Half", D.float16), ("Long", D.int64),
-        ("Int", D.int32), ("Short", D.int16), ("Char", D.int8), ("Byte", D.uint8),
-        ("Bool", D.bool_))}
-
-_NUMPY_CUDA_ERROR = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
-                     "copy the tensor to host memory first.")
-
 
 def _tensor_type(t) -> str:
     from .autograd.node import _tensor_type_name
@@ -707,3 +513,9 @@ def _rebuild(data, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+# The conversions are written in _tensor_conversions and bound here, into the class itself.
+from ._tensor_conversions import bind as _bind_conversions  # noqa: E402
+
+_bind_conversions(Tensor)
