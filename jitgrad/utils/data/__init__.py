@@ -1,5 +1,6 @@
 """``jitgrad.utils.data``: datasets, samplers and the DataLoader (PyTorch's API, in-process)."""
-from .dataloader import DataLoader, WorkerInfo, default_collate, default_convert, get_worker_info
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader, WorkerInfo, get_worker_info
 from .dataset import (
                          ChainDataset,
                          ConcatDataset,
