@@ -200,7 +200,7 @@ class CudaArray:
         if self.is_contiguous():
             out = B.empty((self.size,), self.dtype)
             if self.size:
-                out.copy_to_device(self.flat())
+                B.copy_device(out, self.flat())
             return CudaArray(out, self.shape)
         return CudaArray(self.flat(), self.shape)
 

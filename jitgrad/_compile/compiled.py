@@ -25,6 +25,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import capture
 from .capture import ElementwiseStep, Recorder, Ref, walk_refs
+from .fused import Group
 from .lower import FALLBACK as _FALLBACK
 
 _DEBUG = "compile" in os.environ.get("JITGRAD_DEBUG", "").replace(",", " ").split()
@@ -38,6 +39,8 @@ class Stats:
         self.captures = 0
         self.replays = 0
         self.lowered_replays = 0  # replays that ran as a lowered step (lower.py)
+        self.cuda_graphs = 0  # CUDA graphs built (graphed.py)
+        self.cuda_graph_replays = 0  # replays that launched one
         self.guard_failures = 0
         self.eager_calls = 0
         self.capture_seconds = 0.0
@@ -55,8 +58,9 @@ _EAGER = object()
 
 
 class CompiledFunction:
-    def __init__(self, fn, *, max_variants=8, fullgraph=False):
+    def __init__(self, fn, *, max_variants=8, fullgraph=False, cuda_graphs=False):
         functools.update_wrapper(self, fn)
+        self._cuda_graphs = cuda_graphs
         self._fn = fn
         # a callable object (functools.partial, a class instance) may have no __name__
         self._name = getattr(fn, "__name__", type(fn).__name__)
@@ -118,7 +122,7 @@ class CompiledFunction:
             self._warn(rec.reason)
             return result
         program = Program(rec.rec, {i: t._requires_grad for i, t in enumerate(rec.keep)},
-                          rec.keep)
+                          rec.keep, cuda_graphs=self._cuda_graphs)
         self._variants[key] = program
         stats.captures += 1
         stats.capture_seconds += time.perf_counter() - t0
@@ -228,7 +232,7 @@ def _guard_key(args, kwargs, py_names=()):
 class Program:
     """A recording planned for replay: fused groups and call steps in order."""
 
-    def __init__(self, rec, requires, keep=None):
+    def __init__(self, rec, requires, keep=None, cuda_graphs=False):
         from . import lower
         self.n_values = rec.n_values
         self.arg_slots = list(rec.arg_refs.items())
@@ -239,6 +243,11 @@ class Program:
         self.items = self._plan(rec, requires)
         # the whole step on arrays, without graph or engine, where every step has a rule
         self.lowered = lower.plan(rec, keep) if keep is not None else None
+        # mode="reduce-overhead": a CUDA step replayed as one CUDA graph (graphed.py)
+        self.graphed = None
+        if cuda_graphs and keep and self.lowered is None:
+            from .graphed import GraphedReplay
+            self.graphed = GraphedReplay(self, keep)
 
     def check(self):
         for (_, t), meta in zip(self.externals, self.external_meta):
@@ -250,7 +259,6 @@ class Program:
     def _plan(self, rec, requires):
         """Runs of fusable elementwise steps become Groups. ``requires``: requires_grad of
         every value as recorded (the replay's guards keep it so)."""
-        from .fused import Group
         steps = rec.steps
         used_after = _uses_after(steps, rec.result)
         items, run = [], []
@@ -299,24 +307,38 @@ class Program:
             if out is not _FALLBACK:
                 stats.lowered_replays += 1
                 return out
-        enabled = grad_mode.is_grad_enabled()
-        for kind, it in self.items:
-            ge = it.grad_enabled
-            if ge != enabled:
-                grad_mode._set(ge)
-            try:
-                if kind == "group":
-                    it.run(values)
-                elif isinstance(it, ElementwiseStep):
-                    it.run(values)
-                else:
-                    out = it.fn(*_fill(it.args, values), **_fill(it.kwargs, values))
-                    if it.outs is not None:
-                        _assign(it.outs, out, values)
-            finally:
-                if ge != enabled:
-                    grad_mode._set(enabled)
+        if self.graphed is not None and self.graphed.off is None:
+            out = self.graphed.replay(tensors, values)
+            if out is not _FALLBACK:
+                return out
+        self._run_items(values)
         return _fill(self.result, values)
+
+    def _run_items(self, values, marks=None):
+        """Run every planned item on ``values``; ``marks``: a list that gets the length of the
+        CUDA graph tape after each item (``graphed.py``)."""
+        if marks is not None:
+            from ..backends import cuda
+        for _, it in self.items:
+            self._run_item(it, values)
+            if marks is not None:
+                marks.append(len(cuda._tape.entries))
+
+    def _run_item(self, it, values):
+        enabled = grad_mode.is_grad_enabled()
+        ge = it.grad_enabled
+        if ge != enabled:
+            grad_mode._set(ge)
+        try:
+            if isinstance(it, (Group, ElementwiseStep)):
+                it.run(values)
+            else:
+                out = it.fn(*_fill(it.args, values), **_fill(it.kwargs, values))
+                if it.outs is not None:
+                    _assign(it.outs, out, values)
+        finally:
+            if ge != enabled:
+                grad_mode._set(enabled)
 
 
 def _same_group(a, b):

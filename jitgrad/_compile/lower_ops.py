@@ -141,13 +141,18 @@ class CrossEntropy:
     def result(self, data):
         """The loss tensor: eager's value and grad_fn name, its graph already freed (a second
         ``backward()`` raises eager's error; ``grad_fn.next_functions`` is empty)."""
-        loss = Tensor._make(data)
-        ctx = Ctx()
-        node = node_class(self.node_name, FunctionNode)((), (((), loss.dtype),), ctx,
-                                                         _freed_backward)
-        node._released = True
-        loss._grad_fn, loss._output_nr, loss._requires_grad = node, 0, True
-        return loss
+        return freed_result(data, self.node_name)
+
+
+def freed_result(data, node_name):
+    """A tensor over ``data`` whose ``grad_fn`` is a node named ``node_name`` with its graph
+    already freed: what eager returns for a value a ``backward()`` went through."""
+    out = Tensor._make(data)
+    node = node_class(node_name, FunctionNode)((), ((tuple(out.shape), out.dtype),), Ctx(),
+                                               _freed_backward)
+    node._released = True
+    out._grad_fn, out._output_nr, out._requires_grad = node, 0, True
+    return out
 
 
 def _buffer(b, shape, dtype):

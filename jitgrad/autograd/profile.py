@@ -15,6 +15,8 @@
     p.compile_captures  # jitgrad.compile recordings made (first call per guard set)
     p.compile_replays   # compiled calls replayed
     p.compile_lowered_replays  # of those, run as a whole step on arrays (no graph, no engine)
+    p.compile_cuda_graphs      # CUDA graphs built (compile(mode="reduce-overhead"))
+    p.compile_cuda_graph_replays  # replays that ran as one CUDA graph launch
     p.compile_guard_failures   # replays refused because a guard failed (then re-recorded)
     p.compile_eager_calls      # compiled calls run eagerly (graph break / too many variants)
     p.compile_reasons   # the last breaks and guard failures, in words
@@ -29,7 +31,8 @@ __all__ = ["profile", "Profile", "set_fusion_enabled", "is_fusion_enabled"]
 
 _FIELDS = ("kernel_launches", "fused_groups", "fused_nodes", "cache_hits", "cache_misses",
            "compile_seconds", "modules_loaded", "corrupt_entries", "compile_captures",
-           "compile_replays", "compile_lowered_replays", "compile_guard_failures",
+           "compile_replays", "compile_lowered_replays", "compile_cuda_graphs",
+           "compile_cuda_graph_replays", "compile_guard_failures",
            "compile_eager_calls")
 
 
@@ -50,6 +53,8 @@ def _snapshot() -> dict:
         "compile_captures": compiled.captures,
         "compile_replays": compiled.replays,
         "compile_lowered_replays": compiled.lowered_replays,
+        "compile_cuda_graphs": compiled.cuda_graphs,
+        "compile_cuda_graph_replays": compiled.cuda_graph_replays,
         "compile_guard_failures": compiled.guard_failures,
         "compile_eager_calls": compiled.eager_calls,
         "compile_reasons": compiled.n_reasons,

@@ -28,8 +28,8 @@ import numpy as np
 
 __all__ = ["installed", "simulator_active", "is_available", "device_count", "compute_capability",
            "target", "stats", "reset_stats", "to_device", "to_host", "empty", "zeros", "full",
-           "module_for", "launch", "launch_flat", "launch_config", "compile_ptx", "allocator",
-           "f64_instructions", "signature_of", "DEFAULT_CC", "kernels"]
+           "module_for", "launch", "launch_flat", "launch_kernel", "copy_device", "launch_config",
+           "compile_ptx", "allocator", "f64_instructions", "signature_of", "DEFAULT_CC", "kernels"]
 
 #: Compute capability assumed when compiling without a device (PTX checks, cache keys).
 DEFAULT_CC = (8, 0)
@@ -160,6 +160,8 @@ def to_device(host) -> object:
     """Copy a host (NumPy) array to a new device array; counted in ``stats``."""
     a = np.ascontiguousarray(host)
     out = empty(a.shape, a.dtype)
+    if _tape is not None:
+        _tape.host_transfer("an upload of host data")
     stats.h2d += 1
     stats.h2d_bytes += a.nbytes
     if a.size:
@@ -170,6 +172,8 @@ def to_device(host) -> object:
 def to_host(dev, out: np.ndarray | None = None) -> np.ndarray:
     """Copy a device array to the host (into ``out`` if given); counted in ``stats``. A
     synchronizing point: raises what an index kernel flagged (``cuda_kernels.bounds``)."""
+    if _tape is not None:
+        _tape.host_transfer("a read of device data on the host")
     stats.d2h += 1
     stats.d2h_bytes += int(dev.size) * np.dtype(dev.dtype).itemsize
     if out is not None:
@@ -193,7 +197,10 @@ def empty(shape, dtype) -> object:
     stats.allocs += 1
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else \
         tuple(int(s) for s in shape)
-    return (_allocator or allocator()).empty(shape, dtype)
+    out = (_allocator or allocator()).empty(shape, dtype)
+    if _tape is not None:
+        _tape.allocated(out)
+    return out
 
 
 _allocator = None
@@ -248,16 +255,32 @@ def _check_args(args) -> None:
                             "copy it implicitly; copy it once with backends.cuda.to_device")
 
 
-def count_launch() -> None:
+#: The tape (``cuda_graph.Tape``) of the compiled step being recorded for a CUDA graph, or None.
+#: While one is set, every launch and device-to-device copy is also appended to it (they still
+#: run), every allocation is noted, and a host transfer marks it unusable.
+_tape = None
+
+
+def launch_kernel(kernel, grid, block, args) -> None:
+    """Launch ``kernel`` (a ``cuda.jit`` dispatcher) on ``grid`` x ``block`` threads: the one
+    place every jitgrad kernel launch goes through (counted, and taped for CUDA graphs)."""
     stats.launches += 1
+    if _tape is not None:
+        _tape.launch(kernel, grid, block, args)
+    kernel[grid, block](*args)
+
+
+def copy_device(dst, src) -> None:
+    """Copy device array ``src`` into device array ``dst`` (same size), on the device."""
+    if _tape is not None:
+        _tape.copy(dst, src)
+    dst.copy_to_device(src)
 
 
 def launch_flat(kernel, n: int, args) -> None:
     """Launch a grid-stride ``kernel`` (a ``cuda.jit`` dispatcher) over ``n`` elements."""
     _check_args(args)
-    blocks, threads = launch_config(n)
-    stats.launches += 1
-    kernel[blocks, threads](*args)
+    launch_kernel(kernel, *launch_config(n), args)
 
 
 _modules: dict = {}

@@ -203,8 +203,7 @@ def nonzero_positions(x):
     args = (v.base, np.int64(v.offset), shape, st, np.int64(n), np.int64(chunk),
             np.int64(nchunks))
     backend.launch_flat(make_count_kernel()[1], nchunks, args + (counts,))
-    backend.count_launch()
-    make_scan_kernel()[1][1, 1](counts, np.int64(nchunks), total)
+    backend.launch_kernel(make_scan_kernel()[1], 1, 1, (counts, np.int64(nchunks), total))
     count = int(backend.to_host(total)[0])  # the documented host read
     pos = backend.empty((count,), np.int64)
     if count:

@@ -125,12 +125,11 @@ def matmul(a, b):
     tile = tile_size()
     _, kern = make_matmul_kernel(va.dtype, tile)
     grid = ((n + tile - 1) // tile, (m + tile - 1) // tile, max(1, min(nbatch, 65535)))
-    backend.count_launch()
-    kern[grid, (tile, tile)](
+    backend.launch_kernel(kern, grid, (tile, tile), (
         ea.base, np.int64(ea.offset), bshape, a_bst, np.int64(ea.strides[-2]),
         np.int64(ea.strides[-1]), eb.base, np.int64(eb.offset), b_bst, np.int64(eb.strides[-2]),
         np.int64(eb.strides[-1]), out.reshape(out.size), np.int64(nbatch), np.int64(m),
-        np.int64(n), np.int64(k))
+        np.int64(n), np.int64(k)))
     return out
 
 

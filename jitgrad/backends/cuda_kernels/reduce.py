@@ -244,8 +244,7 @@ def _launch_rows(kernel, m_total, k_total, args):
     from .. import cuda as backend
     tpb = kernel[1]
     blocks = max(1, min(m_total, max_blocks()))
-    backend.count_launch()
-    kernel[0][blocks, tpb](*args)
+    backend.launch_kernel(kernel[0], blocks, tpb, args)
 
 
 @half_as_float32

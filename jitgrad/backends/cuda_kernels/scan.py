@@ -216,8 +216,7 @@ def scan(x, dim, op="sum", dtype=None, exclusive=False, reverse=False, kernel=No
         return out
     tpb = block_size(k_total)
     _, kern = make_scan_kernel(op, dtype, tpb, bool(exclusive))
-    backend.count_launch()
-    kern[max(1, min(m_total, max_blocks())), tpb](*args)
+    backend.launch_kernel(kern, max(1, min(m_total, max_blocks())), tpb, args)
     return out
 
 

@@ -155,8 +155,7 @@ def _rows(v: View, dim: int):
 
 def _launch(kern, tpb, rows, args):
     from .. import cuda as backend
-    backend.count_launch()
-    kern[max(1, min(rows, max_blocks())), tpb](*args)
+    backend.launch_kernel(kern, max(1, min(rows, max_blocks())), tpb, args)
 
 
 @half_as_float32

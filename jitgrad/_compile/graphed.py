@@ -1,0 +1,294 @@
+"""``jitgrad.compile(fn, mode="reduce-overhead")`` on CUDA: a recording replayed as one CUDA
+graph (``backends/cuda_graph.py``), with one call per step instead of one per kernel.
+
+How a recording becomes a graph:
+
+1. **Static inputs.** The step's argument tensors are copied into buffers of its own (allocated
+   once), and every taped run and graph launch reads those: a graph launches on fixed addresses.
+2. **Two taped runs.** The next two replays run the ordinary way (every kernel runs) while a
+   tape records their launches. If both tapes have the same signature (same kernels, scalars
+   and persistent buffers, buffers allocated during the step in the same order) and the step
+   changed nothing on the host that a graph would not redo (below), the second tape becomes the
+   graph; otherwise the recording keeps replaying the ordinary way, for the reason in
+   ``profile().compile_reasons``.
+3. **Graph replays.** Copy the arguments in, re-run the host-only calls before and after the
+   launches (``zero_grad()`` with ``set_to_none``, ``scheduler.step()``), launch the graph, set
+   every parameter's ``.grad`` to the tensor the taped run left there, add the version counter
+   bumps the taped run made, and return fresh copies of the results (a result never aliases the
+   graph's buffers, as an eager result does not).
+
+What keeps a step off graphs (it replays the ordinary way, as correct as before): host reads or
+uploads inside the step; random numbers (dropout: the RNG offset is a host value); optimizer
+state that changes on the host each step (``Adam``'s step count, its bias correction a kernel
+scalar); argument tensors that require grad or are written in place; hooks on parameters; a
+scheduler called between launches; results that are not made by the step or whose graph was not
+freed by a ``backward()``. A guard that fails later (a parameter's ``.data`` replaced, a changed
+learning rate or other optimizer setting, ``.grad`` reassigned where the graph accumulates into
+it) drops the graph and tapes again, up to ``MAX_REBUILDS`` times.
+
+As with ``torch.cuda.graphs``, the ``.grad`` tensors after a graph replay are the same objects
+from step to step, rewritten in place (eager makes new ones when ``zero_grad`` set them to None):
+keep a copy (``p.grad.clone()``) to compare gradients across steps.
+"""
+from __future__ import annotations
+
+from .capture import walk_refs
+from .lower import FALLBACK
+
+MAX_REBUILDS = 3
+
+
+class GraphedReplay:
+    """The CUDA-graph state of one recording (``Program``): taping, built, or off."""
+
+    def __init__(self, program, keep):
+        from ..optim.lr_scheduler import LRScheduler
+        from ..optim.optimizer import Optimizer
+        self.program = program
+        self.off = None            # why this recording does not use graphs, or None
+        self.static = None         # the static input tensors, by argument path
+        self.prev_sig = None       # the last taped run's signature
+        self.graph = None
+        self.rebuilds = 0
+        self.optimizers, self.schedulers = [], []
+        for kind, it in program.items:
+            owner = it.args[0] if kind == "step" and getattr(it, "args", None) else None
+            if isinstance(owner, Optimizer) and owner not in self.optimizers:
+                self.optimizers.append(owner)
+            elif isinstance(owner, LRScheduler) and owner not in self.schedulers:
+                self.schedulers.append(owner)
+        if any(not _on_cuda(t) for t in keep):
+            self.off = "the step has tensors on the CPU"
+
+    # -------------------------------------------------------------- the replay
+
+    def replay(self, tensors, values):
+        """The step's result, or ``FALLBACK`` when nothing ran and this call must replay the
+        ordinary way (``off`` says why)."""
+        if self.graph is not None:
+            reason = self._guard()
+            if reason is None:
+                return self._launch(tensors, values)
+            self._drop(f"guard failed: {reason}")
+            if self.off is not None:
+                return FALLBACK
+        return self._taped(tensors, values)
+
+    def _taped(self, tensors, values):
+        from ..backends import cpu, cuda_graph
+        prog = self.program
+        if self.static is None:
+            reason = _argument_problem(tensors)
+            if reason is not None:
+                self._give_up(reason)
+                return FALLBACK  # nothing ran: the ordinary replay runs it
+            self.static = [t.detach().contiguous().clone() for t in tensors]
+        self._copy_in(tensors, values)
+        before = self._host_state()
+        cpu_launches = cpu.stats.launches
+        tape, marks = cuda_graph.Tape(), []
+        with cuda_graph.taping(tape):
+            prog._run_items(values, marks)
+        sig = tape.signature()
+        reason = tape.broken or self._effects_problem(before, marks, values, tape)
+        if reason is None and cpu.stats.launches != cpu_launches:
+            reason = "the step runs CPU kernels"
+        if reason is not None:
+            # the step ran (on copies of its arguments): give the caller its own tensors back
+            for i, path in prog.arg_slots:
+                values[i] = tensors[path]
+            self._give_up(reason)
+            from .compiled import _fill
+            return _fill(prog.result, values)
+        if sig != self.prev_sig:
+            self.prev_sig = sig
+            return _copy_results(prog.result, values)
+        self._build(tape, marks, before, values)
+        return _copy_results(prog.result, values)
+
+    def _build(self, tape, marks, before, values):
+        from ..backends import cuda_graph
+        prog = self.program
+        first = next(k for k, m in enumerate(marks) if m > (marks[k - 1] if k else 0))
+        last = max(k for k, m in enumerate(marks) if m > (marks[k - 1] if k else 0))
+        self.prologue = [it for _, it in prog.items[:first]]
+        self.epilogue = [it for _, it in prog.items[last + 1:]]
+        self.grads = [(p, p._grad) for p in self._params()]
+        # a gradient the taped run did not make is one it accumulated into: it must stay
+        self.grad_guards = [(p, g) for p, g in self.grads
+                            if g is not None and not tape.allocated_here(g._data.buf)]
+        self.results = {r.i: values[r.i] for r in walk_refs(prog.result)}
+        after_vc = {id(t): t._vc.value for t in self._roots()}
+        self.vc_bumps = [(t, after_vc[id(t)] - v) for t, v in before["vc"]
+                         if id(t) in after_vc and after_vc[id(t)] != v]
+        self.data_guards = [(t, t._data) for t in self._roots()]
+        self.settings = self._settings()
+        self.graph = cuda_graph.build(tape)
+        self.prev_sig = None
+        from .compiled import _debug, stats
+        stats.cuda_graphs += 1
+        _debug(f"CUDA graph: {len(tape.entries)} launches and copies in one call")
+
+    def _launch(self, tensors, values):
+        from .compiled import stats
+        self._copy_in(tensors, values)
+        for it in self.prologue:
+            self.program._run_item(it, values)
+        self.graph.launch()
+        for p, g in self.grads:
+            p._grad = g
+        for t, d in self.vc_bumps:
+            t._vc.value += d
+        out = _copy_results(self.program.result, self.results)
+        for it in self.epilogue:
+            self.program._run_item(it, values)
+        stats.cuda_graph_replays += 1
+        return out
+
+    # -------------------------------------------------------------- guards and state
+
+    def _guard(self):
+        for t, d in self.data_guards:
+            if t._data is not d:
+                return "a tensor the step reads was replaced (.data assigned)"
+        for p, g in self.grad_guards:
+            if p._grad is not g:
+                return "a .grad the step accumulates into was replaced"
+        for p in self._params():
+            if p._hooks or p.__dict__.get("_post_accumulate_grad_hooks"):
+                return "a parameter has hooks"
+        if self._settings() != self.settings:
+            return "an optimizer setting (learning rate, ...) changed"
+        return None
+
+    def _drop(self, reason):
+        from .compiled import _debug, stats
+        stats.note(reason)
+        _debug(f"CUDA graph dropped: {reason}")
+        self.graph = None
+        self.rebuilds += 1
+        if self.rebuilds > MAX_REBUILDS:
+            self._give_up(f"its CUDA graph was rebuilt {MAX_REBUILDS} times ({reason})")
+
+    def _give_up(self, reason):
+        from .compiled import _debug, stats
+        self.off = reason
+        self.graph = self.static = self.prev_sig = None
+        stats.note(f"no CUDA graph: {reason}")
+        _debug(f"no CUDA graph: {reason}")
+
+    def _params(self):
+        seen, out = set(), []
+        for opt in self.optimizers:
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    if id(p) not in seen:
+                        seen.add(id(p))
+                        out.append(p)
+        for _, t in self.program.externals:
+            if t._grad_fn is None and t._requires_grad and id(t) not in seen:
+                seen.add(id(t))
+                out.append(t)
+        return out
+
+    def _roots(self):
+        """Tensors that outlive the step and that the graph reads or writes in place:
+        externals, parameters, their gradients, optimizer state, static inputs."""
+        out = [t for _, t in self.program.externals] + self._params() + list(self.static)
+        out += [p._grad for p in self._params() if p._grad is not None]
+        for opt in self.optimizers:
+            for state in opt.state.values():
+                out += [v for v in state.values() if hasattr(v, "_data") and _on_cuda(v)]
+        return out
+
+    def _settings(self):
+        return [tuple(sorted((k, repr(v)) for k, v in g.items() if k != "params"))
+                for opt in self.optimizers for g in opt.param_groups]
+
+    def _host_state(self):
+        """What the graph cannot redo, before a taped run, and version counters."""
+        from .. import _cuda_random
+        gen = _cuda_random.default_generator
+        return {"rng": (gen._seed, gen._offset),
+                "optim": [_host_part(opt) for opt in self.optimizers],
+                "vc": [(t, t._vc.value) for t in self._roots()],
+                "inputs": [t._vc.value for t in self.static]}
+
+    def _effects_problem(self, before, marks, values, tape):
+        from .. import _cuda_random
+        from ..optim.lr_scheduler import LRScheduler
+        gen = _cuda_random.default_generator
+        if (gen._seed, gen._offset) != before["rng"]:
+            return "the step draws random numbers (the RNG offset is a host value)"
+        if [_host_part(opt) for opt in self.optimizers] != before["optim"]:
+            return "optimizer state changes on the host every step (e.g. Adam's step count)"
+        if [t._vc.value for t in self.static] != before["inputs"]:
+            return "the step writes to its input tensors"
+        for p in self._params():
+            if p._hooks or p.__dict__.get("_post_accumulate_grad_hooks"):
+                return "a parameter has hooks"
+        if not marks or marks[-1] == 0:
+            return "the step launches no kernels"
+        launching = [k for k, m in enumerate(marks) if m > (marks[k - 1] if k else 0)]
+        for k, (_, it) in enumerate(self.program.items):
+            owner = getattr(it, "args", None)
+            if launching[0] < k < launching[-1] and owner and isinstance(owner[0], LRScheduler):
+                return "a scheduler steps between kernel launches"
+        for r in walk_refs(self.program.result):
+            t = values[r.i]
+            node = t._grad_fn
+            if not tape.allocated_here(t._data.buf) or (node is not None and not node._released):
+                return "the step returns a tensor it did not make, or one with a live graph"
+        return None
+
+    def _copy_in(self, tensors, values):
+        """Copy the arguments into the static inputs, which stand for them in ``values``."""
+        from ..backends import cuda
+        for i, path in self.program.arg_slots:
+            src, dst = tensors[path], self.static[path]
+            if src._data.size:
+                cuda.copy_device(dst._data.buf, src._data.flat())
+            values[i] = dst
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _on_cuda(t):
+    return t.device.type == "cuda"
+
+
+def _argument_problem(tensors):
+    for t in tensors:
+        if not _on_cuda(t):
+            return "an argument is on the CPU"
+        if t._requires_grad or t._grad_fn is not None:
+            return "an argument requires grad (a graph reads a copy of it)"
+    return None
+
+
+def _host_part(opt):
+    """An optimizer's state that lives on the host: Python values and CPU tensors' bytes."""
+    out = []
+    for state in opt.state.values():
+        for k in sorted(state):
+            v = state[k]
+            if hasattr(v, "_data"):
+                out.append((k, id(v), None if _on_cuda(v) else v._data.tobytes()))
+            else:
+                out.append((k, repr(v)))
+    return out
+
+
+def _copy_results(template, values):
+    """The step's result with every tensor replaced by a fresh copy with the same grad_fn name
+    (its graph freed, as the taped run's was)."""
+    from .compiled import _fill
+    from .lower_ops import freed_result
+    copies = {}
+    for r in walk_refs(template):
+        t = values[r.i]
+        node = t._grad_fn
+        data = t._data.copy()
+        copies[r.i] = freed_result(data, type(node).__name__) if node is not None else \
+            t.__class__._make(data)
+    return _fill(template, copies)
