@@ -168,8 +168,10 @@ def _mlp(lib, sizes, seed=0):
     return model
 
 
-def mlp_step(impl, sizes=(784, 512, 512, 10), batch=256):
-    """One SGD (momentum 0.9) step: forward, cross_entropy, backward, update."""
+def mlp_step(impl, sizes=(784, 512, 512, 10), batch=256, graph=False):
+    """One SGD (momentum 0.9) step: forward, cross_entropy, backward, update. ``graph``: the
+    step as one CUDA graph (jitgrad: ``compile(mode="reduce-overhead")``; PyTorch: the whole
+    step captured with ``torch.cuda.graph``, its documented whole-network recipe)."""
     lib = gpu_lib(impl)
     model = _mlp(lib, sizes)
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
@@ -178,15 +180,46 @@ def mlp_step(impl, sizes=(784, 512, 512, 10), batch=256):
     y = lib.tensor(rng.integers(0, sizes[-1], batch), device=DEVICE)
     losses = []
 
-    def fn():
+    def step(x, y):
         opt.zero_grad()
         loss = lib.nn.functional.cross_entropy(model(x), y)
         loss.backward()
         opt.step()
+        return loss
+
+    run = _graphed(lib, impl, step, (x, y)) if graph else (lambda: step(x, y))
+
+    def fn():
+        loss = run()
         if not losses:
             losses.append(loss.detach())
 
-    return Workload(fn, result=lambda: _host(losses[0]))
+    return Workload(fn, inner=10 if graph else 1, result=lambda: _host(losses[0]))
+
+
+def _graphed(lib, impl, step, args):
+    """``step(*args)`` replayed as one CUDA graph: a zero-argument callable returning the
+    result."""
+    if impl == "jitgrad":
+        compiled = lib.compile(step, mode="reduce-overhead")
+        return lambda: compiled(*args)
+    torch = lib
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up on a side stream, as torch.cuda.graph requires
+        for _ in range(3):
+            step(*args)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    out = []
+    with torch.cuda.graph(graph):
+        out.append(step(*args))
+
+    def replay():
+        graph.replay()
+        return out[0]
+
+    return replay
 
 
 def matmul(impl, m=4096, k=1024, n=4096):
@@ -204,16 +237,33 @@ def matmul(impl, m=4096, k=1024, n=4096):
     return Workload(fn, inner=5, result=lambda: _host(out[0]))
 
 
-def scalar_ops(impl, n_ops=100):
-    """bench_fusion's 100-op graph on a 0-d tensor, forward + backward (launch-bound)."""
+def scalar_ops(impl, n_ops=100, graph=False):
+    """bench_fusion's 100-op graph on a 0-d tensor, forward + backward (launch-bound);
+    ``graph``: as one CUDA graph (see ``mlp_step``)."""
     lib = gpu_lib(impl)
     x = _upload(lib, np.float32(0.3), requires_grad=True)
+    if not graph:
+        def fn():
+            x.grad = None
+            scalar_graph(lib, x, n_ops).backward()
+
+        return Workload(fn, inner=3, result=lambda: _host(x.grad))
+
+    def step():
+        if impl == "torch":  # captured: the backward then allocates .grad in the graph's pool
+            x.grad = None
+        y = scalar_graph(lib, x, n_ops)
+        y.backward()
+        return y
+
+    run = _graphed(lib, impl, step, ())
 
     def fn():
-        x.grad = None
-        scalar_graph(lib, x, n_ops).backward()
+        if impl == "jitgrad":  # a compiled function may not assign .grad (a graph break)
+            x.grad = None
+        run()
 
-    return Workload(fn, inner=3, result=lambda: _host(x.grad))
+    return Workload(fn, inner=10, result=lambda: _host(x.grad))
 
 
 #: The table's rows: label, builder, keyword arguments, the libraries of the row (the first is
@@ -231,8 +281,11 @@ ROWS = [
      ("jitgrad", "torch"), 1e-4),
     ("MLP 784-512-512-10, batch 256, SGD momentum step", mlp_step, {}, ("jitgrad", "torch"),
      1e-4),
+    ("same, the step as one CUDA graph (jitgrad: compile(mode='reduce-overhead'); PyTorch: "
+     "torch.cuda.graph)", mlp_step, {"graph": True}, ("jitgrad", "torch"), 1e-4),
     ("MLP 1024-4096-4096-1024, batch 4096 step", mlp_step,
      {"sizes": (1024, 4096, 4096, 1024), "batch": 4096}, ("jitgrad", "torch"), 1e-3),
     ("matmul 4096x1024 @ 1024x4096", matmul, {}, ("jitgrad", "torch", "cupy"), 1e-4),
     ("100 scalar ops fwd+bwd (launch-bound)", scalar_ops, {}, ("jitgrad", "torch"), 1e-5),
+    ("same, as one CUDA graph", scalar_ops, {"graph": True}, ("jitgrad", "torch"), 1e-5),
 ]

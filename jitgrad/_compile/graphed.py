@@ -75,36 +75,42 @@ class GraphedReplay:
         return self._taped(tensors, values)
 
     def _taped(self, tensors, values):
+        """Run the step the ordinary way under a tape: the first time on the caller's own
+        tensors (every effect eager's), then on the static inputs; the second of two equal
+        tapes becomes the graph."""
         from ..backends import cpu, cuda_graph
         prog = self.program
-        if self.static is None:
+        if self.prev_sig is None:
             reason = _argument_problem(tensors)
             if reason is not None:
                 self._give_up(reason)
                 return FALLBACK  # nothing ran: the ordinary replay runs it
-            self.static = [t.detach().contiguous().clone() for t in tensors]
-        self._copy_in(tensors, values)
-        before = self._host_state()
+            inputs = tensors
+        else:
+            if self.static is None:
+                self.static = [t.detach().contiguous().clone() for t in tensors]
+            self._copy_in(tensors, values)
+            inputs = self.static
+        before = self._host_state(inputs)
         cpu_launches = cpu.stats.launches
-        tape, marks = cuda_graph.Tape(), []
+        tape, marks = cuda_graph.Tape([t._data.buf for t in inputs]), _Marks(self._settings)
         with cuda_graph.taping(tape):
             prog._run_items(values, marks)
         sig = tape.signature()
-        reason = tape.broken or self._effects_problem(before, marks, values, tape)
+        reason = tape.broken or self._effects_problem(before, marks, values, tape, inputs)
         if reason is None and cpu.stats.launches != cpu_launches:
             reason = "the step runs CPU kernels"
         if reason is not None:
-            # the step ran (on copies of its arguments): give the caller its own tensors back
-            for i, path in prog.arg_slots:
+            for i, path in prog.arg_slots:  # the caller's own tensors in the result
                 values[i] = tensors[path]
             self._give_up(reason)
-            from .compiled import _fill
-            return _fill(prog.result, values)
-        if sig != self.prev_sig:
+        elif inputs is not tensors and sig == self.prev_sig:
+            self._build(tape, marks, before, values)
+            return _copy_results(prog.result, values)  # the graph's buffers stay its own
+        else:
             self.prev_sig = sig
-            return _copy_results(prog.result, values)
-        self._build(tape, marks, before, values)
-        return _copy_results(prog.result, values)
+        from .compiled import _fill
+        return _fill(prog.result, values)
 
     def _build(self, tape, marks, before, values):
         from ..backends import cuda_graph
@@ -122,7 +128,7 @@ class GraphedReplay:
         self.vc_bumps = [(t, after_vc[id(t)] - v) for t, v in before["vc"]
                          if id(t) in after_vc and after_vc[id(t)] != v]
         self.data_guards = [(t, t._data) for t in self._roots()]
-        self.settings = self._settings()
+        self.settings = marks.settings  # as the launches saw them (after the host-only calls)
         self.graph = cuda_graph.build(tape)
         self.prev_sig = None
         from .compiled import _debug, stats
@@ -130,18 +136,24 @@ class GraphedReplay:
         _debug(f"CUDA graph: {len(tape.entries)} launches and copies in one call")
 
     def _launch(self, tensors, values):
-        from .compiled import stats
-        self._copy_in(tensors, values)
+        from .compiled import _fill, stats
+        prog = self.program
         for it in self.prologue:
-            self.program._run_item(it, values)
+            prog._run_item(it, values)
+        if self._settings() != self.settings:  # a scheduler in the prologue may change them
+            self._drop("guard failed: an optimizer setting (learning rate, ...) changed")
+            for _, it in prog.items[len(self.prologue):]:
+                prog._run_item(it, values)
+            return _fill(prog.result, values)
+        self._copy_in(tensors, values)
         self.graph.launch()
         for p, g in self.grads:
             p._grad = g
         for t, d in self.vc_bumps:
             t._vc.value += d
-        out = _copy_results(self.program.result, self.results)
+        out = _copy_results(prog.result, self.results)
         for it in self.epilogue:
-            self.program._run_item(it, values)
+            prog._run_item(it, values)
         stats.cuda_graph_replays += 1
         return out
 
@@ -157,9 +169,7 @@ class GraphedReplay:
         for p in self._params():
             if p._hooks or p.__dict__.get("_post_accumulate_grad_hooks"):
                 return "a parameter has hooks"
-        if self._settings() != self.settings:
-            return "an optimizer setting (learning rate, ...) changed"
-        return None
+        return None  # the optimizer settings: after the host-only calls (``_launch``)
 
     def _drop(self, reason):
         from .compiled import _debug, stats
@@ -194,7 +204,7 @@ class GraphedReplay:
     def _roots(self):
         """Tensors that outlive the step and that the graph reads or writes in place:
         externals, parameters, their gradients, optimizer state, static inputs."""
-        out = [t for _, t in self.program.externals] + self._params() + list(self.static)
+        out = [t for _, t in self.program.externals] + self._params() + list(self.static or ())
         out += [p._grad for p in self._params() if p._grad is not None]
         for opt in self.optimizers:
             for state in opt.state.values():
@@ -205,16 +215,16 @@ class GraphedReplay:
         return [tuple(sorted((k, repr(v)) for k, v in g.items() if k != "params"))
                 for opt in self.optimizers for g in opt.param_groups]
 
-    def _host_state(self):
+    def _host_state(self, inputs):
         """What the graph cannot redo, before a taped run, and version counters."""
         from .. import _cuda_random
         gen = _cuda_random.default_generator
         return {"rng": (gen._seed, gen._offset),
                 "optim": [_host_part(opt) for opt in self.optimizers],
                 "vc": [(t, t._vc.value) for t in self._roots()],
-                "inputs": [t._vc.value for t in self.static]}
+                "inputs": [t._vc.value for t in inputs]}
 
-    def _effects_problem(self, before, marks, values, tape):
+    def _effects_problem(self, before, marks, values, tape, inputs):
         from .. import _cuda_random
         from ..optim.lr_scheduler import LRScheduler
         gen = _cuda_random.default_generator
@@ -222,7 +232,7 @@ class GraphedReplay:
             return "the step draws random numbers (the RNG offset is a host value)"
         if [_host_part(opt) for opt in self.optimizers] != before["optim"]:
             return "optimizer state changes on the host every step (e.g. Adam's step count)"
-        if [t._vc.value for t in self.static] != before["inputs"]:
+        if [t._vc.value for t in inputs] != before["inputs"]:
             return "the step writes to its input tensors"
         for p in self._params():
             if p._hooks or p.__dict__.get("_post_accumulate_grad_hooks"):
@@ -252,6 +262,21 @@ class GraphedReplay:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+class _Marks(list):
+    """The tape's length after each item of a taped run; ``settings``: the optimizer settings
+    when the first launch was made (after the host-only calls before it)."""
+
+    def __init__(self, settings):
+        super().__init__()
+        self._read = settings
+        self.settings = settings()
+
+    def append(self, n):
+        super().append(n)
+        if n == 0:
+            self.settings = self._read()
+
 
 def _on_cuda(t):
     return t.device.type == "cuda"

@@ -10,10 +10,11 @@ launches on stay its own (no later allocation is handed one of them): the graph'
 caching allocator's pool.
 
 :meth:`Tape.signature` is the tape with each buffer allocated during the run named by its order
-of allocation and every other buffer by its address: two consecutive runs with equal signatures
-launched the same kernels with the same scalars on the same persistent buffers, so their launches
-do not depend on anything the step computes on the host from one run to the next (a learning
-rate, Adam's step count, an RNG offset would show up as a differing scalar).
+of allocation, the step's inputs by their position and every other buffer by its address: two
+consecutive runs with equal signatures launched the same kernels with the same scalars on the
+same persistent buffers, so their launches do not depend on anything the step computes on the
+host from one run to the next (a learning rate, Adam's step count, an RNG offset would show up
+as a differing scalar).
 
 :func:`build` turns a tape into a :class:`Graph`: on a GPU, the tape's launches re-issued on a
 side stream under stream capture (``cuStreamBeginCapture``; nothing runs then) and instantiated
@@ -48,7 +49,8 @@ def _address(a):
 class Tape:
     """What one run launched (see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self, inputs=()):
+        self.inputs = [(_address(a), a.size * a.dtype.itemsize) for a in inputs]
         self.entries = []       # ("launch", kernel, grid, block, args) | ("copy", dst, src)
         self.allocations = []   # (start, end) of every buffer allocated while taping, in order
         self.broken = None      # why this run cannot become a graph, or None
@@ -94,6 +96,11 @@ class Tape:
             j = bisect.bisect_right(keys, addr) - 1
             if j >= 0 and addr < starts[j][1]:
                 where = ("new", starts[j][2], addr - keys[j])
+            else:
+                for k, (start, nbytes) in enumerate(self.inputs):
+                    if start <= addr < start + nbytes:
+                        where = ("input", k, addr - start)
+                        break
             return ("array", where, tuple(a.shape), tuple(a.strides), a.dtype.str)
 
         try:
