@@ -574,6 +574,31 @@ def test_compile_signature_like_torch():
             lib.compile(3)
 
 
+@pytest.mark.parametrize("kwargs", [{"mode": "fast"}, {"mode": "default", "options": {}},
+                                    {"mode": "reduce-overhead", "options": {"a": 1}}])
+def test_compile_mode_errors_like_torch(kwargs):
+    def f(x):
+        return x * 2
+
+    with pytest.raises(RuntimeError) as want:
+        torch.compile(f, **kwargs)
+    with pytest.raises(RuntimeError) as got:
+        jitgrad.compile(f, **kwargs)
+    assert str(got.value) == str(want.value)
+
+
+def test_reduce_overhead_on_cpu_tensors_replays_as_the_default_mode():
+    def f(x):
+        return ((x * 2).sin() + 1).sum()
+
+    g = jitgrad.compile(f, mode="reduce-overhead")
+    with jitgrad.autograd.profile() as p:
+        for k in range(4):
+            x = jitgrad.full((5,), 0.1 * k)
+            assert g(x).item() == f(x).item()
+    assert (p.compile_replays, p.compile_cuda_graphs) == (3, 0)
+
+
 def test_data_dependent_shapes_upstream_of_a_fused_group():
     def f(x):
         y = x[x > 0]  # its length depends on the data
