@@ -129,8 +129,12 @@ class GraphedReplay:
                          if id(t) in after_vc and after_vc[id(t)] != v]
         self.data_guards = [(t, t._data) for t in self._roots()]
         self.settings = marks.settings  # as the launches saw them (after the host-only calls)
-        self.graph = cuda_graph.build(tape)
         self.prev_sig = None
+        try:
+            self.graph = cuda_graph.build(tape)
+        except Exception as e:  # noqa: BLE001 - the driver refused the capture: replay as before
+            self._give_up(f"capturing the CUDA graph failed ({type(e).__name__}: {e})")
+            return
         from .compiled import _debug, stats
         stats.cuda_graphs += 1
         _debug(f"CUDA graph: {len(tape.entries)} launches and copies in one call")

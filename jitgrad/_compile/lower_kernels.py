@@ -1,6 +1,6 @@
 """The Numba side of ``lower.py``'s lowered steps: the registry's relu and its VJP
-(``ops/elementwise.py``'s ``relu``) as flat loops over contiguous arrays, computing what the
-eager kernels compute bit for bit, and ``run_program``, the interpreter that runs a whole
+(``ops/elementwise_activation.py``'s ``relu``) as flat loops over contiguous arrays, computing
+what the eager kernels compute bit for bit, and ``run_program``, the interpreter that runs a whole
 lowered step in one call (``lower_program.py``)."""
 from __future__ import annotations
 

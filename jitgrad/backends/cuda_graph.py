@@ -26,6 +26,7 @@ same buffers.
 from __future__ import annotations
 
 import bisect
+import threading
 import weakref
 
 import numpy as np
@@ -55,23 +56,27 @@ class Tape:
         self.allocations = []   # (start, end) of every buffer allocated while taping, in order
         self.broken = None      # why this run cannot become a graph, or None
         self._keep = []         # the arrays allocated meanwhile (alive as long as the tape)
+        # only the taping thread's work is the step's (another thread's kernels run between)
+        self.thread = threading.get_ident()
 
     # -------------------------------------------------------------- what backends.cuda calls
 
     def launch(self, kernel, grid, block, args):
-        self.entries.append(("launch", kernel, grid, block, tuple(args)))
+        if threading.get_ident() == self.thread:
+            self.entries.append(("launch", kernel, grid, block, tuple(args)))
 
     def copy(self, dst, src):
-        self.entries.append(("copy", dst, src))
+        if threading.get_ident() == self.thread:
+            self.entries.append(("copy", dst, src))
 
     def allocated(self, arr):
         start = _address(arr)
-        if start is not None and arr.size:
+        if start is not None and arr.size and threading.get_ident() == self.thread:
             self.allocations.append((start, start + arr.size * arr.dtype.itemsize))
             self._keep.append(arr)
 
     def host_transfer(self, what):
-        if self.broken is None:
+        if self.broken is None and threading.get_ident() == self.thread:
             self.broken = f"the step makes {what}"
 
     # -------------------------------------------------------------- comparing runs

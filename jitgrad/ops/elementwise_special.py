@@ -1,7 +1,7 @@
 """More registry declarations: inverse hyperbolic functions, atan2, erfc/erfinv, integer shifts.
 
-Kept apart from ``elementwise.py`` (already long); imported at its end, so ``OPS`` holds these
-wherever the registry is read. Formulas and node names are PyTorch's (derivatives.yaml).
+One of the topic modules ``elementwise.py`` imports, so ``OPS`` holds these wherever the
+registry is read. Formulas and node names are PyTorch's (derivatives.yaml).
 """
 # ruff: noqa: N801 - op namespaces are named after the op, lower case like PyTorch's functions
 # ruff: noqa: F821 - scalar bodies use the vocabulary names, bound by each target at compile time

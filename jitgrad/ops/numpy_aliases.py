@@ -3,7 +3,7 @@
 PyTorch's argument parser accepts these aliases on every function with a ``dim`` parameter
 (``x.sum(axis=1)``, ``torch.max(x, axis=0, keepdims=True)``); giving both names, or ``axis=`` with
 ``dim`` passed by position, is its TypeError "sum() got an unexpected keyword argument 'axis'".
-One decorator, applied where each family of reductions is defined (``reduce.__all__``,
+One decorator, applied where each family of reductions is defined (each ``reduce_*`` module,
 ``cumulative``, ``nan_reduce``, ``sort``) and once more on the ``sum`` method.
 (``norm`` is a Python function in PyTorch, outside its parser: it refuses ``axis=``, and so does
 jitgrad's.)

@@ -1,8 +1,8 @@
-"""The CUDA half of ``ops/reduce.py``: reductions of device tensors with the kernel layer's
-tree reductions and scans (``backends/cuda_kernels/reduce.py``, ``scan.py``), composed with
-registered elementwise ops where a formula needs them. Nothing here reads device data back to the
-host: where the CPU path branches on values (prod's gradient with zeros), both branches are
-computed on the device and a device-side ``where`` selects.
+"""The CUDA half of the reductions (``ops/reduce_*.py``): reductions of device tensors with the
+kernel layer's tree reductions and scans (``backends/cuda_kernels/reduce.py``, ``scan.py``),
+composed with registered elementwise ops where a formula needs them. Nothing here reads device
+data back to the host: where the CPU path branches on values (prod's gradient with zeros), both
+branches are computed on the device and a device-side ``where`` selects.
 """
 from __future__ import annotations
 
