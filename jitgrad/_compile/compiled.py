@@ -211,7 +211,9 @@ def _guard_key(args, kwargs, py_names=()):
             seen[k] = len(tensors)
             tensors.append(obj)
             d = obj._data
-            return ("T", d.shape, str(d.dtype), obj.device.type, obj._requires_grad,
+            # the array's dtype object and class (NumPy: the CPU; CudaArray: cuda) say what
+            # str(dtype) and .device.type say, without building either on every call
+            return ("T", d.shape, d.dtype, d.__class__, obj._requires_grad,
                     obj._grad_fn is None)
         t = type(obj)
         if t in (int, float, bool, str, type(None), complex):
