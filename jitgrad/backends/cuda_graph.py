@@ -217,15 +217,21 @@ def build(tape) -> Graph:
     from numba.cuda.cudadrv.driver import binding
     cu = cuda._cuda()
     cu.synchronize()  # the taped run's own work is done before anything is captured
-    stream = cu.stream()
-    mode = binding.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
-    _check(binding.cuStreamBeginCapture(stream.handle, mode), "cuStreamBeginCapture")
+    # a non-blocking side stream: nothing on the legacy default stream may join the capture
+    handle = _check(binding.cuStreamCreate(binding.CUstream_flags.CU_STREAM_NON_BLOCKING.value),
+                    "cuStreamCreate")
     try:
-        for e in tape.entries:
-            _issue(e, stream)
+        stream = cu.external_stream(int(handle))
+        mode = binding.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+        _check(binding.cuStreamBeginCapture(handle, mode), "cuStreamBeginCapture")
+        try:
+            for e in tape.entries:
+                _issue(e, stream)
+        finally:
+            # always end the capture: a stream left capturing fails every later launch on it
+            graph = _check(binding.cuStreamEndCapture(handle), "cuStreamEndCapture")
     finally:
-        # always end the capture: a stream left capturing makes every later launch on it fail
-        graph = _check(binding.cuStreamEndCapture(stream.handle), "cuStreamEndCapture")
+        binding.cuStreamDestroy(handle)
     exe = _check(binding.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
     out = Graph(tape, exe)
     weakref.finalize(out, _destroy, graph, exe)
