@@ -16,7 +16,8 @@ import numpy as np
 
 from ..backends.cuda_env import SIMULATOR, cuda, device_jit, kernel_jit
 
-__all__ = ["sgd_pyfunc", "adam_pyfunc", "sgd_step", "adam_step", "launch_sgd", "launch_adam"]
+__all__ = ["sgd_pyfunc", "adam_pyfunc", "adam_capturable_pyfunc", "sgd_step", "adam_step",
+           "adam_capturable_step", "launch_sgd", "launch_adam", "launch_adam_capturable"]
 
 if SIMULATOR:
     def _fma(a, b, c):
@@ -30,6 +31,9 @@ if SIMULATOR:
     def _sqrt(a):
         with np.errstate(invalid="ignore"):
             return np.sqrt(a)  # a float32 scalar stays float32
+
+    def _pow(a, b):
+        return np.power(a, a.dtype.type(b))  # float32 stays float32 (math.pow would not)
 else:
     import math
 
@@ -40,6 +44,10 @@ else:
     @device_jit
     def _sqrt(a):
         return math.sqrt(a)  # float32 in, float32 out (no .f64)
+
+    @device_jit
+    def _pow(a, b):
+        return math.pow(a, b)  # powf for float32 (no .f64)
 
 
 def sgd_pyfunc(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has_wd,
@@ -94,8 +102,54 @@ def adam_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_
 
 
 
+def adam_capturable_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, one, lr,
+                           decay_factor, weight_decay, beta1, one_minus_beta1, beta2,
+                           one_minus_beta2, eps, decoupled, has_wd, amsgrad, maximize):
+    """Adam/AdamW with ``capturable=True``: the step count is read on the device (``step_t``,
+    one element, already incremented by ``increment_pyfunc``) and the bias corrections are
+    computed from it there, with PyTorch's capturable formula (``_single_tensor_adam``):
+    ``denom = sqrt(v) / (sqrt(bc2) * -step_size) + eps / -step_size; p += m / denom``. Every
+    scalar argument is the same from step to step, so a CUDA graph can replay the update."""
+    step = step_t[0]
+    bias_correction1 = one - _pow(beta1, step)
+    bias_correction2 = one - _pow(beta2, step)
+    step_size_neg = -(lr / bias_correction1)
+    bias_correction2_sqrt = _sqrt(bias_correction2)
+    scale = bias_correction2_sqrt * step_size_neg
+    eps_term = eps / step_size_neg
+    for i in range(cuda.grid(1), p.size, cuda.gridsize(1)):
+        gi = g[i]
+        if maximize:
+            gi = -gi
+        pi = p[i]
+        if has_wd:
+            if decoupled:
+                pi = pi * decay_factor
+            else:
+                gi = _fma(pi, weight_decay, gi)
+        m = _fma(one_minus_beta1, gi - exp_avg[i], exp_avg[i])
+        exp_avg[i] = m
+        v = _fma(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2)
+        exp_avg_sq[i] = v
+        if amsgrad:
+            vm = max_exp_avg_sq[i]
+            if v > vm or v != v:
+                vm = v
+            max_exp_avg_sq[i] = vm
+            v = vm
+        p[i] = pi + m / (_sqrt(v) / scale + eps_term)
+
+
+def increment_pyfunc(step_t, one):
+    """``step_t[0] += one`` (a capturable optimizer's step count, on the device)."""
+    if cuda.grid(1) == 0:
+        step_t[0] += one
+
+
 sgd_step = kernel_jit(sgd_pyfunc)
 adam_step = kernel_jit(adam_pyfunc)
+adam_capturable_step = kernel_jit(adam_capturable_pyfunc)
+increment_step = kernel_jit(increment_pyfunc)
 
 
 def launch_sgd(*args) -> None:
@@ -107,3 +161,12 @@ def launch_sgd(*args) -> None:
 def launch_adam(*args) -> None:
     from ..backends import cuda as B
     B.launch_flat(adam_step, args[0].size, args)
+
+
+def launch_adam_capturable(*args) -> None:
+    """Increment the step count (``args[5]``) on the device, then launch
+    ``adam_capturable_step`` over the parameter (``args`` as in ``adam_capturable_pyfunc``)."""
+    from ..backends import cuda as B
+    step_t, one = args[5], args[6]
+    B.launch_flat(increment_step, 1, (step_t, step_t.dtype.type(one)))
+    B.launch_flat(adam_capturable_step, args[0].size, args)

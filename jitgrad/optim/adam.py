@@ -54,6 +54,7 @@ class Adam(Optimizer):
             amsgrad = bool(group["amsgrad"])
             maximize = bool(group["maximize"])
             decoupled = bool(group["decoupled_weight_decay"])
+            capturable = bool(group["capturable"])
             # the kernels' scalar arguments per (step, dtype): the parameters of a group
             # usually share both, and building the dtype scalars costs more than the kernel
             # of a small parameter
@@ -65,6 +66,10 @@ class Adam(Optimizer):
                 pd = p._data
                 state = self.state[p]
                 dev = _on_device(p)
+                if capturable and not dev:  # PyTorch's check and words
+                    raise AssertionError(
+                        "If capturable=True, params and state_steps must be on supported "
+                        "devices: ['cuda', 'xpu', 'hpu', 'privateuseone', 'xla'].")
                 if len(state) == 0:
                     state["step"] = Tensor._make(np.asarray(0.0, dtype=np.float32))
                     if dev:  # moments live on the device (zero-filled there); step on the host
@@ -74,7 +79,11 @@ class Adam(Optimizer):
                         state["exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
                         if amsgrad:
                             state["max_exp_avg_sq"] = Tensor._make(np.zeros_like(pd))
-                step_t = state["step"]
+                if capturable:
+                    _capturable_step(p, state, lr, beta1, beta2, eps, wd, decoupled,
+                                     amsgrad, maximize)
+                    continue
+                step_t = _host_step(state)
                 step_t._data[...] += 1
                 step_t._vc.value += 1
                 step = float(step_t._data)
@@ -115,6 +124,37 @@ class Adam(Optimizer):
                 m._vc.value += 1
                 v._vc.value += 1
         return loss
+
+
+def _host_step(state):
+    """The step count as a host tensor (moved back from the device after capturable steps)."""
+    step_t = state["step"]
+    if _on_device(step_t):
+        step_t = state["step"] = step_t.cpu()
+    return step_t
+
+
+def _capturable_step(p, state, lr, beta1, beta2, eps, wd, decoupled, amsgrad, maximize):
+    """One ``capturable=True`` step of CUDA parameter ``p``: the step count lives on the device
+    (as PyTorch keeps it) and one launch increments it, a second updates ``p`` reading it, with
+    scalars that do not change from step to step (``_cuda_kernels.adam_capturable_pyfunc``)."""
+    from ._cuda_kernels import launch_adam_capturable
+    step_t = state["step"]
+    if not _on_device(step_t):  # a state saved by a non-capturable run (or the CPU)
+        step_t = state["step"] = step_t.to(p.device)
+    pd = p._data
+    t = pd.dtype.type
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    views = _DeviceFlat()
+    mf, vf = views.get(m._data), views.get(v._data)
+    vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
+    launch_adam_capturable(views.get(pd), views.get(p._grad._data, pd.dtype), mf, vf, vmf,
+                           views.get(step_t._data), t(1), t(lr), t(1 - lr * wd), t(wd), t(beta1),
+                           t(1 - beta1), t(beta2), t(1 - beta2), t(eps), decoupled, wd != 0,
+                           amsgrad, maximize)
+    views.write_back()
+    for x in (p, m, v, step_t):
+        x._vc.value += 1
 
 
 def _device_zeros(p, amsgrad):

@@ -183,6 +183,19 @@ def test_steps_with_host_state_replay_the_ordinary_way(device, case):
     assert any(reason in r for r in jg._compile.compiled.stats.reasons)
 
 
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+def test_capturable_adam_runs_as_a_graph(device, cls):
+    """With capturable=True (PyTorch's flag for graph capture) Adam's step count lives on the
+    device and its kernels' scalars repeat: the step becomes a graph."""
+    make = lambda params: getattr(jg.optim, cls)(params, lr=1e-2, capturable=True)  # noqa: E731
+    batches = _batches(5)
+    eager = _train(make, batches, "eager")
+    graphed = _train(make, batches, "reduce-overhead")
+    _assert_same(graphed, eager)
+    p = graphed["profile"]
+    assert (p.compile_cuda_graphs, p.compile_cuda_graph_replays) == (1, 2), p.compile_reasons
+
+
 def test_an_argument_that_requires_grad_keeps_its_gradient(device):
     w = jg.tensor(np.linspace(-1, 1, 6, dtype=np.float32), device="cuda")
 

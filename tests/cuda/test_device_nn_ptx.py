@@ -20,14 +20,17 @@ def _sig(args):
 
 
 @pytest.mark.parametrize("dt", DTYPES, ids=["f32", "f64"])
-@pytest.mark.parametrize("which", ["sgd", "adam"])
+@pytest.mark.parametrize("which", ["sgd", "adam", "adam_capturable"])
 def test_optimizer_kernels_ptx(ptx_backend, compile_ptx, which, dt):
     from jitgrad.optim import _cuda_kernels as K
     a, s, flag = np.zeros(1, dt), dt(1), True
     if which == "sgd":
         pyfunc, args = K.sgd_pyfunc, (a, a, a) + (s,) * 4 + (flag,) * 5
-    else:
+    elif which == "adam":
         pyfunc, args = K.adam_pyfunc, (a,) * 5 + (s,) * 8 + (flag,) * 4
+    else:  # capturable: the step count (float32, like PyTorch's) read on the device
+        pyfunc = K.adam_capturable_pyfunc
+        args = (a,) * 5 + (np.zeros(1, np.float32),) + (s,) * 9 + (flag,) * 4
     for cc in CCS:
         ptx = compile_ptx(pyfunc, _sig(args), cc)
         assert ".entry" in ptx

@@ -186,3 +186,67 @@ def test_state_dict_roundtrip_and_cpu_checkpoint(device):
     opt3 = make(params3)
     opt3.load_state_dict(sd)
     assert opt3.state[params3[0]]["exp_avg"].is_cpu
+
+
+def _adam_reference(init, grads, lr, betas, eps, wd, decoupled, amsgrad, maximize):
+    """Adam/AdamW in float64 NumPy, PyTorch's formula (an independent reference)."""
+    b1, b2 = betas
+    out = []
+    for k, p in enumerate(init):
+        p = p.astype(np.float64)
+        m = np.zeros_like(p)
+        v = np.zeros_like(p)
+        vmax = np.zeros_like(p)
+        for t, step in enumerate(grads, 1):
+            g = step[k].astype(np.float64) * (-1 if maximize else 1)
+            if wd:
+                if decoupled:
+                    p = p * (1 - lr * wd)
+                else:
+                    g = g + wd * p
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            vmax = np.maximum(vmax, v)
+            denom = np.sqrt(vmax if amsgrad else v) / np.sqrt(1 - b2 ** t) + eps
+            p = p - lr / (1 - b1 ** t) * m / denom
+        out.append(p)
+    return out
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("cls,kw", ADAM_CASES,
+                         ids=[f"{c.__name__}-{','.join(k)}" for c, k in ADAM_CASES])
+def test_capturable_adam_keeps_its_step_on_the_device(device, cls, kw, dt):
+    """capturable=True (PyTorch's flag for CUDA graphs): the step count is a device tensor and
+    the bias corrections are computed from it on the device; the parameters agree with a
+    float64 reference and with the host-step path to float rounding."""
+    init, grads = _data(dt)
+    pd, od = _run("cuda", lambda ps: cls(ps, capturable=True, **kw), init, grads)
+    ph, _ = _run("cuda", lambda ps: cls(ps, **kw), init, grads)
+    wd = kw.get("weight_decay", 1e-2 if cls is jg.optim.AdamW else 0)
+    ref = _adam_reference(init, grads, kw["lr"], kw.get("betas", (0.9, 0.999)), 1e-8, wd,
+                          cls is jg.optim.AdamW, kw.get("amsgrad", False),
+                          kw.get("maximize", False))
+    tol = dict(rtol=1e-5, atol=1e-6) if dt == np.float32 else dict(rtol=1e-11, atol=1e-13)
+    for b, h, r in zip(pd, ph, ref):
+        step = od.state[b]["step"]
+        assert step.is_cuda and step.dtype == jg.float32 and float(step) == 3.0
+        np.testing.assert_allclose(_host(b), r, **tol)
+        np.testing.assert_allclose(_host(b), _host(h), **tol)
+
+
+def test_capturable_state_moves_between_host_and_device(device):
+    init, grads = _data(np.float32)
+    params = [jg.nn.Parameter(jg.tensor(a, device="cuda")) for a in init]
+    opt = jg.optim.Adam(params, lr=0.01)
+    for step in grads[:2]:
+        for p, g in zip(params, step):
+            p.grad = jg.tensor(g, device="cuda")
+        opt.step()
+    assert opt.state[params[0]]["step"].is_cpu
+    opt.param_groups[0]["capturable"] = True
+    opt.step()
+    assert opt.state[params[0]]["step"].is_cuda and float(opt.state[params[0]]["step"]) == 3.0
+    opt.param_groups[0]["capturable"] = False
+    opt.step()
+    assert opt.state[params[0]]["step"].is_cpu and float(opt.state[params[0]]["step"]) == 4.0

@@ -347,3 +347,18 @@ def test_non_contiguous_parameter_updates_like_a_contiguous_one(make):
         out.append(p.detach().numpy().copy())
     assert not np.allclose(out[1], base.T)  # it moved
     np.testing.assert_array_equal(out[0], out[1])
+
+
+@pytest.mark.parametrize("cls", ["Adam", "AdamW"])
+def test_capturable_on_cpu_parameters_raises_like_torch(cls):
+    torch = pytest.importorskip("torch")
+    errors = []
+    for lib in (torch, jt):
+        p = lib.nn.Parameter(lib.ones(3))
+        p.grad = lib.ones(3)
+        opt = getattr(lib.optim, cls)([p], capturable=True)
+        with pytest.raises(AssertionError) as e:
+            opt.step()
+        errors.append(str(e.value))
+        assert p.tolist() == [1.0, 1.0, 1.0]
+    assert errors[0] == errors[1]
