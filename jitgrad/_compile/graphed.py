@@ -128,6 +128,7 @@ class GraphedReplay:
         self.vc_bumps = [(t, after_vc[id(t)] - v) for t, v in before["vc"]
                          if id(t) in after_vc and after_vc[id(t)] != v]
         self.data_guards = [(t, t._data) for t in self._roots()]
+        self.state_guard = self._state_identity()
         self.settings = marks.settings  # as the launches saw them (after the host-only calls)
         self.prev_sig = None
         try:
@@ -170,6 +171,8 @@ class GraphedReplay:
         for p, g in self.grad_guards:
             if p._grad is not g:
                 return "a .grad the step accumulates into was replaced"
+        if self._state_identity() != self.state_guard:
+            return "the optimizer state was replaced (load_state_dict, a new parameter's state)"
         for p in self._params():
             if p._hooks or p.__dict__.get("_post_accumulate_grad_hooks"):
                 return "a parameter has hooks"
@@ -214,6 +217,11 @@ class GraphedReplay:
             for state in opt.state.values():
                 out += [v for v in state.values() if hasattr(v, "_data") and _on_cuda(v)]
         return out
+
+    def _state_identity(self):
+        """The optimizer state's tensors, by identity (the graph updates these buffers)."""
+        return [(id(state), k, id(v)) for opt in self.optimizers for state in opt.state.values()
+                for k, v in state.items()]
 
     def _settings(self):
         return [tuple(sorted((k, repr(v)) for k, v in g.items() if k != "params"))

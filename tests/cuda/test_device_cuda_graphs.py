@@ -156,6 +156,31 @@ def test_accumulating_gradients_and_the_guards(device):
     assert "optimizer setting" in reasons[2]
 
 
+def test_loading_optimizer_state_drops_the_graph(device):
+    """load_state_dict puts new tensors in the optimizer's state: the graph, which updates the
+    old ones, is dropped and built again over the new ones."""
+    opts, saved = [], []
+
+    def make(params):
+        opts.append(jg.optim.SGD(params, lr=0.1, momentum=0.9))
+        return opts[-1]
+
+    def edit(k, model):
+        if k == 1:
+            saved.append(opts[-1].state_dict())
+        if k == 3:
+            opts[-1].load_state_dict(saved[0])
+
+    batches = _batches(7)
+    eager = _train(make, batches, "eager", between=edit)
+    opts.clear()
+    saved.clear()
+    graphed = _train(make, batches, "reduce-overhead", between=edit)
+    _assert_same(graphed, eager)
+    assert graphed["profile"].compile_cuda_graph_replays == 2  # calls 4 and 7 (5: refused)
+    assert any("optimizer state was replaced" in r for r in jg._compile.compiled.stats.reasons)
+
+
 def test_a_scheduler_after_the_step(device):
     sched = lambda opt: jg.optim.lr_scheduler.StepLR(opt, step_size=4, gamma=0.5)  # noqa: E731
     batches = _batches(8)
