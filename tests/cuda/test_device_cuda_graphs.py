@@ -33,7 +33,7 @@ def _mlp(seed=0, dropout=0.0):
 
 
 def _train(make_opt, batches, mode, *, zero_grad=True, between=None, dropout=0.0,
-           schedule=None):
+           schedule=None, clip=None):
     """Losses, parameters, gradients and optimizer state after training on ``batches``
     (``mode``: "eager" or a ``jitgrad.compile`` mode); ``between(k, model)`` runs after step k."""
     model = _mlp(dropout=dropout)
@@ -45,6 +45,8 @@ def _train(make_opt, batches, mode, *, zero_grad=True, between=None, dropout=0.0
             opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()
+        if clip is not None:
+            jg.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         if sched is not None:
             sched.step()
@@ -97,6 +99,16 @@ def test_training_step_runs_as_one_graph_and_matches_eager(device):
     assert type(graphed["last"].grad_fn).__name__ == type(eager["last"].grad_fn).__name__
     with pytest.raises(RuntimeError, match="second time"):
         graphed["last"].backward()
+
+
+def test_gradient_clipping_inside_the_graph(device):
+    """clip_grad_norm_ computes the norm and the scale on the device: part of the graph."""
+    batches = _batches(5)
+    eager = _train(_sgd(momentum=0.9), batches, "eager", clip=0.05)
+    graphed = _train(_sgd(momentum=0.9), batches, "reduce-overhead", clip=0.05)
+    _assert_same(graphed, eager)
+    p = graphed["profile"]
+    assert (p.compile_cuda_graphs, p.compile_cuda_graph_replays) == (1, 2), p.compile_reasons
 
 
 def test_a_graph_replay_is_one_launch(device):
