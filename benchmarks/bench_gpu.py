@@ -84,6 +84,16 @@ class MLPStepBatch256(_GPUWorkload):
         self._sample()
 
 
+class MLPStepBatch256Graph(_GPUWorkload):
+    """The same step as one CUDA graph: jitgrad ``compile(mode="reduce-overhead")``, PyTorch
+    ``torch.cuda.graph`` (issue 16's target: at most 0.15x PyTorch eager)."""
+    build = staticmethod(W.mlp_step)
+    kwargs = {"graph": True}
+
+    def time_step(self, device, impl):
+        self._sample()
+
+
 class MLPStepBig(_GPUWorkload):
     """1024-4096-4096-1024, batch 4096, SGD momentum."""
     build = staticmethod(W.mlp_step)
@@ -104,6 +114,15 @@ class Matmul4096x1024x4096x5(_GPUWorkload):
 class ScalarOps100x3(_GPUWorkload):
     """100-op graph on a 0-d tensor, forward + backward (launch-bound)."""
     build = staticmethod(W.scalar_ops)
+
+    def time_forward_backward(self, device, impl):
+        self._sample()
+
+
+class ScalarOps100Graph(_GPUWorkload):
+    """The 100-op graph as one CUDA graph (issue 16's target: at most 0.1x PyTorch eager)."""
+    build = staticmethod(W.scalar_ops)
+    kwargs = {"graph": True}
 
     def time_forward_backward(self, device, impl):
         self._sample()
