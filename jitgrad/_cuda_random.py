@@ -67,6 +67,44 @@ class CudaGenerator:
             self._seed, self._offset = seed, offset
         return self
 
+    # CUDA graphs (``_compile/graphed.py``): while a step is taped, draws read (seed, offset)
+    # from a device array and count their offsets from the step's start (``_draw``), so that a
+    # graph replay needs only that array rewritten and the offset advanced by the step's draws
+    _graph_base = None   # the offset when the taped step began, or None
+    _graph_thread = None
+    _graph_draws = 0
+    _device_state = None
+
+    def begin_graph_step(self):
+        """Start taping a step: later draws in this thread go through the device state (made
+        here, before the tape sees allocations; written at the step's first draw)."""
+        from .backends import cuda as B
+        if self._device_state is None:
+            self._device_state = B.empty((4,), np.uint64)
+        self._graph_base, self._graph_draws = self._offset, 0
+        self._graph_thread = threading.get_ident()
+
+    def end_graph_step(self) -> int:
+        """Stop taping; the number of draws the step made through the device state."""
+        self._graph_base = self._graph_thread = None
+        return self._graph_draws
+
+    def upload_graph_state(self):
+        """Write (seed, offset) into the device state array (32 bytes, counted as a
+        host->device transfer), allocating it the first time."""
+        from .backends import cuda as B
+        with self._lock:
+            s, o = self._seed, self._offset
+        words = np.array([s & _MASK32, s >> 32, o & _MASK32, (o >> 32) & _MASK32], np.uint64)
+        B.stats.h2d += 1
+        B.stats.h2d_bytes += words.nbytes
+        self._device_state.copy_to_device(words)
+
+    def advance(self, draws):
+        """Move the offset past ``draws`` calls (what a graph replay's draws used)."""
+        with self._lock:
+            self._offset += draws
+
     def next_call(self):
         """Kernel key and counter words of the next call: (k0, k1, o0, o1) as np.uint64."""
         with self._lock:
@@ -92,9 +130,21 @@ def _draw(kind, shape, dtype, out_dtype, scalars, arrays=(), out=None):
     shape = tuple(int(s) for s in shape)
     dest = out if out is not None and out.is_contiguous() else CudaArray.empty(shape, out_dtype)
     n = dest.size
-    if n:
+    gen = default_generator
+    if n and gen._graph_base is not None and gen._graph_thread == threading.get_ident():
+        from ._cuda_rng_kernels import make_graph_safe_kernel
+        _, kern = make_graph_safe_kernel(kind, dtype, out_dtype)
+        if gen._graph_draws == 0:
+            gen.upload_graph_state()  # (seed, offset) at the step's first draw: its base
+        with gen._lock:
+            intra = gen._offset - gen._graph_base
+            gen._offset += 1
+        gen._graph_draws += 1
+        B.launch_flat(kern, n, (np.int64(n), gen._device_state, np.uint64(intra), *scalars,
+                                *arrays, dest.flat()))
+    elif n:
         _, kern = make_kernel(kind, dtype, out_dtype)
-        B.launch_flat(kern, n, (np.int64(n), *default_generator.next_call(), *scalars, *arrays,
+        B.launch_flat(kern, n, (np.int64(n), *gen.next_call(), *scalars, *arrays,
                                 dest.flat()))
     if out is not None and dest is not out:
         write_into(out, dest)

@@ -19,12 +19,14 @@ Importing this module imports numba.cuda (``_cuda_random`` imports it on first u
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .backends.cuda_env import cos, cuda, device_jit, kernel_jit, log, select, sqrt
 from .backends.cuda_kernels.common import scalar_type
 
-__all__ = ["philox", "make_kernel", "KINDS"]
+__all__ = ["philox", "make_kernel", "make_graph_safe_kernel", "KINDS"]
 
 _U = np.uint64
 M0 = _U(0xD2511F53)
@@ -147,4 +149,31 @@ def make_kernel(kind, dtype, out_dtype=None):
     else:
         raise ValueError(f"unknown sampler {kind!r}")
     hit = _cache[key] = (pyfunc, kernel_jit(pyfunc))
+    return hit
+
+
+def make_graph_safe_kernel(kind, dtype, out_dtype=None):
+    """``(pyfunc, kernel)`` of sampler ``kind`` for CUDA graphs: the key and the base offset come
+    from a device array ``state`` (uint64: seed low and high words, offset low and high words)
+    and the call's own offset is ``base + intra``, where ``intra`` (a launch constant) counts
+    the draws since the step began. With ``state`` holding the generator's (seed, offset) at
+    the start of the step, the counter words are ``make_kernel``'s exactly; a graph replaying
+    the launch only needs ``state`` rewritten (``CudaGenerator.upload_graph_state``)."""
+    dtype = np.dtype(dtype)
+    out_dtype = np.dtype(out_dtype or dtype)
+    key = ("graph-safe", kind, dtype.str, out_dtype.str)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    pyfunc, _ = make_kernel(kind, dtype, out_dtype)
+    extras = ", ".join(list(inspect.signature(pyfunc).parameters)[5:])
+    source = (f"def rng_graph_safe(n, state, intra, {extras}):\n"
+              "    o = ((state[3] << S32) | state[2]) + intra\n"
+              f"    body(n, state[0], state[1], o & MASK, (o >> S32) & MASK, {extras})\n")
+    # cuda.jit(device=True), not device_jit: under the simulator the body calls cuda.grid,
+    # which only the simulator's device-function wrapper provides
+    namespace = {"body": cuda.jit(device=True)(pyfunc), "S32": S32, "MASK": MASK}
+    exec(source, namespace)  # the sampler's parameters differ by kind: one wrapper each
+    wrapper = namespace["rng_graph_safe"]
+    hit = _cache[key] = (wrapper, kernel_jit(wrapper))
     return hit

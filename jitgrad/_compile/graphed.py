@@ -17,14 +17,19 @@ How a recording becomes a graph:
    bumps the taped run made, and return fresh copies of the results (a result never aliases the
    graph's buffers, as an eager result does not).
 
+Random numbers (dropout) are graph-safe: while a step is taped, the CUDA generator's draws read
+(seed, offset) from a device array and count their offsets from the step's start
+(``_cuda_random._draw``); a replay rewrites that array and advances the host offset by the
+step's draws, so the masks and the stream after the step are eager's.
+
 What keeps a step off graphs (it replays the ordinary way, as correct as before): host reads or
-uploads inside the step; random numbers (dropout: the RNG offset is a host value); optimizer
-state that changes on the host each step (``Adam``'s step count, its bias correction a kernel
-scalar); argument tensors that require grad or are written in place; hooks on parameters; a
-scheduler called between launches; results that are not made by the step or whose graph was not
-freed by a ``backward()``. A guard that fails later (a parameter's ``.data`` replaced, a changed
-learning rate or other optimizer setting, ``.grad`` reassigned where the graph accumulates into
-it) drops the graph and tapes again, up to ``MAX_REBUILDS`` times.
+uploads inside the step; optimizer state that changes on the host each step (``Adam``'s step
+count without ``capturable=True``, its bias correction a kernel scalar); argument tensors that
+require grad or are written in place; hooks on parameters; a scheduler called between launches;
+results that are not made by the step or whose graph was not freed by a ``backward()``. A guard
+that fails later (a parameter's ``.data`` replaced, a changed learning rate or other optimizer
+setting, ``.grad`` reassigned where the graph accumulates into it, the optimizer state
+replaced) drops the graph and tapes again, up to ``MAX_REBUILDS`` times.
 
 As with ``torch.cuda.graphs``, the ``.grad`` tensors after a graph replay are the same objects
 from step to step, rewritten in place (eager makes new ones when ``zero_grad`` set them to None):
@@ -32,6 +37,7 @@ keep a copy (``p.grad.clone()``) to compare gradients across steps.
 """
 from __future__ import annotations
 
+from .. import _cuda_random
 from .capture import walk_refs
 from .lower import FALLBACK
 
@@ -94,10 +100,16 @@ class GraphedReplay:
         before = self._host_state(inputs)
         cpu_launches = cpu.stats.launches
         tape, marks = cuda_graph.Tape([t._data.buf for t in inputs]), _Marks(self._settings)
-        with cuda_graph.taping(tape):
-            prog._run_items(values, marks)
+        gen = _cuda_random.default_generator
+        gen.begin_graph_step()
+        try:
+            with cuda_graph.taping(tape):
+                prog._run_items(values, marks)
+        finally:
+            draws = gen.end_graph_step()
         sig = tape.signature()
-        reason = tape.broken or self._effects_problem(before, marks, values, tape, inputs)
+        reason = tape.broken or self._effects_problem(before, marks, values, tape, inputs,
+                                                      draws)
         if reason is None and cpu.stats.launches != cpu_launches:
             reason = "the step runs CPU kernels"
         if reason is not None:
@@ -105,6 +117,7 @@ class GraphedReplay:
                 values[i] = tensors[path]
             self._give_up(reason)
         elif inputs is not tensors and sig == self.prev_sig:
+            self.rng_draws = draws
             self._build(tape, marks, before, values)
             return _copy_results(prog.result, values)  # the graph's buffers stay its own
         else:
@@ -151,7 +164,11 @@ class GraphedReplay:
                 prog._run_item(it, values)
             return _fill(prog.result, values)
         self._copy_in(tensors, values)
+        gen = _cuda_random.default_generator
+        if self.rng_draws:  # the draws' base offset, read on the device by the graph's kernels
+            gen.upload_graph_state()
         self.graph.launch()
+        gen.advance(self.rng_draws)
         for p, g in self.grads:
             p._grad = g
         for t, d in self.vc_bumps:
@@ -229,19 +246,18 @@ class GraphedReplay:
 
     def _host_state(self, inputs):
         """What the graph cannot redo, before a taped run, and version counters."""
-        from .. import _cuda_random
         gen = _cuda_random.default_generator
         return {"rng": (gen._seed, gen._offset),
                 "optim": [_host_part(opt) for opt in self.optimizers],
                 "vc": [(t, t._vc.value) for t in self._roots()],
                 "inputs": [t._vc.value for t in inputs]}
 
-    def _effects_problem(self, before, marks, values, tape, inputs):
-        from .. import _cuda_random
+    def _effects_problem(self, before, marks, values, tape, inputs, draws):
         from ..optim.lr_scheduler import LRScheduler
         gen = _cuda_random.default_generator
-        if (gen._seed, gen._offset) != before["rng"]:
-            return "the step draws random numbers (the RNG offset is a host value)"
+        seed, offset = before["rng"]
+        if (gen._seed, gen._offset) != (seed, offset + draws):
+            return "the step reseeds or draws random numbers outside the device-side state"
         if [_host_part(opt) for opt in self.optimizers] != before["optim"]:
             return "optimizer state changes on the host every step (e.g. Adam's step count)"
         if [t._vc.value for t in inputs] != before["inputs"]:

@@ -64,16 +64,18 @@ def _train(make_opt, batches, mode, *, zero_grad=True, between=None, dropout=0.0
                 between(k, model)
     state = [np.concatenate([v.cpu().numpy().ravel() for v in s.values() if hasattr(v, "cpu")])
              for s in opt.state.values()]
+    next_draw = jg.rand(4, device="cuda").cpu().numpy()  # the RNG stream after training
     return {"losses": losses, "kept": [t.item() for t in kept],
             "params": [p.detach().cpu().numpy() for p in model.parameters()],
             "grads": [None if p.grad is None else p.grad.cpu().numpy()
                       for p in model.parameters()],
-            "state": state, "profile": prof, "last": kept[-1]}
+            "state": state, "profile": prof, "last": kept[-1], "next_draw": next_draw}
 
 
 def _assert_same(a, b):
     assert a["losses"] == b["losses"]
     assert a["kept"] == a["losses"] and b["kept"] == b["losses"]  # results never overwritten
+    np.testing.assert_array_equal(a["next_draw"], b["next_draw"])
     for key in ("params", "grads", "state"):
         assert len(a[key]) == len(b[key])
         for x, y in zip(a[key], b[key]):
@@ -205,19 +207,26 @@ def test_a_scheduler_after_the_step(device):
     assert graphed["profile"].compile_cuda_graph_replays == 2
 
 
-@pytest.mark.parametrize("case", ["adam", "dropout"])
-def test_steps_with_host_state_replay_the_ordinary_way(device, case):
+def test_adam_without_capturable_replays_the_ordinary_way(device):
     batches = _batches(3)
-    if case == "adam":
-        args = (lambda params: jg.optim.Adam(params, lr=1e-2), batches)
-        kw, reason = {}, "Adam's step count"
-    else:
-        args, kw, reason = (_sgd(), batches), {"dropout": 0.5}, "random numbers"
-    eager = _train(*args, "eager", **kw)
-    graphed = _train(*args, "reduce-overhead", **kw)
+    make = lambda params: jg.optim.Adam(params, lr=1e-2)  # noqa: E731
+    eager = _train(make, batches, "eager")
+    graphed = _train(make, batches, "reduce-overhead")
     _assert_same(graphed, eager)
     assert graphed["profile"].compile_cuda_graphs == 0
-    assert any(reason in r for r in jg._compile.compiled.stats.reasons)
+    assert any("Adam's step count" in r for r in jg._compile.compiled.stats.reasons)
+
+
+def test_dropout_runs_as_a_graph_with_eager_random_streams(device):
+    """Dropout's draws read (seed, offset) from a device array that each replay rewrites and
+    count their offsets from the step's start: the masks are eager's, step after step, and the
+    generator ends where eager leaves it (``next_draw``)."""
+    batches = _batches(5)
+    eager = _train(_sgd(momentum=0.9), batches, "eager", dropout=0.5)
+    graphed = _train(_sgd(momentum=0.9), batches, "reduce-overhead", dropout=0.5)
+    _assert_same(graphed, eager)
+    p = graphed["profile"]
+    assert (p.compile_cuda_graphs, p.compile_cuda_graph_replays) == (1, 2), p.compile_reasons
 
 
 @pytest.mark.parametrize("cls", ["Adam", "AdamW"])

@@ -49,12 +49,16 @@ SAMPLERS = [(k, ns, na, dt, dt) for k, ns, na in FLOAT_KINDS for dt in DTYPES] +
 @pytest.mark.parametrize("kind,n_scalars,n_arrays,dt,od", SAMPLERS,
                          ids=[f"{k}-{np.dtype(d).name}-{np.dtype(o).name}"
                               for k, _, _, d, o in SAMPLERS])
-def test_rng_kernels_ptx(ptx_backend, compile_ptx, kind, n_scalars, n_arrays, dt, od):
-    from jitgrad._cuda_rng_kernels import make_kernel
-    pyfunc, _ = make_kernel(kind, dt, od)
+@pytest.mark.parametrize("graph_safe", [False, True], ids=["scalars", "graph-safe"])
+def test_rng_kernels_ptx(ptx_backend, compile_ptx, kind, n_scalars, n_arrays, dt, od,
+                         graph_safe):
+    from jitgrad._cuda_rng_kernels import make_graph_safe_kernel, make_kernel
+    pyfunc, _ = (make_graph_safe_kernel if graph_safe else make_kernel)(kind, dt, od)
     u = np.uint64(1)
     scalars = (np.int64(0), u) if kind == "randint" else (dt(1),) * n_scalars
-    args = (np.int64(1), u, u, u, u) + scalars + (np.zeros(1, dt),) * n_arrays + \
+    # the graph-safe wrapper reads (seed, offset) from a device array, plus its own offset
+    counters = (np.zeros(4, np.uint64), u) if graph_safe else (u, u, u, u)
+    args = (np.int64(1),) + counters + scalars + (np.zeros(1, dt),) * n_arrays + \
         (np.zeros(1, od),)
     for cc in CCS:
         ptx = compile_ptx(pyfunc, _sig(args), cc)
