@@ -48,7 +48,6 @@ class GraphedReplay:
     """The CUDA-graph state of one recording (``Program``): taping, built, or off."""
 
     def __init__(self, program, keep):
-        from ..optim.lr_scheduler import LRScheduler
         from ..optim.optimizer import Optimizer
         self.program = program
         self.off = None            # why this recording does not use graphs, or None
@@ -56,13 +55,11 @@ class GraphedReplay:
         self.prev_sig = None       # the last taped run's signature
         self.graph = None
         self.rebuilds = 0
-        self.optimizers, self.schedulers = [], []
+        self.optimizers = []       # whose calls the recording makes (state and settings)
         for kind, it in program.items:
             owner = it.args[0] if kind == "step" and getattr(it, "args", None) else None
             if isinstance(owner, Optimizer) and owner not in self.optimizers:
                 self.optimizers.append(owner)
-            elif isinstance(owner, LRScheduler) and owner not in self.schedulers:
-                self.schedulers.append(owner)
         if any(not _on_cuda(t) for t in keep):
             self.off = "the step has tensors on the CPU"
 
