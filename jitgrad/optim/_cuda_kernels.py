@@ -73,30 +73,41 @@ def sgd_pyfunc(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, h
         p[i] = _fma(gi, lr_neg, pi)
 
 
+@device_jit
+def _adam_moments(i, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_decay,
+                  one_minus_beta1, beta2, one_minus_beta2, decoupled, has_wd, amsgrad, maximize):
+    """Element ``i`` of an Adam/AdamW step up to the parameter's update: weight decay, the
+    moments written back (and their running max with amsgrad); returns (p after decay, m, v)."""
+    gi = g[i]
+    if maximize:
+        gi = -gi
+    pi = p[i]
+    if has_wd:
+        if decoupled:
+            pi = pi * decay_factor
+        else:
+            gi = _fma(pi, weight_decay, gi)
+    m = _fma(one_minus_beta1, gi - exp_avg[i], exp_avg[i])
+    exp_avg[i] = m
+    v = _fma(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2)
+    exp_avg_sq[i] = v
+    if amsgrad:
+        vm = max_exp_avg_sq[i]
+        if v > vm or v != v:
+            vm = v
+        max_exp_avg_sq[i] = vm
+        v = vm
+    return pi, m, v
+
+
 def adam_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_decay,
                 one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
                 step_size_neg, decoupled, has_wd, amsgrad, maximize):
     """``_kernels.adam_step`` with the loop spread over the grid (see its docstring)."""
     for i in range(cuda.grid(1), p.size, cuda.gridsize(1)):
-        gi = g[i]
-        if maximize:
-            gi = -gi
-        pi = p[i]
-        if has_wd:
-            if decoupled:
-                pi = pi * decay_factor
-            else:
-                gi = _fma(pi, weight_decay, gi)
-        m = _fma(one_minus_beta1, gi - exp_avg[i], exp_avg[i])
-        exp_avg[i] = m
-        v = _fma(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2)
-        exp_avg_sq[i] = v
-        if amsgrad:
-            vm = max_exp_avg_sq[i]
-            if v > vm or v != v:
-                vm = v
-            max_exp_avg_sq[i] = vm
-            v = vm
+        pi, m, v = _adam_moments(i, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor,
+                                 weight_decay, one_minus_beta1, beta2, one_minus_beta2,
+                                 decoupled, has_wd, amsgrad, maximize)
         denom = _sqrt(v) / bias_correction2_sqrt + eps
         p[i] = pi + step_size_neg * m / denom
 
@@ -118,25 +129,9 @@ def adam_capturable_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, on
     scale = bias_correction2_sqrt * step_size_neg
     eps_term = eps / step_size_neg
     for i in range(cuda.grid(1), p.size, cuda.gridsize(1)):
-        gi = g[i]
-        if maximize:
-            gi = -gi
-        pi = p[i]
-        if has_wd:
-            if decoupled:
-                pi = pi * decay_factor
-            else:
-                gi = _fma(pi, weight_decay, gi)
-        m = _fma(one_minus_beta1, gi - exp_avg[i], exp_avg[i])
-        exp_avg[i] = m
-        v = _fma(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2)
-        exp_avg_sq[i] = v
-        if amsgrad:
-            vm = max_exp_avg_sq[i]
-            if v > vm or v != v:
-                vm = v
-            max_exp_avg_sq[i] = vm
-            v = vm
+        pi, m, v = _adam_moments(i, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor,
+                                 weight_decay, one_minus_beta1, beta2, one_minus_beta2,
+                                 decoupled, has_wd, amsgrad, maximize)
         p[i] = pi + m / (_sqrt(v) / scale + eps_term)
 
 
