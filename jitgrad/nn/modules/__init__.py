@@ -77,12 +77,15 @@ from . import batchnorm as _batchnorm  # noqa: E402
 from . import dropout as _dropout  # noqa: E402
 from . import normalization as _normalization  # noqa: E402
 from . import transformer as _transformer  # noqa: E402
+from . import transformer_decoder as _transformer_decoder  # noqa: E402
 from .batchnorm import *  # noqa: E402,F401,F403
 from .dropout import *  # noqa: E402,F401,F403
 from .normalization import *  # noqa: E402,F401,F403
 from .transformer import *  # noqa: E402,F401,F403
+from .transformer_decoder import *  # noqa: E402,F401,F403
 
 __all__ += _batchnorm.__all__ + _dropout.__all__ + _normalization.__all__ + _transformer.__all__
+__all__ += _transformer_decoder.__all__
 
 # pooling and resampling layers
 from . import pooling as _pooling  # noqa: E402
