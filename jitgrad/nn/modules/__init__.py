@@ -87,6 +87,14 @@ from .transformer_decoder import *  # noqa: E402,F401,F403
 __all__ += _batchnorm.__all__ + _dropout.__all__ + _normalization.__all__ + _transformer.__all__
 __all__ += _transformer_decoder.__all__
 
+# recurrent layers
+from . import rnn as _rnn  # noqa: E402
+from . import rnn_cell as _rnn_cell  # noqa: E402
+from .rnn import *  # noqa: E402,F401,F403
+from .rnn_cell import *  # noqa: E402,F401,F403
+
+__all__ += _rnn.__all__ + _rnn_cell.__all__
+
 # pooling and resampling layers
 from . import pooling as _pooling  # noqa: E402
 from . import upsampling as _upsampling  # noqa: E402

@@ -1,4 +1,5 @@
-"""``nn.utils``: gradient clipping and flat parameter vectors."""
+"""``nn.utils``: gradient clipping, flat parameter vectors and packed sequences (``rnn``)."""
+from . import rnn  # noqa: F401 - torch.nn.utils.rnn
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
