@@ -268,7 +268,7 @@ def test_loads_torch_state_dict():
 
 
 @pytest.mark.parametrize("args", [(3,), (1,), (0,), (4, None, "float64"), (3, "cpu", "bool"),
-                                  (2, None, "float16")])
+                                  (2, None, "float16"), (3, None, "int64"), (-1,)])
 def test_generate_square_subsequent_mask_matches_torch(args):
     sz, device, dtype = (args + (None, None))[:3]
 

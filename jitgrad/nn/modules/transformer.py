@@ -21,7 +21,7 @@ from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.basic import empty
 from .. import functional as F
-from ..functional.attention import _canonical_mask, _lower_triangle
+from ..functional.attention import _canonical_mask
 from ..parameter import Parameter
 from .activation import GELU, ReLU
 from .container import ModuleList
@@ -147,10 +147,10 @@ def _get_activation_fn(activation):
 
 def _generate_square_subsequent_mask(sz, device=None, dtype=None):
     """Float mask with -inf above the diagonal and 0 elsewhere."""
-    from ...ops.basic import zeros
-    dt = _dtype(dtype) or D.get_default_dtype()
-    return zeros(sz, sz, dtype=dt, device=device).masked_fill(
-        _lower_triangle(sz, sz, device).logical_not(), float("-inf"))
+    from ...ops.factories import full
+    from ...ops.triangular import triu
+    # PyTorch's construction, so a size or dtype it refuses (negative, integral) fails alike
+    return triu(full((sz, sz), float("-inf"), dtype=_dtype(dtype), device=device), 1)
 
 
 class TransformerEncoderLayer(Module):
