@@ -1,0 +1,125 @@
+"""Helpers shared by the distributions (PyTorch's ``torch/distributions/utils.py``)."""
+from __future__ import annotations
+
+from functools import update_wrapper
+
+import numpy as np
+
+import jitgrad as torch
+
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
+
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
+           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+# torch.types._Number: a bool is a number here too
+_Number = (int, float, bool)
+
+
+def _finfo(dtype):
+    # torch.finfo's eps/tiny/min/max are IEEE's, which NumPy's finfo gives for the same type
+    return np.finfo(dtype.np)
+
+
+def broadcast_all(*values):
+    """Broadcast tensors and numbers together; numbers become tensors of the first tensor's
+    dtype and device (the default dtype when there is none)."""
+    if not all(isinstance(v, torch.Tensor) or isinstance(v, _Number) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    if not all(isinstance(v, torch.Tensor) for v in values):
+        options = dict(dtype=torch.get_default_dtype())
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                options = dict(dtype=value.dtype, device=value.device)
+                break
+        values = [v if isinstance(v, torch.Tensor) else torch.tensor(v, **options)
+                  for v in values]
+    return torch.broadcast_tensors(*values)
+
+
+def _standard_normal(shape, dtype, device):
+    # ``normal_`` on a fresh tensor: the draws PyTorch makes for the same shape and dtype
+    return torch.empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _sum_rightmost(value, dim):
+    """Sum out the ``dim`` rightmost dimensions of ``value``."""
+    if dim == 0:
+        return value
+    required_shape = value.shape[:-dim] + (-1,)
+    return value.reshape(required_shape).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """Log-odds (binary) or unnormalized log probabilities (last dim) to probabilities."""
+    if is_binary:
+        return torch.sigmoid(logits)
+    return torch.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """Clamp probabilities to ``[eps, 1 - eps]`` with the dtype's machine epsilon."""
+    eps = float(_finfo(probs.dtype).eps)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """Probabilities to log-odds (binary) or log probabilities (last dim)."""
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return torch.log(ps_clamped) - torch.log1p(-ps_clamped)
+    return torch.log(ps_clamped)
+
+
+class lazy_property:
+    """A property computed on first access and then stored as an instance attribute: a
+    distribution built from ``probs`` computes ``logits`` only when asked (and vice versa)."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        # the parameters' graph is kept even when first asked under no_grad (as PyTorch does)
+        with torch.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    """Looks like a property to documentation tools and like a lazy_property to argument
+    validation (which skips lazy parameters not yet computed)."""
+
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower triangle of a (batch of) ``D x D`` matrix as a vector, in row order."""
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    arange = torch.arange(n, device=mat.device)
+    tril_mask = arange < arange.view(-1, 1) + (diag + 1)
+    return mat[..., tril_mask]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of :func:`tril_matrix_to_vec`."""
+    # +ve root of D**2 + (1+2*diag)*D - |diag| * (diag+1) - 2*vec.shape[-1] = 0
+    n = (-(1 + 2 * diag)
+         + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1] + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    eps = float(_finfo(vec.dtype).eps)
+    if round(n) - n > eps:
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(vec.shape[:-1] + torch.Size((n, n)))
+    arange = torch.arange(n, device=vec.device)
+    tril_mask = arange < arange.view(-1, 1) + (diag + 1)
+    mat[..., tril_mask] = vec
+    return mat
