@@ -203,7 +203,7 @@ def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
-                "distributed"):
+                "distributed", "distributions"):
         return importlib.import_module(f"jitgrad.{name}")
     if name in _NN_FUNCTIONS:
         module, _, attr = f"nn.functional.{_NN_FUNCTIONS[name]}".rpartition(".")
