@@ -48,6 +48,11 @@ def masked_fill(input, mask, value):
             value = value.item()  # a 0-d CUDA value stays on the device (no host read)
         else:
             value = value.detach()
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        # PyTorch converts the value to input's dtype with its overflow check (Scalar.to<T>),
+        # whether or not the mask selects anything
+        from .factories import _checked_fill
+        value = _checked_fill(value, input.dtype)
     name, inputs = ("MaskedFillBackward0", (input,)) if tvalue is None else \
         ("MaskedFillBackward1", (input, tvalue))
     shape = input._data.shape
