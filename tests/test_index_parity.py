@@ -232,6 +232,8 @@ CASES = [
      (L([1, 2, 3], np.int8), np.ones(3, bool))),
     ("masked_fill_int_truncates", lambda lib, x, m: x.masked_fill(m, -2.7),
      (L([1, 2, 3]), np.ones(3, bool))),
+    ("masked_fill_uint8_tensor_overflow", lambda lib, x, m, v: x.masked_fill(m, v),
+     (L([1, 2, 3], np.uint8), np.ones(3, bool), np.array(300.0))),
     ("masked_select", lambda lib, x, m: x.masked_select(m), (X, X > 2)),
     ("masked_select_uint8", lambda lib, x, m: x.masked_select(m),
      (X, np.array([[1, 0, 1], [0, 0, 0]], np.uint8))),
