@@ -1,8 +1,17 @@
-"""``jitgrad.optim``: SGD, Adam, AdamW and learning-rate schedulers with PyTorch's names and
-semantics; each optimizer updates a parameter with one fused Numba kernel."""
+"""``jitgrad.optim``: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta and
+learning-rate schedulers with PyTorch's names and semantics. SGD and Adam/AdamW update a
+parameter with one fused Numba kernel; the others run PyTorch's single-tensor update op by op
+in jitgrad tensor ops (the same code on CPU and CUDA)."""
 from . import lr_scheduler  # noqa: F401
+from .adadelta import Adadelta
+from .adagrad import Adagrad
 from .adam import Adam, AdamW
+from .adamax import Adamax
+from .nadam import NAdam
 from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
+           "RAdam", "Adadelta", "lr_scheduler"]
