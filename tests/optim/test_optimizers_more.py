@@ -178,3 +178,25 @@ def test_foreach_and_grad_less_parameters():
     opt.step()
     assert b not in opt.state and b.tolist() == [3.0]
     assert a._version > 0
+
+
+@pytest.mark.parametrize("name,kw", [("Adamax", dict(lr=0.1, weight_decay=0.1)),
+                                     ("NAdam", dict(lr=0.1, weight_decay=0.1)),
+                                     ("RAdam", dict(lr=0.1, betas=(0.9, 0.9))),
+                                     ("RMSprop", dict(momentum=0.9))])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_capturable_formulas_match_torch(name, kw, dtype, monkeypatch):
+    """The capturable branch (bias corrections as tensor ops on the 0-d step) against
+    PyTorch's, both run on the CPU by admitting "cpu" to each side's capturable devices (no
+    CUDA build of PyTorch here to compare with)."""
+    import importlib
+
+    import jitgrad.optim._single_tensor as st
+    mod = importlib.import_module(f"torch.optim.{name.lower()}")
+    real = mod._get_capturable_supported_devices
+    monkeypatch.setattr(mod, "_get_capturable_supported_devices", lambda *a: ["cpu"] + real(*a))
+    monkeypatch.setattr(st, "CAPTURABLE_DEVICES", ["cpu"] + st.CAPTURABLE_DEVICES)
+    kw = dict(kw, capturable=True)
+    want, _ = trajectory(torch, name, kw, dtype)
+    got, _ = trajectory(jt, name, kw, dtype)
+    assert_same_trajectory(want, got, ULPS)
