@@ -342,3 +342,14 @@ def test_decoder_memory_feature_error_matches_torch():
         dec = lib.nn.TransformerDecoder(lib.nn.TransformerDecoderLayer(E, H, FF), 1)
         return dec(lib.zeros(T, N, E), lib.zeros(S, N, 6))
     assert assert_parity(call).error is not None
+
+
+def test_torch_module_path_holds_the_whole_family():
+    import torch.nn.modules.transformer as tm
+
+    import jitgrad.nn.modules.transformer as jm
+    for name in tm.__all__ + ["_get_clones", "_get_activation_fn", "_get_seq_len",
+                              "_detect_is_causal_mask", "_generate_square_subsequent_mask"]:
+        assert hasattr(jm, name), name
+    for name in tm.__all__:
+        assert getattr(jm, name) is getattr(jg.nn, name)

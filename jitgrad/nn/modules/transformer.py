@@ -306,3 +306,14 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
 
 def _plain(fn):
     return getattr(fn, "__jitgrad_boundary__", fn)
+
+
+# PyTorch's ``torch.nn.modules.transformer`` holds the decoder side too; the same import path
+# works here (imported last: transformer_decoder builds on the names above)
+from .transformer_decoder import (  # noqa: E402,F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    _get_clones,
+    _get_seq_len,
+)
