@@ -85,6 +85,10 @@ from .ops.special import (  # added with issue 13: registry ops
     bitwise_right_shift, erfc, erfinv,
 )
 from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu, triu_indices
+from .ops.linalg_solve import det, inverse, logdet, slogdet  # ops/linalg_solve.py
+from .ops.linalg_solve import torch_cholesky as cholesky
+from .ops.linalg_extra import cross
+from .ops.linalg_extra import torch_matrix_power as matrix_power
 from .ops.grids import meshgrid, repeat_interleave
 from .ops.cumulative import (cummax, cummin, cumprod, cumulative_trapezoid, logcumsumexp,
                              trapezoid, trapz)

@@ -1,14 +1,32 @@
-"""torch.linalg: the products and norms jitgrad implements (no factorizations: matrix norms
-that need singular values raise NotImplementedError)."""
+"""torch.linalg: the products, norms, LU/Cholesky solvers (ops/linalg_solve.py) and
+compositions (ops/linalg_extra.py) jitgrad implements; matrix norms that need singular values
+raise NotImplementedError."""
 from __future__ import annotations
 
 from .ops.linalg_args import _write_out
 from .ops.linalg_contract import vecdot
+from .ops.linalg_extra import linalg_cross as cross
+from .ops.linalg_extra import linalg_diagonal as diagonal
+from .ops.linalg_extra import matrix_power, vander
 from .ops.linalg_matmul import matmul, multi_dot
+from .ops.linalg_solve import (
+    LinAlgError,
+    cholesky,
+    cholesky_ex,
+    det,
+    inv,
+    inv_ex,
+    solve,
+    solve_ex,
+    solve_triangular,
+)
+from .ops.linalg_solve import linalg_slogdet as slogdet
 from .ops.reduce_norm import norm as _vector_norm
 from .tensor import Tensor
 
-__all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm"]
+__all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm", "inv", "inv_ex",
+           "det", "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "solve_triangular",
+           "matrix_power", "cross", "diagonal", "vander", "LinAlgError"]
 
 
 def _type_word(dt):

@@ -6,6 +6,8 @@ import numpy as np
 from ..tensor import Tensor
 from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
+from . import linalg_extra as _linalg_extra
+from . import linalg_solve as _linalg_solve
 from . import sort as _sort_ops
 from .random_factories import _cuda_rng, _gen
 
@@ -306,6 +308,10 @@ METHODS = {
     "baddbmm_": inplace.unary_inplace(linalg.baddbmm),
     "addbmm_": inplace.unary_inplace(linalg.addbmm),
     "addmv_": inplace.unary_inplace(linalg.addmv), "addr_": inplace.unary_inplace(linalg.addr),
+    # the solvers and their compositions (ops/linalg_solve.py, ops/linalg_extra.py)
+    "inverse": _linalg_solve.inverse, "det": _linalg_solve.det, "logdet": _linalg_solve.logdet,
+    "slogdet": _linalg_solve.slogdet, "cholesky": _linalg_solve.torch_cholesky,
+    "matrix_power": _linalg_extra.torch_matrix_power, "cross": _linalg_extra.cross,
     "t": shape.t, "transpose": shape.transpose, "swapaxes": shape.swapaxes,
     # shape
     "reshape": shape.reshape, "view": shape.view, "view_as": shape.view_as,
