@@ -7,7 +7,7 @@ Not here (yet): the families that need ``_standard_gamma``/``lgamma``/``digamma`
 Dirichlet, Poisson, ...), ``MultivariateNormal`` (needs ``linalg.cholesky``), transforms and
 ``TransformedDistribution``.
 """
-from . import constraints
+from . import constraints  # noqa: F401 - torch.distributions.constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution

@@ -81,7 +81,8 @@ class Bernoulli(ExponentialFamily):
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return torch.bernoulli(self.probs.expand(shape))
+            # reshape: jitgrad's bernoulli() returns a 0-d input's draw with shape (1,)
+            return torch.bernoulli(self.probs.expand(shape)).reshape(shape)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -57,7 +57,8 @@ class Normal(ExponentialFamily):
         # torch.normal on the expanded parameters, not rsample's normal_: a different draw order
         shape = self._extended_shape(sample_shape)
         with torch.no_grad():
-            return torch.normal(self.loc.expand(shape), self.scale.expand(shape))
+            # reshape: jitgrad's normal() returns 0-d parameters' draw with shape (1,)
+            return torch.normal(self.loc.expand(shape), self.scale.expand(shape)).reshape(shape)
 
     def rsample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)
