@@ -187,6 +187,8 @@ CALLS = [
     ("mismatched_mask_types", dict(), dict(tgt_mask="bool", tgt_kpm="float")),
     ("unbatched", dict(), dict(unbatched=True, tgt_mask="causal", src_kpm="bool",
                                memory_kpm="bool")),
+    ("unbatched_bf", dict(batch_first=True), dict(unbatched=True, tgt_kpm="bool",
+                                                   memory_mask=True)),
     ("hints", dict(batch_first=True, norm_first=True),
      dict(tgt_mask="causal", tgt_is_causal=True, memory_mask=True, memory_is_causal=True,
           src_mask="causal", src_is_causal=False)),
@@ -207,9 +209,11 @@ def test_transformer_matches_torch(name, ctor, call, train):
         np.testing.assert_allclose(a, b, **TOL[np.float64])
 
 
+DECODER_CALLS = [c for c in CALLS if c[0] in ("padding_bf", "norm_first", "unbatched", "hints")]
+
+
 @pytest.mark.parametrize("kind", ["decoder", "layer"])
-@pytest.mark.parametrize("name,ctor,call", [CALLS[2], CALLS[3], CALLS[7], CALLS[8]],
-                         ids=[CALLS[i][0] for i in (2, 3, 7, 8)])
+@pytest.mark.parametrize("name,ctor,call", DECODER_CALLS, ids=[c[0] for c in DECODER_CALLS])
 def test_decoder_matches_torch(kind, name, ctor, call):
     ctor = dict(ctor, dropout=0.1)
     for train in (False, True):
