@@ -150,6 +150,7 @@ def _compare(mine, ref, dt, names=True):
     np.testing.assert_array_equal(ja, ta)
 
 
+@pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
 @pytest.mark.parametrize("cls,kw,with_hx", FORWARD_CASES)
 def test_layer_forward_backward(cls, kw, with_hx, dt):
