@@ -126,6 +126,17 @@ def inv_info(A: np.ndarray):
     return lu_solve_info(A, np.eye(A.shape[-1], dtype=A.dtype))
 
 
+def det(A: np.ndarray):
+    with np.errstate(all="ignore"):
+        return np.asarray(np.linalg.det(A), A.dtype)
+
+
+def slogdet(A: np.ndarray):
+    with np.errstate(all="ignore"):
+        sign, logabs = np.linalg.slogdet(A)
+    return np.asarray(sign, A.dtype), np.asarray(logabs, A.dtype)
+
+
 def cholesky_info(A: np.ndarray, upper: bool):
     """The Cholesky factor of each matrix (read from its lower triangle, or the upper with
     ``upper``) and potrf's info (the order of the first leading minor that is not

@@ -33,13 +33,26 @@ def _mT(x):
     return x.transpose(-1, -2)
 
 
-def _host(fname, *ts):
-    """The arrays of ``ts``; CUDA tensors are refused (no device kernel for ``fname`` yet),
-    never copied to the host behind the caller's back."""
-    if any(t._data.__class__ is not np.ndarray for t in ts):
-        raise NotImplementedError(f"{fname}: jitgrad has no CUDA kernel for this function yet; "
-                                  "call it on .cpu() tensors")
-    return [t._data for t in ts]
+def _impl(*ts):
+    """The module computing on ``ts``' arrays: ``linalg_lapack`` for host arrays, the device
+    solvers (``cuda_kernels.linalg``, same functions) for CUDA arrays, after PyTorch's
+    same-device check."""
+    if all(t._data.__class__ is np.ndarray for t in ts):
+        return L
+    from ..backends import cuda as B
+    from .elementwise_call import check_same_device
+    check_same_device(ts)
+    return B.kernels().linalg
+
+
+def _contiguous(x):
+    return np.ascontiguousarray(x) if x.__class__ is np.ndarray else x.contiguous()
+
+
+def _check(info, api, is_matrix):
+    """Raise the ``_ex`` info's error: PyTorch reads a CUDA info on the host here too."""
+    data = info._data
+    L.raise_for_info(data if data.__class__ is np.ndarray else data.to_host(), api, is_matrix)
 
 
 def _write_many(fname, results, out):
@@ -63,8 +76,7 @@ def _inv_ex(A, fname):
     _tensor_arg(fname, "A", 1, A)
     L.check_square("linalg.inv", A)
     L.check_floating("linalg.inv", A, low_precision=False)
-    (a,) = _host("linalg.inv", A)
-    x, info = L.inv_info(a)
+    x, info = _impl(A).inv_info(A._data)
     return record("LinalgInvExBackward0", (A,), [x, info], _inv_backward,
                   save_outputs=(("X", 0),))
 
@@ -72,13 +84,13 @@ def _inv_ex(A, fname):
 def inv_ex(A, *, check_errors=False, out=None):
     X, info = _inv_ex(A, "linalg_inv_ex")
     if check_errors:
-        L.raise_for_info(info._data, "linalg.inv_ex", A.ndim == 2)
+        _check(info, "linalg.inv_ex", A.ndim == 2)
     return _write_many("linalg_inv_ex", InvExResult(X, info), out)
 
 
 def inv(A, *, out=None):
     X, info = _inv_ex(A, "linalg_inv")
-    L.raise_for_info(info._data, "linalg.inv", A.ndim == 2)
+    _check(info, "linalg.inv", A.ndim == 2)
     return _write_out("linalg_inv_ex", X, out)
 
 
@@ -104,9 +116,7 @@ def det(A, *, out=None):
     L.check_square("linalg.det", A)
     L.check_floating("linalg.det", A)
     L.check_kernel_dtype("lu_cpu", A)
-    (a,) = _host("linalg.det", A)
-    with np.errstate(all="ignore"):
-        d = np.asarray(np.linalg.det(a), a.dtype)
+    d = _impl(A).det(A._data)
     res = record("LinalgDetBackward0", (A,), d, _det_backward, save=(("A", A),),
                  save_outputs=(("det", 0),))
     return _write_out("linalg_det", res, out)
@@ -123,11 +133,8 @@ def _slogdet(A, fname):
     _tensor_arg("linalg_slogdet", "A", 1, A)
     L.check_square(fname, A)
     L.check_floating(fname, A, low_precision=False)
-    (a,) = _host(fname, A)
-    with np.errstate(all="ignore"):
-        sign, logabs = np.linalg.slogdet(a)
-    return record("LinalgSlogdetBackward0", (A,),
-                  [np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)], _slogdet_backward,
+    sign, logabs = _impl(A).slogdet(A._data)
+    return record("LinalgSlogdetBackward0", (A,), [sign, logabs], _slogdet_backward,
                   save=(("A", A),))
 
 
@@ -178,15 +185,14 @@ def _solve_ex(A, B, left, fname):
                            "supported for left=False. In this case linalg.solve is equivalent "
                            "to B / A.squeeze(-1)")
     L.check_kernel_dtype("lu_cpu", A)
-    a, b = _host("linalg.solve", A, B_)
+    impl, a, b = _impl(A, B_), A._data, B_._data
     if left:
-        x, info = L.lu_solve_info(a, b)
+        x, info = impl.lu_solve_info(a, b)
     else:  # X A = B  <=>  A^T X^T = B^T
-        xt, info = L.lu_solve_info(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2))
-        x = np.swapaxes(xt, -1, -2)
-    x = np.ascontiguousarray(x)
+        xt, info = impl.lu_solve_info(a.swapaxes(-1, -2), b.swapaxes(-1, -2))
+        x = _contiguous(xt.swapaxes(-1, -2))
     if vector:
-        x = x[..., 0]
+        x = x.reshape(x.shape[:-1])
     return record("LinalgSolveExBackward0", (A, B), [x, info], _solve_backward,
                   save=(("A", A),), save_outputs=(("X", 0),),
                   attrs={"left": left, "vector": vector})
@@ -195,13 +201,13 @@ def _solve_ex(A, B, left, fname):
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     X, info = _solve_ex(A, B, left, "linalg_solve_ex")
     if check_errors:
-        L.raise_for_info(info._data, "torch.linalg.solve_ex", A.ndim == 2)
+        _check(info, "torch.linalg.solve_ex", A.ndim == 2)
     return _write_many("linalg_solve_ex", SolveExResult(X, info), out)
 
 
 def solve(A, B, *, left=True, out=None):
     X, info = _solve_ex(A, B, left, "linalg_solve")
-    L.raise_for_info(info._data, "torch.linalg.solve", A.ndim == 2)
+    _check(info, "torch.linalg.solve", A.ndim == 2)
     return _write_out("linalg_solve", X, out)
 
 
@@ -225,8 +231,7 @@ def _cholesky_ex(A, upper, fname, node_name="LinalgCholeskyExBackward0", api="li
     if api != "cholesky":
         L.check_floating(api, A)
     L.check_kernel_dtype("cholesky_cpu", A)
-    (a,) = _host(api, A)
-    lf, info = L.cholesky_info(a, bool(upper))
+    lf, info = _impl(A).cholesky_info(A._data, bool(upper))
     return record(node_name, (A,), [lf, info], _cholesky_backward, save_outputs=(("L", 0),),
                   attrs={"upper": bool(upper)})
 
@@ -234,13 +239,13 @@ def _cholesky_ex(A, upper, fname, node_name="LinalgCholeskyExBackward0", api="li
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     Lf, info = _cholesky_ex(A, upper, "linalg_cholesky_ex")
     if check_errors:
-        L.raise_for_info(info._data, "linalg.cholesky_ex", A.ndim == 2)
+        _check(info, "linalg.cholesky_ex", A.ndim == 2)
     return _write_many("linalg_cholesky_ex", CholeskyExResult(Lf, info), out)
 
 
 def cholesky(A, *, upper=False, out=None):
     Lf, info = _cholesky_ex(A, upper, "linalg_cholesky")
-    L.raise_for_info(info._data, "linalg.cholesky", A.ndim == 2)
+    _check(info, "linalg.cholesky", A.ndim == 2)
     return _write_out("linalg_cholesky", Lf, out)
 
 
@@ -258,7 +263,7 @@ def torch_cholesky(input, upper=False, *, out=None):
     warns once per process (TORCH_WARN_ONCE); here Python's warning filters decide."""
     warnings.warn(_CHOLESKY_DEPRECATED, UserWarning, stacklevel=2)
     Lf, info = _cholesky_ex(input, upper, "cholesky", "CholeskyBackward0", "cholesky")
-    L.raise_for_info(info._data, "cholesky", input.ndim == 2)
+    _check(info, "cholesky", input.ndim == 2)
     return _write_out("cholesky", Lf, out)
 
 
@@ -292,11 +297,13 @@ def solve_triangular(A, B, *, upper=_REQUIRED, left=True, unitriangular=False, o
     L.check_kernel_dtype("triangular_solve_cpu", A)
     if B.dtype is not A.dtype:  # PyTorch computes in A's dtype
         B = B.to(A.dtype)
-    a, b = _host("linalg.solve_triangular", A, B)
+    impl, a, b = _impl(A, B), A._data, B._data
     batch = L.broadcast_batch(b.shape, a.shape)
-    x = L.triangular_solve(np.broadcast_to(a, batch + a.shape[-2:]),
-                           np.broadcast_to(b, batch + b.shape[-2:]), bool(upper), bool(left),
-                           bool(unitriangular))
+    x = impl.triangular_solve(a.broadcast_to(batch + a.shape[-2:]) if a.__class__ is not
+                              np.ndarray else np.broadcast_to(a, batch + a.shape[-2:]),
+                              b.broadcast_to(batch + b.shape[-2:]) if b.__class__ is not
+                              np.ndarray else np.broadcast_to(b, batch + b.shape[-2:]),
+                              bool(upper), bool(left), bool(unitriangular))
     res = record("LinalgSolveTriangularBackward0", (A, B), x, _solve_triangular_backward,
                  save=(("A", A),), save_outputs=(("X", 0),),
                  attrs={"upper": bool(upper), "left": bool(left),

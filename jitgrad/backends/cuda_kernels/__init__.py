@@ -11,6 +11,8 @@
 * ``bitwise``: integer ``&``/``|``/``^``/``~`` (bools use the registry's logical ops)
 * ``sort``: stable rank sort along a dim (sort/argsort/msort/topk)
 * ``scan``: cumsum/cumprod along any dims, inclusive/exclusive, forward/reversed (block per row)
+* ``linalg``: LU / LU solve / determinants / Cholesky / triangular solves (a thread per
+  matrix: inv, det, slogdet, solve, cholesky, solve_triangular)
 * ``pool``: max pools (window max + indices) and separable resampling (avg pools, interpolate)
 
 Importing this package imports numba.cuda (through ``backends.cuda_env``).
@@ -21,6 +23,7 @@ from . import (  # noqa: F401
     conv,
     index,
     layout,
+    linalg,
     matmul,
     pool,
     reduce,
