@@ -4,7 +4,7 @@ code uses, ported op for op onto jitgrad's tensors, so parameters get gradients 
 are PyTorch's bit for bit (the same sampler calls in the same order).
 
 Not here (yet): the families that need ``_standard_gamma``/``lgamma``/``digamma`` (Gamma, Beta,
-Dirichlet, Poisson, ...), ``MultivariateNormal`` (needs ``linalg.cholesky``), transforms and
+Dirichlet, Poisson, ...), ``LowRankMultivariateNormal``, transforms and
 ``TransformedDistribution``.
 """
 from . import constraints  # noqa: F401 - torch.distributions.constraints
@@ -16,10 +16,11 @@ from .exponential import Exponential
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .uniform import Uniform
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Exponential", "ExponentialFamily",
-           "Independent", "Laplace", "Normal", "OneHotCategorical",
+           "Independent", "Laplace", "MultivariateNormal", "Normal", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Uniform", "kl_divergence", "register_kl"]

@@ -15,6 +15,7 @@ from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .independent import Independent
 from .laplace import Laplace
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _broadcast_shapes
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .uniform import Uniform
@@ -85,6 +86,14 @@ def _infinite_like(tensor):
     return torch.full_like(tensor, inf)
 
 
+def _batch_trace_XXT(bmat):
+    """The trace of ``X X^T`` for a batch of matrices."""
+    n = bmat.size(-1)
+    m = bmat.size(-2)
+    flat_trace = bmat.reshape(-1, m * n).pow(2).sum(-1)
+    return flat_trace.reshape(bmat.shape[:-2])
+
+
 def kl_divergence(p, q):
     """``KL(p || q)``, batched over the distributions' batch shape."""
     try:
@@ -153,6 +162,25 @@ def _kl_laplace_laplace(p, q):
     t2 = loc_abs_diff / q.scale
     t3 = scale_ratio * torch.exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    # https://en.wikipedia.org/wiki/Multivariate_normal_distribution#Kullback%E2%80%93Leibler_divergence
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with\
+                          different event shapes cannot be computed")
+    half_term1 = q._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(
+        -1) - p._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    combined_batch_shape = _broadcast_shapes(q._unbroadcasted_scale_tril.shape[:-2],
+                                             p._unbroadcasted_scale_tril.shape[:-2])
+    n = p.event_shape[0]
+    q_scale_tril = q._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    p_scale_tril = p._unbroadcasted_scale_tril.expand(combined_batch_shape + (n, n))
+    term2 = _batch_trace_XXT(torch.linalg.solve_triangular(q_scale_tril, p_scale_tril,
+                                                           upper=False))
+    term3 = _batch_mahalanobis(q._unbroadcasted_scale_tril, (q.loc - p.loc))
+    return half_term1 + 0.5 * (term2 + term3 - n)
 
 
 @register_kl(Normal, Normal)
