@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .ops.linalg_args import _write_out
 from .ops.linalg_contract import vecdot
-from .ops.linalg_decomp import eigh, eigvalsh, matrix_rank, pinv, qr, svd, svdvals
+from .ops.linalg_decomp import eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals
 from .ops.linalg_extra import linalg_cross as cross
 from .ops.linalg_extra import linalg_diagonal as diagonal
 from .ops.linalg_extra import matrix_power, vander
@@ -28,7 +28,7 @@ from .tensor import Tensor
 __all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm", "inv", "inv_ex",
            "det", "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "solve_triangular",
            "matrix_power", "cross", "diagonal", "vander", "LinAlgError", "qr", "eigh", "eigvalsh",
-           "svd", "svdvals", "pinv", "matrix_rank"]
+           "svd", "svdvals", "pinv", "matrix_rank", "lstsq"]
 
 
 def _type_word(dt):

@@ -17,11 +17,12 @@ from .linalg_args import _tensor_arg, _write_out
 from .linalg_matmul import matmul
 from .return_types import _return_type
 
-__all__ = ["qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank"]
+__all__ = ["qr", "eigh", "eigvalsh", "svd", "svdvals", "pinv", "matrix_rank", "lstsq"]
 
 QRResult = _return_type("linalg_qr", ("Q", "R"))
 EighResult = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 SVDResult = _return_type("linalg_svd", ("U", "S", "Vh"))
+LstsqResult = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 
 
 def _mT(x):
@@ -239,18 +240,22 @@ def _tolerances(A, atol, rtol):
 
 
 def _pinv_backward(node, g):
-    P, A = node.saved("P"), node.saved("A")
+    return (_pinv_vjp(g, node.saved("P"), node.saved("A")),)
+
+
+def _pinv_vjp(g, P, A):
+    """FunctionsManual's pinv_backward: the gradient wrt A of <g, pinv(A)>."""
     m, n = A.shape[-2], A.shape[-1]
     Ph, gh = _mT(P), _mT(g)
     if m <= n:
         K = matmul(gh, P)
         KPh = matmul(K, Ph)
         return (-_mT(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh)
-                + matmul(matmul(Ph, P), gh - matmul(K, A)),)
+                + matmul(matmul(Ph, P), gh - matmul(K, A)))
     K = matmul(P, gh)
     PhK = matmul(Ph, K)
     return (-_mT(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK
-            - matmul(matmul(PhK, P), A),)
+            - matmul(matmul(PhK, P), A))
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
@@ -295,3 +300,128 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
     big = s.max(-1, keepdims=True, initial=0.0)
     rank = (s > np.maximum(at, rt * big)).sum(-1).astype(np.int64)
     return _write_out("linalg_matrix_rank", wrap(np.asarray(rank)), out)
+
+
+# ----------------------------------------------------------------------------------- lstsq
+
+_LSTSQ = "torch.linalg.lstsq"
+
+
+def _lstsq_check(A, B, driver):
+    if A.ndim < 2:
+        raise RuntimeError(f"{_LSTSQ}: input must have at least 2 dimensions.")
+    if B.ndim < 1:
+        raise RuntimeError(f"{_LSTSQ}: other must have at least 1 dimension.")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"{_LSTSQ}: Expected input and other to have the same dtype, but got "
+                           f"input's dtype {D.scalar_name(A.dtype)} and other's dtype "
+                           f"{D.scalar_name(B.dtype)}")
+    diff = A.ndim - B.ndim
+    if not 0 <= diff <= 1:
+        raise RuntimeError(f"{_LSTSQ}: input.dim() must be greater or equal to other.dim() and "
+                           "(input.dim() - other.dim()) <= 1")
+    if A.shape[-2] != (B.shape[-1] if diff else B.shape[-2]):
+        raise RuntimeError(f"{_LSTSQ}: input.size(-2) should match other.size(-2)")
+    if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"{_LSTSQ}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           "gelss)")
+    if A.dtype.name not in ("float32", "float64"):
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    return bool(diff)
+
+
+def _lstsq_arrays(a, b, rcond, driver):
+    """Per matrix: LAPACK's solution, rank and singular values (``gels``: info as the rank)."""
+    from scipy.linalg import lapack
+    from scipy.linalg import lstsq as sp_lstsq
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    As, Bs = a.reshape((-1, m, n)), b.reshape((-1, m, b.shape[-1]))
+    X = np.empty((As.shape[0], n, b.shape[-1]), a.dtype)
+    ranks = np.zeros(As.shape[0], np.int64)
+    svs = np.zeros((As.shape[0], min(m, n)), a.dtype)
+    for i in range(As.shape[0]):
+        if driver == "gels":
+            gels = lapack.get_lapack_funcs("gels", (As[i],))
+            bi = np.zeros((max(m, n), b.shape[-1]), a.dtype)
+            bi[:m] = Bs[i]
+            _, x, info = gels(As[i], bi)
+            if info > 0:
+                where = "" if not batch else f": (Batch element {i})"
+                raise L.LinAlgError(
+                    f"{_LSTSQ}{where}: The least squares solution could not be computed because "
+                    f"the input matrix does not have full rank (error code: {info}).")
+            X[i] = x[:n]
+        else:
+            x, _, rank, sv = sp_lstsq(As[i], Bs[i], cond=rcond, lapack_driver=driver,
+                                      check_finite=False)
+            X[i], ranks[i] = x, rank
+            if sv is not None:
+                svs[i] = sv
+    return (X.reshape(batch + (n, b.shape[-1])), ranks.reshape(batch),
+            svs.reshape(batch + (min(m, n),)))
+
+
+def _lstsq_backward(node, gX, gres):
+    from .linalg_solve import _mT as mT
+    A, B, X = node.saved("A"), node.saved("B"), node.saved("X")
+    vector = node.ctx.attrs["vector"]
+    if vector:
+        B, X = B.unsqueeze(-1), X.unsqueeze(-1)
+        gX = None if gX is None else gX.unsqueeze(-1)
+    need_a, need_b = node.ctx.needs_input_grad
+    gA = gB = None
+    if gX is not None:
+        P = pinv(A)
+        if need_a:
+            gA = _pinv_vjp(matmul(gX, mT(B)), P, A)
+        if need_b:
+            gB = matmul(mT(P), gX)
+    if gres is not None and gres.numel():
+        # at the minimum the residuals' derivative in X vanishes: only A and B move them
+        r = (matmul(A, X) - B) * (2.0 * gres.unsqueeze(-2))
+        if need_a:
+            ga = matmul(r, mT(X))
+            gA = ga if gA is None else gA + ga
+        if need_b:
+            gB = -r if gB is None else gB - r
+    if vector and gB is not None:
+        gB = gB.squeeze(-1)
+    return (gA, gB)
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least squares (the CPU drivers: gelsy by default, gelsd, gelss, gels). Residuals
+    (||AX - B||^2 per column) only when m > n, the driver is not gelsy and every matrix has
+    full rank, as PyTorch."""
+    _tensor_arg("linalg_lstsq", "self", 1, A)
+    _tensor_arg("linalg_lstsq", "b", 2, B)
+    vector = _lstsq_check(A, B, driver)
+    B_ = B.unsqueeze(-1) if vector else B
+    batch = L.broadcast_batch(A.shape, B_.shape)
+    a = _host(_LSTSQ, A)
+    b = _host(_LSTSQ, B_)
+    m, n = A.shape[-2:]
+    driver = driver or "gelsy"
+    rc = float(np.finfo(a.dtype).eps) * max(m, n) if rcond is None else float(rcond)
+    a = np.ascontiguousarray(np.broadcast_to(a, batch + (m, n)))
+    b = np.ascontiguousarray(np.broadcast_to(b, batch + b.shape[-2:]))
+    x, rank, sv = _lstsq_arrays(a, b, rc, driver)
+    full = driver == "gels" or bool((rank == n).all())
+    if m > n and driver != "gelsy" and full:
+        res = ((a @ x - b) ** 2).sum(-2).astype(a.dtype)
+    else:
+        res = np.empty((0,), a.dtype)
+    if vector:
+        x = x[..., 0]
+    # rank and singular values describe A: PyTorch shapes them by A's own batch
+    pad = (1,) * (len(batch) - (A.ndim - 2)) + tuple(A.shape[:-2])
+    own = tuple(slice(None) if p == q else slice(0, 1) for p, q in zip(pad, batch))
+    rank = rank[own].reshape(A.shape[:-2])
+    sv = sv[own].reshape(A.shape[:-2] + sv.shape[-1:])
+    X, residuals = record("LinalgLstsqBackward0", (A, B), [np.ascontiguousarray(x), res],
+                          _lstsq_backward, save=(("A", A), ("B", B)), save_outputs=(("X", 0),),
+                          attrs={"vector": vector})
+    rank_t = wrap(np.asarray(rank) if driver != "gels" else np.empty((0,), np.int64))
+    sv_t = wrap(sv if driver in ("gelsd", "gelss") else np.empty((0,), a.dtype))
+    return LstsqResult(X, residuals, rank_t, sv_t)
