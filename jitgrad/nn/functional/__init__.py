@@ -113,3 +113,9 @@ from .pooling import *  # noqa: E402,F401,F403
 from .upsampling import *  # noqa: E402,F401,F403
 
 __all__ += _pooling.__all__ + _upsampling.__all__
+
+# ----------------------------------------------------------------------------- spatial transformers
+from . import sampling as _sampling  # noqa: E402
+from .sampling import *  # noqa: E402,F401,F403
+
+__all__ += _sampling.__all__
