@@ -323,3 +323,20 @@ ERROR_CASES = [
 def test_errors(label, call, arrays):
     got = assert_parity(call, *arrays, where=label)
     assert got.error is not None, label
+
+
+def test_det_gradient_of_singular_matrices():
+    """det's gradient at an exactly singular matrix: 0 in a first-order pass (PyTorch's
+    perturbed LU solve of a zero right-hand side), the cofactors (through the SVD) with
+    create_graph, and the second derivative through them."""
+    a = np.stack([_singular(), well(3, 3)])
+    got = []
+    for T in (jitgrad, torch):
+        A = T.tensor(a, requires_grad=True)
+        T.linalg.det(A).sum().backward()
+        first = A.grad.numpy()
+        g, = T.autograd.grad(T.linalg.det(A).sum(), A, create_graph=True)
+        second, = T.autograd.grad((g * g).sum(), A)
+        got.append((first, g.detach().numpy(), second.numpy()))
+    for mine, ref in zip(*got):
+        np.testing.assert_allclose(mine, ref, rtol=1e-9, atol=1e-9)

@@ -107,8 +107,42 @@ def _inv_transposed(A):
 
 
 def _det_backward(node, g):
-    d = (g * node.saved("det")).unsqueeze(-1).unsqueeze(-1)
-    return (d * _inv_transposed(node.saved("A")),)
+    """PyTorch's linalg_det_backward: det(A) A^{-T} g. A singular matrix (det exactly 0) has
+    no inverse: a first-order pass gives it 0 there (PyTorch's eps-perturbed LU solve of a
+    zero right-hand side); with create_graph the cofactors come from the SVD on the CPU, as
+    PyTorch's singular branch does (CUDA has no SVD yet: the inverse formula, NaN there)."""
+    from ..autograd import grad_mode
+    from .functional import where
+    det_, A = node.saved("det"), node.saved("A")
+    d = (g * det_).unsqueeze(-1).unsqueeze(-1)
+    singular = (det_ == 0).unsqueeze(-1).unsqueeze(-1)
+    if A.numel() == 0:
+        return (None,)
+    if not bool(singular.any()):
+        return (d * _inv_transposed(A),)
+    # each branch runs on matrices it is defined for (fillers elsewhere), so the branch where
+    # does not select gets finite zero gradients, not 0 * inf
+    from .basic import arange
+    n = A.shape[-1]
+    filler = arange(1, n + 1, dtype=A.dtype, device=A.device).diag_embed()
+    regular = d * _inv_transposed(where(singular, filler, A))
+    if grad_mode.is_grad_enabled() and A._data.__class__ is np.ndarray:
+        return (where(singular, _det_cofactors_svd(where(singular, A, filler), g), regular),)
+    return (where(singular, 0.0, regular),)
+
+
+def _det_cofactors_svd(A, g):
+    """g times the cofactor matrix by the SVD: U diag(prod of the other s_j) V^T det(U V^T)."""
+    from .linalg_decomp import svd
+    from .shape_join import cat
+    U, S, Vh = svd(A)
+    alpha = det(U) * det(Vh)
+    gs = (g * alpha).unsqueeze(-1)
+    ones = S.new_ones(S.shape[:-1] + (1,))
+    n = S.shape[-1]
+    before = cat([ones, S.narrow(-1, 0, n - 1)], -1).cumprod(-1)
+    after = cat([ones, S.narrow(-1, 1, n - 1).flip(-1)], -1).cumprod(-1).flip(-1)
+    return matmul(U * (gs * before * after).unsqueeze(-2), Vh)
 
 
 def det(A, *, out=None):

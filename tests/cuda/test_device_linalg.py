@@ -50,6 +50,10 @@ CASES = {
         lambda a, b: jg.linalg.solve_triangular(a, b, upper=False, left=False,
                                                 unitriangular=True), [A23, B232.swapaxes(1, 2)]),
     "matrix_power": (lambda a: jg.linalg.matrix_power(a, -2), [A23]),
+    "matrix_power_0": (lambda a: jg.linalg.matrix_power(a, 0) * a, [A23]),
+    "cross": (lambda a, b: jg.linalg.cross(a, b, dim=1), [A23, A3[None]]),
+    "vander": (lambda a: jg.linalg.vander(a[0], N=4), [A23]),
+    "diagonal": (lambda a: jg.linalg.diagonal(a, offset=1), [A23]),
 }
 PARAMS = [pytest.param(n, jg.float64, id=f"{n}-f64") for n in sorted(CASES)] + [
     pytest.param(n, jg.float32, id=f"{n}-f32") for n in ("inv", "det", "solve", "cholesky",
@@ -106,3 +110,14 @@ def test_info_and_errors(device):
 def test_device_mismatch_is_refused(device):
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         jg.linalg.solve(jg.tensor(A3, device="cuda"), jg.tensor(B32))
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: jg.linalg.qr(a), lambda a: jg.linalg.eigh(a), lambda a: jg.linalg.eigvalsh(a),
+    lambda a: jg.linalg.svd(a), lambda a: jg.linalg.svdvals(a), lambda a: jg.linalg.pinv(a),
+    lambda a: jg.linalg.matrix_rank(a), lambda a: jg.linalg.lstsq(a, a)])
+def test_decompositions_without_a_kernel_say_so(device, call):
+    """No device QR/eigh/SVD yet: a clear NotImplementedError naming the function, never a
+    silent copy to the host."""
+    with pytest.raises(NotImplementedError, match=r"linalg\.\w+: jitgrad has no CUDA kernel"):
+        call(jg.tensor(A3, device="cuda"))
