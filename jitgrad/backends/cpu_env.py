@@ -11,7 +11,7 @@ import os
 import numba
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from .. import math as _jm
 from ..ops import scalar_stubs as _stubs
@@ -122,6 +122,32 @@ def rshift(a, b):
     return numba.int64(a) >> numba.int64(b if ok else 63)
 
 
+@intrinsic
+def _fma_float(typingctx, a, b, c):
+    if isinstance(a, types.Float) and a == b and b == c:
+        def codegen(context, builder, signature, args):
+            return builder.fma(*args)  # llvm.fma: vectorizes, one rounding
+        return a(a, b, c), codegen
+    return None
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once (floats of one type); plain on integers."""
+    return a * b + c
+
+
+@overload(fma, inline="always")
+def _fma(a, b, c):
+    if isinstance(a, types.Float) and a == b and b == c:
+        def impl(a, b, c):
+            return _fma_float(a, b, c)
+        return impl
+
+    def impl(a, b, c):
+        return a * b + c
+    return impl
+
+
 # Transcendentals: jitgrad.math's vectorizable float32/float64 versions (JITGRAD_LIBM=1 makes
 # them call libm instead; that switch lives in jitgrad.math).
 _ns = _jm.CPU_NAMESPACE
@@ -152,4 +178,4 @@ FINGERPRINT = _fingerprint()
 __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus", "floor",
            "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-           "atan2", "erfc", "lshift", "rshift"]
+           "atan2", "erfc", "lshift", "rshift", "fma"]

@@ -153,6 +153,21 @@ if not SIMULATOR:
     atan2 = math.atan2
     erfc = math.erfc
 
+    def fma(a, b, c):
+        """``a * b + c`` rounded once (Python fallback; device code uses the overload)."""
+        return a * b + c
+
+    @_overload(fma, inline="always")
+    def _fma(a, b, c):
+        if isinstance(a, _types.Float) and a == b and b == c:
+            def impl(a, b, c):
+                return cuda.fma(a, b, c)
+            return impl
+
+        def impl(a, b, c):
+            return a * b + c
+        return impl
+
     @device_jit
     def lshift(a, b):
         ok = (b >= 0) & (b < 64)
@@ -246,6 +261,16 @@ else:
         # NumPy has no erfc; math.erfc in float64, cast back to the operand's precision
         return type(a)(math.erfc(a)) if isinstance(a, np.generic) else math.erfc(a)
 
+    def fma(a, b, c):
+        # one rounding, as cuda.fma: exact in rationals, then rounded to the operand's type
+        # (float32 through float64 first: a double rounding, off by an ulp in rare ties)
+        if isinstance(a, (np.floating, float)) and np.isfinite(a * b + c):
+            from fractions import Fraction
+            exact = float(Fraction(float(a)) * Fraction(float(b)) + Fraction(float(c)))
+            return type(a)(exact) if isinstance(a, np.generic) else exact
+        with np.errstate(all="ignore"):
+            return a * b + c
+
     # computed in int64, then narrowed to the operand's dtype as the device's store truncates
     # (the simulator's NumPy stores refuse an out-of-range value instead of wrapping it)
     def lshift(a, b):
@@ -267,5 +292,5 @@ else:
 __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
            "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
-           "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift",
+           "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift", "fma",
            "device_jit", "kernel_jit", "SIMULATOR"]

@@ -323,31 +323,36 @@ class _lerp_tensor:
 
 @elementwise(node="AddcmulBackward0", aux={"value": "compute"})
 class addcmul:
+    # ATen's CPU kernel, fmadd(value * t1, t2, self), and derivatives.yaml's grad * (t2 * value)
+    # and grad * (t1 * value), operation for operation (bit for bit with PyTorch)
     def f(a, t1, t2, value):
-        return a + value * t1 * t2
+        return fma(value * t1, t2, a)
 
     def da(g):
         return g
 
     def dt1(g, t2, value):
-        return g * t2 * value
+        return g * (t2 * value)
 
     def dt2(g, t1, value):
-        return g * t1 * value
+        return g * (t1 * value)
 
 
 # floating only (functional.addcdiv raises PyTorch's error for integers): the "float" rule keeps
 # integer kernels, whose division by zero has no defined result, from being generated
 @elementwise(node="AddcdivBackward0", aux={"value": "compute"}, dtype="float")
 class addcdiv:
+    # ATen's CPU kernel and derivatives.yaml, operation for operation: ``(value * t1) / t2``,
+    # ``grad * (value / t2)`` and ``-grad * (value * t1 / (t2 * t2))`` (another grouping
+    # differs from PyTorch in the last bit for about a fifth of the elements)
     def f(a, t1, t2, value):
-        return a + value * (t1 / t2)
+        return a + value * t1 / t2
 
     def da(g):
         return g
 
     def dt1(g, t2, value):
-        return g * value / t2
+        return g * (value / t2)
 
     def dt2(g, t1, t2, value):
-        return -g * value * t1 / (t2 * t2)
+        return -g * (value * t1 / (t2 * t2))

@@ -369,6 +369,8 @@ def _addc(name, input, tensor1, tensor2, value):
     _need_tensor(tensor1, name, 2, "tensor1")
     _need_tensor(tensor2, name, 3, "tensor2")
     ct = D.result_type(input, tensor1, tensor2)
+    if ct is D.bool_ and name == "addcmul":
+        raise _not_implemented("addcmul_cpu_out", ct)
     if not ct.is_floating_point:
         if name == "addcdiv":
             raise RuntimeError(

@@ -41,6 +41,9 @@ SCALAR_VOCABULARY = (
     # sign fill (computed in int64 and narrowed by the store, which is the same for every
     # integer dtype up to 64 bits)
     "lshift", "rshift",
+    # a * b + c rounded once on floats (ATen's vectorized addcmul is an fmadd); a * b + c on
+    # integers
+    "fma",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

@@ -70,6 +70,7 @@ def _namespace():
         "atanh": _lift(S.atanh, _np_scalar(np.arctanh)),
         "atan2": _lift2(S.atan2, _np_scalar(np.arctan2)),
         "erfc": _lift(S.erfc, math.erfc),
+        "fma": lambda a, b, c: a * b + c,  # on Tensors: the same value up to its rounding
         # integer-only and never differentiated: bound for completeness (Python ints)
         "lshift": _lift2(S.bitwise_left_shift,
                          lambda a, b: (a << b) if 0 <= b < 64 else 0),
