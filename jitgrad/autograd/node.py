@@ -86,7 +86,8 @@ class Node:
 # C++ nodes PyTorch names with their namespace
 _CPP_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad",
               "CopySlices": "torch::autograd::CopySlices",
-              "Error": "torch::autograd::DelayedError"}
+              "Error": "torch::autograd::DelayedError",
+              "NotImplemented": "torch::autograd::NotImplemented"}
 
 
 class RemovableHandle:
@@ -170,7 +171,9 @@ def _tensor_type_name(t) -> str:
 
 
 def _short_node_name(node) -> str:
-    return re.sub(r"Backward\d*$", "", node.name())
+    # PyTorch's wording: ExpBackward0 -> "Exp", AsinhBackward1 -> "Asinh1"
+    return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) in ("", "0") else m.group(1),
+                  node.name())
 
 
 class SavedTensor:
@@ -199,7 +202,8 @@ class SavedTensor:
             raise RuntimeError(FREED_MESSAGE)
         if self._vc.value != self._version:
             t = self._tensor
-            shape = list(self.data.shape)
+            # the tensor's shape now (an in-place view op such as unsqueeze_ changes it)
+            shape = list((self.data if t is None else t._data).shape)
             if self._is_output:
                 owner = f", which is output {self._output_nr} of {_short_node_name(node)},"
                 tname = _tensor_type_name(_FakeDtype(self.data))

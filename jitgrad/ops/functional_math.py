@@ -47,7 +47,14 @@ rad2deg = _unary("rad2deg")
 asin = _unary("asin")
 acos = _unary("acos")
 atan = _unary("atan")
-sgn = sign
+
+
+def sgn(input):
+    """``sign`` for real tensors, recorded as PyTorch records it (SgnBackward0)."""
+    from .composite import record_composition
+    return record_composition("SgnBackward0", (input,), sign)
+
+
 arcsin, arccos, arctan = asin, acos, atan
 
 

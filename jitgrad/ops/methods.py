@@ -431,3 +431,8 @@ for _fn_name, _node in (("asinh", "AsinhBackward1"), ("acosh", "AcoshBackward1")
         inplace.unary_inplace(_special.inplace_variant(_MISC_METHODS[_fn_name], _node))
 for _name, _fn in _MISC_METHODS.items():
     setattr(Tensor, _name, _fn)
+
+from . import inplace_methods as _inplace_methods  # noqa: E402
+
+_inplace_methods.install()
+_inplace_methods.install_shape()
