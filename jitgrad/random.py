@@ -266,7 +266,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
         s = std._data if st else std
         m = mean._data if mt else np.array(mean, dtype=dt.np)
         res = (z * s).astype(dt.np) + m
-    res = np.ascontiguousarray(np.asarray(res, dtype=dt.np))
+    res = np.require(res, dt.np, "C")
     return _out(out, record(name, inputs, res, _zero_grads))
 
 
@@ -279,7 +279,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         res = gen.bernoulli(float(p), input._data.shape, input._data.dtype)
         return _out(out, record("BernoulliBackward1", (), res, _zero_grads))
     _float_kind(input, "bernoulli_tensor_cpu_p_")
-    res = gen.bernoulli(np.ascontiguousarray(input._data), None, input._data.dtype)
+    res = gen.bernoulli(np.require(input._data, requirements="C"), None, input._data.dtype)
     return _out(out, record("BernoulliBackward0", (input,), res, _zero_grads))
 
 

@@ -167,6 +167,11 @@ NORMAL_FORMS = {
     "negative_std_float": lambda t: t.normal(t.zeros(2), -1.0),
     "integer_mean": lambda t: t.normal(t.zeros(3, dtype=t.int64), 1.0),
     "out": lambda t: (lambda o: (t.normal(0.0, 1.0, size=(2, 3), out=o), o)[1])(t.empty(0)),
+    # 0-d parameters give 0-d samples (np.ascontiguousarray would make them 1-d)
+    "zero_dim_tensor_tensor": lambda t: t.normal(t.tensor(0.5), t.tensor(2.0)),
+    "zero_dim_tensor_float": lambda t: t.normal(t.tensor(0.5), 2.0),
+    "zero_dim_float_tensor": lambda t: t.normal(0.5, t.tensor(2.0)),
+    "zero_dim_bernoulli": lambda t: t.bernoulli(t.tensor(0.5)),
 }
 
 
