@@ -9,8 +9,9 @@ and the PyTorch contributors, BSD 3-Clause license; its terms apply to the porte
   ``linspace`` rows times ``theta`` by ``bmm``) and shown as one ``AffineGridGeneratorBackward0``
   node; its gradient is the composition's.
 * ``grid_sample`` (4-D input) runs ``_sampling_kernels`` (one declaration, rendered by
-  ``_sampling_arrays`` for Numba on the CPU and numba-cuda on the device) and records ``GridSampler2DBackward0``, whose backward is
-  one kernel pass giving both the input's and the grid's gradients.
+  ``_sampling_arrays`` for Numba on the CPU and numba-cuda on the device) and records
+  ``GridSampler2DBackward0``, whose backward is one kernel pass giving both the input's and the
+  grid's gradients.
 """
 from __future__ import annotations
 
