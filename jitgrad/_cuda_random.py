@@ -24,7 +24,8 @@ import numpy as np
 from ._random import _DEFAULT_RNG_SEED, _seed_to_u64
 
 __all__ = ["CudaGenerator", "default_generator", "manual_seed", "uniform", "normal", "randint",
-           "bernoulli", "dropout_mask", "exponential", "write_into"]
+           "bernoulli", "dropout_mask", "exponential", "write_into",
+           "multinomial_with_replacement"]
 
 _MASK32 = 0xFFFFFFFF
 
@@ -190,9 +191,23 @@ def randint(low, high, shape, dtype=np.int64, out=None):
                  out=out)
 
 
+_BERNOULLI_RANGE = (RuntimeError, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                    "(Could this error message be improved?  If so, please report an "
+                    "enhancement request to PyTorch.)")
+
+
+def _flag_code(error):
+    """(mapped flag array, code) of ``error`` for a kernel's device-side check
+    (``cuda_kernels.bounds``: raised at the next synchronizing point)."""
+    from .backends.cuda_kernels.bounds import check_args
+    flag, chk = check_args(error, False, 0)
+    return flag, chk[0]
+
+
 def bernoulli(p, shape, dtype=np.float32, out=None):
     """0/1 samples of ``dtype``: ``p`` a Python number, or a CudaArray of probabilities
-    (broadcast to ``shape``; not range-checked: that would need a device->host read)."""
+    (broadcast to ``shape``; checked on the device as PyTorch's CUDA kernel asserts: a value
+    outside [0, 1] raises the CPU path's error at the next synchronizing point)."""
     dt = np.dtype(dtype)
     one = dt.type(1)
     if isinstance(p, (int, float, np.number)):
@@ -203,7 +218,30 @@ def bernoulli(p, shape, dtype=np.float32, out=None):
         return _draw("bernoulli", shape, ft, dt, (ft(pv), one), out=out)
     ft = _uniform_dtype(p.dtype)
     pf = p.flat(tuple(shape), ft)
-    return _draw("bernoulli_tensor", shape, ft, dt, (one,), (pf,), out=out)
+    flag, code = _flag_code(_BERNOULLI_RANGE)
+    return _draw("bernoulli_tensor", shape, ft, dt, (one, code), (flag, pf), out=out)
+
+
+MULTINOMIAL_ERRORS = (
+    (RuntimeError, "invalid multinomial distribution (encountering probability entry < 0)"),
+    (RuntimeError, "invalid multinomial distribution (encountering probability entry = "
+                   "infinity or NaN)"),
+    (RuntimeError, "invalid multinomial distribution (sum of probabilities <= 0)"))
+
+
+def multinomial_with_replacement(p, cum, n_sample):
+    """``(rows, n_sample)`` int64 category indices, sampled with replacement from the rows of
+    the contiguous ``(rows, cats)`` CudaArrays ``p`` (probabilities) and ``cum`` (their
+    normalized prefix sums), both float32 or float64: one draw (one offset) for the call."""
+    rows, cats = (int(s) for s in p.shape)
+    ft = _uniform_dtype(p.dtype)
+    codes = []
+    for err in MULTINOMIAL_ERRORS:
+        flag, code = _flag_code(err)
+        codes.append(code)
+    return _draw("multinomial", (rows, int(n_sample)), ft.type, np.int64,
+                 (np.int64(n_sample), np.int64(cats), *codes),
+                 (flag, p.flat(None, ft), cum.flat(None, ft)))
 
 
 def dropout_mask(shape, p, dtype=np.float32):

@@ -71,9 +71,14 @@ KINDS = {
     "uniform": ("low", "span", "high"),   # [low, high): low + span * u
     "normal": ("mean", "std"),            # Box-Muller (cos branch)
     "bernoulli": ("p", "one"),            # out = one if u < p else 0
-    "bernoulli_tensor": ("one",),         # per-element p array (same dtype as u) before out
+    # per-element p array (same dtype as u) before out; p outside [0, 1] (or NaN) raises the
+    # device-side flag (``cuda_kernels.bounds``) with error ``code``, as PyTorch's CUDA assert
+    "bernoulli_tensor": ("one", "code", "flag"),
     "randint": ("low", "span"),           # low + (64-bit word % span)
-    "exponential": ("lambd",),            # -log(1 - u) / lambd
+    "exponential": ("lambd",),            # -log(1 - u) / lambd, never 0 (PyTorch's CUDA guard)
+    # ``_cuda_rng_multinomial``: row i // n_sample of the flat (rows, cats) probabilities p and
+    # their normalized prefix sums cum; the row's check codes (< 0 / NaN, inf, sum <= 0)
+    "multinomial": ("n_sample", "cats", "c_neg", "c_inf", "c_sum", "flag", "p", "cum"),
 }
 
 _cache: dict = {}
@@ -97,6 +102,9 @@ def make_kernel(kind, dtype, out_dtype=None):
     two = dtype.type(2)
     two_pi = dtype.type(2 * np.pi)
     zero_out = out_dtype.type(0)
+    zero = dtype.type(0)
+    half_eps = dtype.type(np.finfo(dtype).eps / 2)
+    one_minus = one - half_eps
 
     @device_jit
     def unit(a, b):
@@ -129,10 +137,14 @@ def make_kernel(kind, dtype, out_dtype=None):
                 out[i] = select(unit(r0, r1) < p, val, zero_out)
         pyfunc = rng_bernoulli
     elif kind == "bernoulli_tensor":
-        def rng_bernoulli_tensor(n, k0, k1, o0, o1, val, p, out):
+        def rng_bernoulli_tensor(n, k0, k1, o0, o1, val, code, flag, p, out):
             for i in range(cuda.grid(1), n, cuda.gridsize(1)):
                 r0, r1, _, _ = _block(i, k0, k1, o0, o1)
-                out[i] = select(unit(r0, r1) < p[i], val, zero_out)
+                pi = p[i]
+                if not (pi >= zero and pi <= one):  # NaN too: PyTorch's !(0 <= p && p <= 1)
+                    if cuda.atomic.compare_and_swap(flag, 0, code) == 0:
+                        flag[1] = i
+                out[i] = select(unit(r0, r1) < pi, val, zero_out)
         pyfunc = rng_bernoulli_tensor
     elif kind == "randint":
         def rng_randint(n, k0, k1, o0, o1, low, span, out):
@@ -144,12 +156,65 @@ def make_kernel(kind, dtype, out_dtype=None):
         def rng_exponential(n, k0, k1, o0, o1, lambd, out):
             for i in range(cuda.grid(1), n, cuda.gridsize(1)):
                 r0, r1, _, _ = _block(i, k0, k1, o0, o1)
-                out[i] = ot(-log(one - unit(r0, r1)) / lambd)
+                # PyTorch's CUDA guard: log(x) for x near 1 is -eps/2, so 0 is never drawn
+                x = one - unit(r0, r1)
+                lg = select(x >= one_minus, -half_eps, log(x))
+                out[i] = ot(-lg / lambd)
         pyfunc = rng_exponential
+    elif kind == "multinomial":
+        pyfunc = _multinomial_kernel(unit, one, zero)
     else:
         raise ValueError(f"unknown sampler {kind!r}")
     hit = _cache[key] = (pyfunc, kernel_jit(pyfunc))
     return hit
+
+
+def _multinomial_kernel(unit, one, zero):
+    """``sampleMultinomialWithReplacement`` (ATen's MultinomialKernel.cu): sample ``i`` of row
+    ``r = i // n_sample`` is the first category whose prefix sum reaches a uniform in (0, 1]
+    (binary search; past the end: the last category), moved back over zero-probability
+    categories, so those are never drawn. The row's first sample also checks the row as the CPU
+    path does (an entry < 0 or NaN, then inf, then a sum <= 0) and raises the flag with that
+    error's code: the samples of such a row are not meaningful (PyTorch asserts)."""
+
+    def rng_multinomial(n, k0, k1, o0, o1, n_sample, cats, c_neg, c_inf, c_sum, flag, p, cum,
+                        out):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            row = i // n_sample
+            base = row * cats
+            if i - row * n_sample == 0:
+                code = c_neg - c_neg
+                s = zero
+                for j in range(cats):
+                    v = p[base + j]
+                    if not v >= zero:
+                        code = c_neg
+                        break
+                    if v - v != zero:  # +inf (NaN was caught above)
+                        code = c_inf
+                        break
+                    s += v
+                if code == 0 and not s > zero:
+                    code = c_sum
+                if code != 0:
+                    if cuda.atomic.compare_and_swap(flag, 0, code) == 0:
+                        flag[1] = row
+            r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+            val = one - unit(r0, r1)  # (0, 1], curand_uniform's interval
+            lo = base - base
+            hi = cats
+            while hi - lo > 0:
+                mid = lo + (hi - lo) // 2
+                if cum[base + mid] < val:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo == cats:  # rounding left the last prefix sum below val
+                lo = cats - 1
+            while lo >= 1 and p[base + lo] == zero:
+                lo -= 1
+            out[i] = lo
+    return rng_multinomial
 
 
 def make_graph_safe_kernel(kind, dtype, out_dtype=None):

@@ -199,7 +199,11 @@ def _out(out, result):
         if out.numel() != 0:
             raise RuntimeError(f"jitgrad: out= has shape {tuple(out.shape)}, the result "
                                f"{tuple(result.shape)} (only an empty out= is resized)")
-        out._data = np.empty(result._data.shape, dtype=out._data.dtype)
+        if result._data.__class__ is np.ndarray:
+            out._data = np.empty(result._data.shape, dtype=out._data.dtype)
+        else:
+            from ._cuda_array import CudaArray
+            out._data = CudaArray.empty(tuple(result._data.shape), out._data.dtype)
     with _no_grad():
         out.copy_(result)
     return out
@@ -241,12 +245,6 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
             return _out(out, t)
         t = _finish(gen.normal_(shape, float(mean), std, dt.np), requires_grad)
         return _out(out, t)
-    if st:
-        s = std._data
-        if s.size and not bool(np.all(s >= 0)):
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-    elif not float(std) >= 0.0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
     if mt and st:
         dt, shape = mean.dtype, np.broadcast_shapes(mean._data.shape, std._data.shape)
         name, inputs = "NormalBackward3", (mean, std)
@@ -256,6 +254,18 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     else:
         dt, shape = std.dtype, std._data.shape
         name, inputs = "NormalBackward2", (std,)
+    from . import _cuda_random_tensors as CR
+    if CR.is_cuda(mean, std):  # drawn by the CUDA generator (ATen's composition)
+        if generator is not None:
+            raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
+        res = CR.normal(mean, std, mt, st, dt, shape)._data
+        return _out(out, record(name, inputs, res, _zero_grads))
+    if st:
+        s = std._data
+        if s.size and not bool(np.all(s >= 0)):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif not float(std) >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {float(std):g}")
     tmp = empty(shape, dtype=dt)
     _float_kind(tmp, "normal_kernel_cpu")
     if mt and not st:  # normal_(0, std) then add mean
@@ -273,7 +283,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
 def bernoulli(input, p=None, *, generator=None, out=None):
     """``torch.bernoulli(input)`` (probabilities ``input``) and ``torch.bernoulli(input, p)``
     (shape and dtype of ``input``, probability ``p``)."""
+    from . import _cuda_random_tensors as CR
     from .ops.composite import record
+    if CR.is_cuda(input):  # drawn by the CUDA generator, in one kernel
+        if generator is not None:
+            raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
+        res = CR.bernoulli(input, p)._data
+        if p is not None:
+            return _out(out, record("BernoulliBackward1", (), res, _zero_grads))
+        return _out(out, record("BernoulliBackward0", (input,), res, _zero_grads))
     gen = _impl(generator)
     if p is not None:
         res = gen.bernoulli(float(p), input._data.shape, input._data.dtype)
@@ -296,5 +314,10 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
+    from . import _cuda_random_tensors as CR
+    if CR.is_cuda(input):  # drawn by the CUDA generator (ATen's CUDA algorithms)
+        if generator is not None:
+            raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
+        return _out(out, CR.multinomial(input, int(num_samples), bool(replacement)))
     res = _impl(generator).multinomial(input._data, int(num_samples), bool(replacement))
     return _out(out, tensor(res))

@@ -40,8 +40,9 @@ def test_optimizer_kernels_ptx(ptx_backend, compile_ptx, which, dt):
             assert not ptx_backend.f64_instructions(ptx)
 
 
+# bernoulli_tensor and multinomial (device-side checks): test_device_random_tensors_ptx.py
 FLOAT_KINDS = (("uniform", 3, 0), ("normal", 2, 0), ("bernoulli", 2, 0),
-               ("bernoulli_tensor", 1, 1), ("exponential", 1, 0))
+               ("exponential", 1, 0))
 SAMPLERS = [(k, ns, na, dt, dt) for k, ns, na in FLOAT_KINDS for dt in DTYPES] + \
     [("randint", 2, 0, np.float32, od) for od in (np.int64, np.int32, np.float32)]
 
