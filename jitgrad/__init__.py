@@ -94,6 +94,10 @@ from .ops.cumulative import (cummax, cummin, cumprod, cumulative_trapezoid, logc
                              trapezoid, trapz)
 from .ops.nan_reduce import nanmean, nansum
 from .ops.bucketing import bucketize, histc, searchsorted
+from .ops.distances import cdist, corrcoef, cov, diff, pdist  # ops/distances.py
+from .ops.combine import (block_diag, broadcast_shapes, cartesian_prod, combinations, rot90,
+                          unravel_index)
+from .ops.counting import bincount, isin, unique_consecutive
 from .ops import out as _out
 from .ops.out import with_out as _with_out
 

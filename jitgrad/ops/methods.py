@@ -436,3 +436,14 @@ from . import inplace_methods as _inplace_methods  # noqa: E402
 
 _inplace_methods.install()
 _inplace_methods.install_shape()
+
+# torch.* functions added with the misc-functions sweep (ops/distances, combine, counting)
+from . import combine as _combine  # noqa: E402
+from . import counting as _counting  # noqa: E402
+from . import distances as _distances  # noqa: E402
+
+for _name, _fn in {"diff": _distances.diff, "cov": _distances.cov,
+                   "corrcoef": _distances.corrcoef, "bincount": _counting.bincount,
+                   "unique_consecutive": _counting.unique_consecutive,
+                   "rot90": _combine.rot90}.items():
+    setattr(Tensor, _name, _fn)

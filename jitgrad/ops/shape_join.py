@@ -332,7 +332,7 @@ def _unbind_backward(node, *grads):
 def unbind(input, dim=0):
     shp = input._data.shape
     d = _wrap_nonscalar(dim, len(shp), "unbind", say_wrapped=True)
-    datas = [input._data[(slice(None),) * d + (i,)] for i in range(shp[d])]
+    datas = [input._data[(slice(None),) * d + (i, ...)] for i in range(shp[d])]  # 0-d views
     return record("UnbindBackward0", (input,), datas, _unbind_backward, view_of=input,
                   attrs={"dim": d, "shape": shp, "dtype": input.dtype})
 
