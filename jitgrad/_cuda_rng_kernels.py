@@ -162,14 +162,14 @@ def make_kernel(kind, dtype, out_dtype=None):
                 out[i] = ot(-lg / lambd)
         pyfunc = rng_exponential
     elif kind == "multinomial":
-        pyfunc = _multinomial_kernel(unit, one, zero)
+        pyfunc = _multinomial_kernel(unit, one, zero, dtype.type(np.inf))
     else:
         raise ValueError(f"unknown sampler {kind!r}")
     hit = _cache[key] = (pyfunc, kernel_jit(pyfunc))
     return hit
 
 
-def _multinomial_kernel(unit, one, zero):
+def _multinomial_kernel(unit, one, zero, inf):
     """``sampleMultinomialWithReplacement`` (ATen's MultinomialKernel.cu): sample ``i`` of row
     ``r = i // n_sample`` is the first category whose prefix sum reaches a uniform in (0, 1]
     (binary search; past the end: the last category), moved back over zero-probability
@@ -190,7 +190,7 @@ def _multinomial_kernel(unit, one, zero):
                     if not v >= zero:
                         code = c_neg
                         break
-                    if v - v != zero:  # +inf (NaN was caught above)
+                    if v == inf:
                         code = c_inf
                         break
                     s += v
