@@ -9,6 +9,7 @@ import itertools
 import re
 
 from . import anomaly_mode as _anomaly
+from .saved_hooks import stack as _saved_hooks
 
 __all__ = ["Node", "AccumulateGrad", "SavedTensor", "Ctx", "FunctionNode", "node_class"]
 
@@ -181,10 +182,13 @@ class SavedTensor:
 
     Outputs of the saving node are kept as their array only (keeping the Tensor would make a
     reference cycle output -> grad_fn -> output); unpacking rebuilds a Tensor pointing at the node.
+
+    With saved-tensor hooks set (``autograd.graph.saved_tensors_hooks``) it keeps what the pack
+    hook returned instead (``_hook``; ``data`` is then None) and every use calls the unpack hook.
     """
 
     __slots__ = ("data", "_vc", "_version", "_tensor", "_is_output", "_shape", "_freed",
-                 "_requires_grad", "_output_nr")
+                 "_requires_grad", "_output_nr", "_hook")
 
     def __init__(self, tensor, is_output: bool = False):
         self.data = tensor._data
@@ -196,10 +200,27 @@ class SavedTensor:
         self._requires_grad = True if is_output else tensor.requires_grad
         self._output_nr = tensor._output_nr
         self._freed = False
+        if _saved_hooks:
+            self._pack(tensor)
+
+    def _pack(self, tensor) -> None:
+        from .saved_hooks import pack
+        self._hook = pack(tensor, self._is_output, _saved_hooks[-1])
+        self.data = None
+        self._tensor = None
+
+    def _unpacked(self, node):
+        """The Tensor the unpack hook gives, as this saved tensor (its graph, the original's)."""
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        from .saved_hooks import unpack
+        return unpack(self._hook, node, self)
 
     def check(self, node) -> None:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
+        if self.data is None:
+            return  # packed by hooks: PyTorch checks no version through them
         if self._vc.value != self._version:
             t = self._tensor
             # the tensor's shape now (an in-place view op such as unsqueeze_ changes it)
@@ -220,11 +241,15 @@ class SavedTensor:
                 "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
     def array(self, node):
+        if self.data is None:
+            return self._unpacked(node)._data
         self.check(node)
         return self.data
 
     def tensor(self, node):
         """A Tensor for differentiable use (create_graph=True, composite VJPs)."""
+        if self.data is None:
+            return self._unpacked(node)
         self.check(node)
         if self._tensor is not None:
             return self._tensor
@@ -239,6 +264,7 @@ class SavedTensor:
         self._freed = True
         self.data = None
         self._tensor = None
+        self._hook = None
 
 
 class _FakeDtype:

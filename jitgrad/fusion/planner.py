@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import _dtype as D
+from ..autograd import saved_hooks as _saved_hooks
 
 __all__ = ["Group", "plan", "MAX_GROUP"]
 
@@ -72,6 +73,10 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
     """Groups of two or more nodes for the pass ``task`` (after discovery, before execution)."""
     EW = _elementwise_node_class()
     cands = [n for n in task.order if isinstance(n, EW)]
+    if _saved_hooks.used[0]:
+        # a node whose saved tensors went through pack hooks unpacks them itself, one by one,
+        # as it runs (the fused kernel reads saved arrays directly)
+        cands = [n for n in cands if not _packed(n)]
     if len(cands) < 2:
         return []
     needed = task.needed
@@ -129,6 +134,10 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
             _route(g, needed, captured)
             out.append(g)
     return out
+
+
+def _packed(node) -> bool:
+    return any(getattr(s, "data", 0) is None for s in node.saved.values())
 
 
 def _neg_seq(n):

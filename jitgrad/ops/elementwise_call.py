@@ -343,7 +343,8 @@ class ElementwiseNode(Node):
         vals = {"g": flat(g._data, shape, cnp)}
         for name, s in self.saved.items():
             if isinstance(s, SavedTensor):
-                vals[name] = flat(s.array(self), shape, s.data.dtype if name == "cond" else cnp)
+                a = s.array(self)
+                vals[name] = flat(a, shape, a.dtype if name == "cond" else cnp)
             else:
                 vals[name] = s
         plan = _vjp_plan(backend, self.op, self.needs, self.kinds)
@@ -407,6 +408,9 @@ def _record(op, args, aux, needs, values, result, ct):
     node.shape = result._data.shape
     node.ct = ct
     node.out_vc = result._vc
+    # the result carries its graph before anything is saved (a pack hook sees it, as PyTorch's)
+    result._grad_fn = node
+    result._requires_grad = True
     saved = {}
     kinds = {}
     by_name = dict(zip(op.inputs, args))
@@ -425,5 +429,3 @@ def _record(op, args, aux, needs, values, result, ct):
     kinds["g"] = "a"
     node.saved = saved
     node.kinds = kinds
-    result._grad_fn = node
-    result._requires_grad = True
