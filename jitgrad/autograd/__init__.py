@@ -8,6 +8,7 @@ from .anomaly_mode import (
     set_detect_anomaly,
 )
 from .engine import backward, grad
+from .engine import is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import (
     enable_grad,

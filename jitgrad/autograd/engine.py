@@ -15,6 +15,7 @@ AccumulateGrad does: adopt or copy, then add).
 from __future__ import annotations
 
 import heapq
+import itertools
 
 import numpy as np
 
@@ -302,16 +303,35 @@ def _release(task: GraphTask) -> None:
         node.release()
 
 
+# The passes running now, innermost last: (graph task id, checkpoint valid). A pass given
+# ``inputs`` (autograd.grad, backward(inputs=...)) makes reentrant checkpointing invalid inside
+# it, as PyTorch's CheckpointValidGuard does (utils.checkpoint reads both).
+_running = []
+_task_ids = itertools.count()
+
+
+def current_graph_task_id() -> int:
+    """PyTorch's ``torch._C._current_graph_task_id()``: the running pass's id, or -1."""
+    return _running[-1][0] if _running else -1
+
+
+def is_checkpoint_valid() -> bool:
+    """PyTorch's ``torch.autograd._is_checkpoint_valid()``."""
+    return _running[-1][1] if _running else True
+
+
 def _run(task, edges, grads):
     """_execute with the user's gradient storage remembered for leaf adoption."""
     prev = getattr(_user_storage, "ids", None)
     _user_storage.ids = _user_ids(grads)
+    _running.append((next(_task_ids), task.capture is None and is_checkpoint_valid()))
     try:
         # PyTorch never warns about IEEE exceptions (inf - inf in a gradient is just NaN); the
         # NumPy parts of backward functions would, so silence them for the whole pass
         with np.errstate(all="ignore"):
             return _execute(task, edges, grads)
     finally:
+        _running.pop()
         _user_storage.ids = prev
 
 

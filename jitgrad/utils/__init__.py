@@ -1,4 +1,5 @@
-"""``jitgrad.utils``: ``data`` (Dataset, DataLoader) and ``hooks`` (RemovableHandle)."""
-from . import data, hooks  # noqa: F401
+"""``jitgrad.utils``: ``data`` (Dataset, DataLoader), ``hooks`` (RemovableHandle) and
+``checkpoint`` (activation checkpointing)."""
+from . import checkpoint, data, hooks  # noqa: F401
 
-__all__ = ["data", "hooks"]
+__all__ = ["checkpoint", "data", "hooks"]
