@@ -218,7 +218,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
            device=None, pin_memory=False, requires_grad=False):
     """``torch.normal``: ``(Tensor, float)``, ``(float, Tensor)``, ``(Tensor, Tensor)`` and
     ``(float, float, size)``, drawing exactly what PyTorch draws (a standard-normal fill of
-    the output, then ``* std + mean``)."""
+    the output, then ``* std + mean``). CUDA tensors: the same composition, drawn by the CUDA
+    generator (``_cuda_random_tensors``)."""
     from ._size import check_device
     from .ops.basic import empty
     from .ops.composite import record
@@ -302,7 +303,8 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
-    """``torch.multinomial`` (int64 indices, PyTorch's draws)."""
+    """``torch.multinomial`` (int64 indices, PyTorch's draws; on CUDA tensors ATen's CUDA
+    algorithms drawn by the CUDA generator, ``_cuda_random_tensors``)."""
     from .ops.basic import tensor
     if input.dim() not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
