@@ -98,6 +98,10 @@ from .ops.distances import cdist, corrcoef, cov, diff, pdist  # ops/distances.py
 from .ops.combine import (block_diag, broadcast_shapes, cartesian_prod, combinations, rot90,
                           unravel_index)
 from .ops.counting import bincount, isin, unique_consecutive
+from .ops.index_masked import masked_scatter
+from .ops.view_scatter import diagonal_scatter, select_scatter, slice_scatter
+from .ops.numeric import (gcd, is_complex, is_conj, is_neg, is_nonzero, isneginf, isposinf,
+                          isreal, lcm, ldexp, nextafter, renorm, resolve_conj, resolve_neg)
 from .ops import out as _out
 from .ops.out import with_out as _with_out
 

@@ -122,6 +122,21 @@ def rshift(a, b):
     return numba.int64(a) >> numba.int64(b if ok else 63)
 
 
+@numba.njit(inline="always")
+def gcd(a, b):
+    """ATen's calc_gcd: Euclid's loop on the absolute values."""
+    a = abs(a)
+    b = abs(b)
+    while a != 0:
+        c = a
+        a = b % a
+        b = c
+    return b
+
+
+nextafter = np.nextafter
+
+
 @intrinsic
 def _fma_float(typingctx, a, b, c):
     if isinstance(a, types.Float) and a == b and b == c:
@@ -178,4 +193,4 @@ FINGERPRINT = _fingerprint()
 __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus", "floor",
            "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-           "atan2", "erfc", "lshift", "rshift", "fma"]
+           "atan2", "erfc", "lshift", "rshift", "gcd", "nextafter", "fma"]

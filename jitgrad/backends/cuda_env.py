@@ -180,6 +180,33 @@ if not SIMULATOR:
         return _nb_int64(a) >> _nb_int64(b if ok else 63)
 
     @device_jit
+    def gcd(a, b):
+        # ATen's calc_gcd: Euclid's loop on the absolute values
+        a = abs(a)
+        b = abs(b)
+        while a != lit(a, 0):
+            c = a
+            a = b % a
+            b = c
+        return b
+
+    def nextafter(a, b):
+        """C's nextafter (Python fallback; device code uses the overload: libdevice)."""
+        return np.nextafter(a, b)
+
+    @_overload(nextafter, inline="always")
+    def _nextafter(a, b):
+        from numba.cuda import libdevice
+        if a == _types.float32 and b == _types.float32:
+            def impl(a, b):
+                return libdevice.nextafterf(a, b)
+            return impl
+
+        def impl(a, b):
+            return libdevice.nextafter(a, b)
+        return impl
+
+    @device_jit
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + math.exp(-a))
 
@@ -283,6 +310,17 @@ else:
         r = np.int64(a) >> np.int64(b if ok else 63)
         return r.astype(a.dtype) if isinstance(a, np.integer) else r
 
+    def gcd(a, b):
+        # ATen's calc_gcd on the operands' NumPy scalars (unsigned: abs is the identity)
+        with np.errstate(all="ignore"):
+            a = abs(a)
+            b = abs(b)
+            while a != 0:
+                a, b = b % a, a
+            return b
+
+    nextafter = np.nextafter  # keeps a float32 scalar float32
+
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + exp(-a))
 
@@ -293,4 +331,5 @@ __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "lo
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
            "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
            "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift", "fma",
+           "gcd", "nextafter",
            "device_jit", "kernel_jit", "SIMULATOR"]

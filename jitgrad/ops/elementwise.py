@@ -18,5 +18,6 @@ from . import (  # noqa: F401
     elementwise_arith,
     elementwise_compare,
     elementwise_math,
+    elementwise_numeric,
     elementwise_special,
 )

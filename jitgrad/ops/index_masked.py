@@ -103,3 +103,104 @@ def nonzero(input, *, as_tuple=False):
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
     return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
                         np.zeros((0, 0), np.int64))
+
+
+# ----------------------------------------------------------------------------- masked_scatter
+# PyTorch's CPU masked_scatter_: the masked positions (row-major order) take ``source``'s first
+# elements. Built on the device-neutral pieces: the mask's running count gives each masked
+# position its source index (1-based, into ``source`` behind one pad slot that unmasked positions
+# read), one gather with a range check (CPU: raised at once; CUDA: the device-side flag, raised at
+# the next synchronizing point as PyTorch's asynchronous assert), then ``where``.
+
+def _masked_scatter_rule():
+    from .index_rules import _INT64, RULES, IndexRule
+    if "masked_scatter" not in RULES:
+        RULES["masked_scatter"] = IndexRule(
+            _INT64, (RuntimeError, "masked_scatter(): index dtype"), False,
+            (RuntimeError, "Number of elements of source < number of ones in mask"))
+    return "masked_scatter"
+
+
+def _masked_scatter_backward(node, g):
+    """MaskedScatterBackward0: ``g`` with zeros where scattered for the input; for ``source``,
+    ``g``'s masked elements in order, zero-padded to ``source``'s size (a scatter-add of ``g``
+    at the source index of each position; unmasked positions go to a discarded last slot)."""
+    from .basic import zeros
+    from .functional import where
+    a = node.ctx.attrs
+    need_self, need_src = node.ctx.needs_input_grad
+    mask = Tensor._make(a["mask"])
+    gi = where(mask, 0.0, g) if need_self else None
+    gs = None
+    if need_src:
+        n = a["numel"]
+        slots = zeros(n + 1, dtype=g.dtype, device=g.device)
+        gs = slots.scatter_add(0, Tensor._make(a["slot"]), g.reshape(-1))[:n] \
+            .reshape(a["src_shape"])
+    return (gi, gs)
+
+
+def _masked_scatter_checks(input, mask, source, pos):
+    import warnings
+
+    from .functional_args import _need_tensor
+    _need_tensor(mask, "masked_scatter", pos, "mask")
+    _need_tensor(source, "masked_scatter", pos + 1, "source")
+    if source.dtype is not input.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{D.scalar_name(input.dtype)} and {D.scalar_name(source.dtype)}")
+    if mask.dtype is D.uint8:
+        warnings.warn("masked_scatter_ received a mask with dtype torch.uint8, this behavior is "
+                      "now deprecated,please use a mask with dtype torch.bool instead.",
+                      UserWarning, stacklevel=3)
+    if mask.dtype is not D.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {D.scalar_name(mask.dtype)}")
+
+
+def masked_scatter(input, mask, source, *, _pos=2):
+    """``torch.masked_scatter``: ``input`` (broadcast with ``mask``) with its masked positions
+    filled, in row-major order, from ``source``'s first elements (MaskedScatterBackward0)."""
+    from .basic import zeros
+    from .elementwise_call import broadcast_shapes, check_same_device
+    from .functional import where
+    from .gather_scatter import gather_data
+    from .shape_join import cat
+    if isinstance(mask, Tensor):  # expand_outplace(mask, self) comes first
+        shape = broadcast_shapes(mask._data.shape, input._data.shape)
+    _masked_scatter_checks(input, mask, source, _pos)
+    check_same_device((input, mask, source))
+    with grad_mode.no_grad():
+        m = mask.expand(shape) if tuple(mask.shape) != shape else mask
+        flat = m.reshape(-1)
+        slot = where(flat, flat.cumsum(0), 0)  # 1-based source index; 0: the pad slot
+        padded = cat([zeros(1, dtype=source.dtype, device=source.device),
+                      source.detach().reshape(-1)])
+        vals = Tensor._make(gather_data(padded._data, 0, slot._data, _masked_scatter_rule()))
+        x = input.detach()
+        data = where(m, vals.reshape(shape), x.expand(shape) if tuple(x.shape) != shape else x)
+        n = source.numel()
+        back = where(flat, slot - 1, n)  # the backward's scatter slots (n: discarded)
+    return record("MaskedScatterBackward0", (input, source), data._data,
+                  _masked_scatter_backward,
+                  attrs={"mask": m._data, "slot": back._data, "numel": n,
+                         "src_shape": tuple(source.shape)})
+
+
+def masked_scatter_method(input, mask, source):
+    return masked_scatter(input, mask, source, _pos=1)
+
+
+def masked_scatter_(input, mask, source):
+    """``x.masked_scatter_(mask, source)``: the mask must expand to ``x``'s shape (PyTorch's
+    in-place form does not broadcast ``x``)."""
+    from . import inplace
+    if isinstance(mask, Tensor) and tuple(mask.shape) != tuple(input.shape):
+        if mask.ndim > input.ndim:  # PyTorch's expand error names the mask's C++ type
+            dev = "CUDA" if mask.device.type == "cuda" else "CPU"
+            raise RuntimeError(
+                f"expand({dev}{D.scalar_name(mask.dtype)}Type{{{list(mask.shape)}}}, "
+                f"size={list(input.shape)}): the number of sizes provided ({input.ndim}) must "
+                f"be greater or equal to the number of dimensions in the tensor ({mask.ndim})")
+        mask = mask.expand(input.shape)
+    return inplace.apply_inplace(input, masked_scatter_method, mask, source)

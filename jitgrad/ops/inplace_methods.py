@@ -28,6 +28,7 @@ ELEMENTWISE = (
     "eq", "ge", "greater", "gt", "le", "less", "lt", "ne", "not_equal",
     "logical_and", "logical_not", "logical_or", "logical_xor",
     "cumsum",
+    "gcd", "lcm", "ldexp", "nextafter", "renorm",
 )
 
 # PyTorch's node for an in-place comparison, by method name (Backward1 for a tensor operand)
@@ -78,6 +79,24 @@ def _cumsum(fn):
     return inplace_form
 
 
+def _cast_first(fn):
+    """gcd_/lcm_: PyTorch refuses the cast into ``self`` before the dtype's kernel error."""
+    def inplace_form(input, other):
+        if isinstance(other, Tensor):
+            inplace._check_cast(input, D.result_type(input, other))
+        return fn(input, other)
+    return inplace_form
+
+
+def _ldexp(fn):
+    def inplace_form(input, other):
+        if not input.dtype.is_floating_point:
+            raise RuntimeError(f"ldexp can't be cast to the desired output type "
+                               f"{D.scalar_name(input.dtype)}")
+        return fn(input, other)
+    return inplace_form
+
+
 def install() -> None:
     for name in ELEMENTWISE:
         if hasattr(Tensor, name + "_"):
@@ -91,6 +110,10 @@ def install() -> None:
             fn = _float_power(fn)
         elif name == "cumsum":
             fn = _cumsum(fn)
+        elif name == "ldexp":
+            fn = _ldexp(fn)
+        elif name in ("gcd", "lcm"):
+            fn = _cast_first(fn)
         method = inplace.unary_inplace(fn)
         method.__name__ = method.__qualname__ = name + "_"
         setattr(Tensor, name + "_", method)

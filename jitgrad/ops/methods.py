@@ -432,6 +432,13 @@ for _fn_name, _node in (("asinh", "AsinhBackward1"), ("acosh", "AcoshBackward1")
 for _name, _fn in _MISC_METHODS.items():
     setattr(Tensor, _name, _fn)
 
+# masked_scatter, select/slice/diagonal_scatter, renorm, gcd/lcm, ldexp, nextafter, isposinf &
+# co. (ops/index_masked, view_scatter, numeric): bound before the in-place forms are made
+from . import numeric as _numeric  # noqa: E402
+
+for _name, _fn in _numeric._methods().items():
+    setattr(Tensor, _name, _fn)
+
 from . import inplace_methods as _inplace_methods  # noqa: E402
 
 _inplace_methods.install()

@@ -44,6 +44,8 @@ SCALAR_VOCABULARY = (
     # a * b + c rounded once on floats (ATen's vectorized addcmul is an fmadd); a * b + c on
     # integers
     "fma",
+    # Euclid's gcd on absolute values (integers: ATen's calc_gcd) and C's nextafter (floats)
+    "gcd", "nextafter",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

@@ -42,6 +42,7 @@ def _namespace():
     import math
 
     from . import functional as F
+    from . import numeric as M
     from . import special as S
     from .copies import where_any
     return {
@@ -76,6 +77,8 @@ def _namespace():
                          lambda a, b: (a << b) if 0 <= b < 64 else 0),
         "rshift": _lift2(S.bitwise_right_shift,
                          lambda a, b: a >> (b if 0 <= b < 64 else 63)),
+        "gcd": _lift2(M.gcd, math.gcd),
+        "nextafter": _lift2(M.nextafter, math.nextafter),
     }
 
 
