@@ -84,6 +84,8 @@ from .ops.special import (  # added with issue 13: registry ops
     acosh, arccosh, arcsinh, arctan2, arctanh, asinh, atan2, atanh, bitwise_left_shift,
     bitwise_right_shift, erfc, erfinv,
 )
+from .ops.special_functions import digamma, i0, lgamma, mvlgamma, polygamma  # gamma/Bessel
+from .ops.special_functions import install as _install_special_methods
 from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu, triu_indices
 from .ops.linalg_solve import det, inverse, logdet, slogdet  # ops/linalg_solve.py
 from .ops.linalg_solve import torch_cholesky as cholesky
@@ -134,6 +136,8 @@ arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)
 del _name
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                      multinomial, normal, seed, set_rng_state)
+_install_special_methods()  # x.lgamma(), x.polygamma_(n), ...
+from . import special  # noqa: F401,E402 - torch.special
 from . import autograd  # noqa: F401
 from .serialization import save, load
 from ._compile import compile  # noqa: F401,E402 - torch.compile

@@ -153,6 +153,20 @@ REFERENCE = {
     "atan2": (np.arctan2, (NONZERO, NONZERO), {}),
     "erfc": (sp.erfc, (uniform(-2.0, 4.0),), {}),
     "erfinv": (sp.erfinv, (uniform(-0.99, 0.99),), {}),
+    # the gamma/Bessel/normal family (elementwise_gamma): SciPy's functions away from poles
+    "lgamma": (sp.gammaln, (POS,), {}),
+    "digamma": (sp.digamma, (POS,), {}),
+    "polygamma": (lambda a, order: sp.polygamma(order, a), (POS,), {"order": 2}),
+    "i0": (sp.i0, (ANY,), {}),
+    "special_i0e": (sp.i0e, (NONZERO,), {}),
+    "special_i1": (sp.i1, (ANY,), {}),
+    "special_i1e": (sp.i1e, (NONZERO,), {}),
+    "special_ndtri": (sp.ndtri, (uniform(0.05, 0.95),), {}),
+    "special_entr": (sp.entr, (POS,), {}),
+    "special_xlog1py": (sp.xlog1py, (ANY, POS), {}),
+    "special_xlog1py_scalar": (lambda a, other: sp.xlog1py(a, other), (ANY,), {"other": 0.5}),
+    "special_rxlog1py": (lambda b, base: sp.xlog1py(base, b), (POS,), {"base": 1.5}),
+    "special_zeta": (sp.zeta, (uniform(1.5, 4.0), uniform(0.5, 3.0)), {}),
     # integer-only: tested on integer dtypes below (counts inside [0, 8), where NumPy's shifts
     # are defined; the out-of-range counts are compared with PyTorch in test_special_ops.py)
     "bitwise_left_shift": (np.left_shift, (lambda s: RNG.integers(-100, 100, s),

@@ -170,6 +170,14 @@ exp, expm1, log, log1p = _ns["exp"], _ns["expm1"], _ns["log"], _ns["log1p"]
 sqrt, sin, cos, tan = _ns["sqrt"], _ns["sin"], _ns["cos"], _ns["tan"]
 tanh, erf, sigmoid, softplus = _ns["tanh"], _ns["erf"], _ns["sigmoid"], _ns["softplus"]
 
+# gamma/Bessel/normal-quantile functions with loops and branches: ATen's Math.h ported once in
+# ops/special_scalar.py, bound here as njit functions over libm (backends/special_targets.py)
+from .special_targets import cpu as _special_cpu  # noqa: E402 - needs the names above
+
+_special = _special_cpu()
+lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "polygamma", "zeta"))
+i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
+
 
 def _fingerprint() -> str:
     """What the compiled kernels depend on besides their own source: this module, the math
@@ -180,7 +188,9 @@ def _fingerprint() -> str:
     import pathlib
     h = hashlib.sha256(numba.__version__.encode())
     here = pathlib.Path(__file__).resolve()
-    files = [here] + sorted((here.parent.parent / "math").glob("*.py"))
+    files = [here, here.parent / "special_targets.py",
+             here.parent.parent / "ops" / "special_scalar.py"]
+    files += sorted((here.parent.parent / "math").glob("*.py"))
     for f in files:
         h.update(f.read_bytes())
     h.update(repr(sorted(_ns)).encode())
@@ -193,4 +203,5 @@ FINGERPRINT = _fingerprint()
 __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus", "floor",
            "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-           "atan2", "erfc", "lshift", "rshift", "gcd", "nextafter", "fma"]
+           "atan2", "erfc", "lshift", "rshift", "gcd", "nextafter", "fma",
+           "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri"]

@@ -210,6 +210,10 @@ if not SIMULATOR:
     def sigmoid(a):
         return lit(a, 1.0) / (lit(a, 1.0) + math.exp(-a))
 
+    # gamma/Bessel/ndtri (ops/special_scalar.py): device functions over libdevice
+    from .special_targets import cuda as _special_targets
+    _special = _special_targets(globals())
+
     @device_jit
     def softplus(a):
         return math.log1p(math.exp(a))
@@ -327,9 +331,17 @@ else:
     def softplus(a):
         return log1p(exp(a))
 
+    from .special_targets import simulator as _special_targets
+    _special = _special_targets(globals())
+
+# lgamma (libdevice / libm) and ops/special_scalar's functions, for this target
+lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "polygamma", "zeta"))
+i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
+
 __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
            "floor", "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan",
            "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift", "fma",
            "gcd", "nextafter",
+           "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
            "device_jit", "kernel_jit", "SIMULATOR"]

@@ -46,6 +46,9 @@ SCALAR_VOCABULARY = (
     "fma",
     # Euclid's gcd on absolute values (integers: ATen's calc_gcd) and C's nextafter (floats)
     "gcd", "nextafter",
+    # gamma, Bessel and normal-quantile functions (ports of ATen's Math.h with loops and
+    # branches, in ops/special_scalar.py): lgamma is libm's; polygamma(n, x) takes n in x's type
+    "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

@@ -41,10 +41,13 @@ def _np_scalar(npfn):
 def _namespace():
     import math
 
+    from ..backends.special_targets import python as _special_scalars
     from . import functional as F
     from . import numeric as M
     from . import special as S
+    from . import special_functions as SF
     from .copies import where_any
+    P = _special_scalars()
     return {
         "lit": scalar_stubs.lit,
         "select": where_any,
@@ -72,6 +75,12 @@ def _namespace():
         "atan2": _lift2(S.atan2, _np_scalar(np.arctan2)),
         "erfc": _lift(S.erfc, math.erfc),
         "fma": lambda a, b, c: a * b + c,  # on Tensors: the same value up to its rounding
+        # gamma/Bessel/ndtri: the user functions on Tensors, special_scalar's on scalars
+        "lgamma": _lift(SF.lgamma, P["lgamma"]), "digamma": _lift(SF.digamma, P["digamma"]),
+        "polygamma": _lift2(lambda n, a: SF.polygamma(int(n), a), P["polygamma"]),
+        "zeta": _lift2(SF.special_zeta, P["zeta"]), "i0": _lift(SF.i0, P["i0"]),
+        "i0e": _lift(SF.special_i0e, P["i0e"]), "i1": _lift(SF.special_i1, P["i1"]),
+        "i1e": _lift(SF.special_i1e, P["i1e"]), "ndtri": _lift(SF.special_ndtri, P["ndtri"]),
         # integer-only and never differentiated: bound for completeness (Python ints)
         "lshift": _lift2(S.bitwise_left_shift,
                          lambda a, b: (a << b) if 0 <= b < 64 else 0),

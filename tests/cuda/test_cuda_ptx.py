@@ -43,10 +43,11 @@ def _elementwise_signature(backend, case, ct):
 
 def _calls_trig(case) -> bool:
     """Does the kernel call sin/cos/tan (whose libdevice float32 versions hold a double-precision
-    huge-argument reduction; see ``backends.cuda._TRIG_REDUCTION_F64``)?"""
+    huge-argument reduction; see ``backends.cuda._TRIG_REDUCTION_F64``)? digamma and polygamma
+    call them inside (the reflection formula's tan(pi r), trigamma's sin(pi x))."""
     import re
     src = "".join(fn.source for fn in case.spec.functions())
-    return re.search(r"\b(sin|cos|tan)\(", src) is not None
+    return re.search(r"\b(sin|cos|tan|digamma|polygamma)\(", src) is not None
 
 
 def _module(backend, case):

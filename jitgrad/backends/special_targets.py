@@ -1,0 +1,169 @@
+"""``ops/special_scalar``'s gamma/Bessel/ndtri kernels bound for each target, plus ``lgamma``.
+
+* ``cpu()``: ``numba.njit`` functions over libm (``math.exp`` of a float32 is ``expf``, as
+  ATen's scalar code), ``wide`` = float64 (ATen's CPU accumulate type of float in ``zeta``, and
+  digamma's ``pi / tan(pi r)``, which PyTorch computes in double for float too).
+* ``cuda(env)``: device functions over libdevice (``math.*``), ``wide`` = the identity (float32
+  stays float32 on the device: PyTorch's CUDA accumulate type of float is float).
+* ``simulator(env)`` / ``python()``: plain Python on NumPy scalars that keep their dtype (the CUDA
+  simulator; the Python-scalar fallbacks of ``ops/tensor_env``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..ops import special_scalar
+
+__all__ = ["cpu", "cuda", "simulator", "python", "NAMES"]
+
+NAMES = ("lgamma",) + special_scalar.NAMES
+
+
+def _single_py(x):
+    return isinstance(x, (np.float32, np.float16))
+
+
+def _lgamma_py(x):
+    """libm's lgamma on a NumPy scalar: +inf at the poles (Python's math.lgamma raises there)."""
+    v = float(x)
+    if v != v or v in (math.inf, -math.inf):
+        r = abs(v)
+    else:
+        try:
+            r = math.lgamma(v)
+        except (ValueError, OverflowError):
+            r = math.inf
+    return type(x)(r) if isinstance(x, np.generic) else r
+
+
+def _fma_py(a, b, c):
+    """``a * b + c`` rounded once: exact through float64 for float32 (a product of two floats
+    is exact there; the sum can round twice, off by an ulp in rare ties), plain in float64."""
+    if isinstance(a, (np.float32, np.float16)):
+        return type(a)(np.float64(a) * np.float64(b) + np.float64(c))
+    return a * b + c
+
+
+def cpu() -> dict:
+    import numba
+    from numba import types
+    from numba.extending import intrinsic, overload
+
+    from . import cpu_env as E
+
+    def single(x):
+        return _single_py(x)
+
+    @overload(single, inline="always")
+    def _single(x):
+        value = isinstance(x, types.Float) and x.bitwidth <= 32
+        return lambda x: value
+
+    def wide(x):
+        return np.float64(x)
+
+    @intrinsic
+    def _fma_float(typingctx, a, b, c):
+        if isinstance(a, types.Float) and a == b and b == c:
+            def codegen(context, builder, signature, args):
+                return builder.fma(*args)  # llvm.fma: one rounding
+            return a(a, b, c), codegen
+        return None
+
+    def fma(a, b, c):
+        return _fma_py(a, b, c)
+
+    @overload(fma, inline="always")
+    def _fma(a, b, c):
+        return lambda a, b, c: _fma_float(a, b, c)
+
+    @overload(wide, inline="always")
+    def _wide(x):
+        return lambda x: numba.float64(x)
+
+    env = {"fma": fma, "lit": E.lit, "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
+           "sin": math.sin, "tan": math.tan, "pow_": E.pow_, "lgamma": math.lgamma,
+           "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single}
+    out = special_scalar.bind(env, numba.njit(error_model="numpy"))
+    # libm's lgamma / lgammaf; ATen's vectorized CPU lgamma is SLEEF's (within 1 ulp of
+    # each other's exact value: the two differ by up to a few ulps)
+    out["lgamma"] = math.lgamma
+    return out
+
+
+def cuda(env: dict) -> dict:
+    """``env``: cuda_env's globals on a real target (its ``lit``, ``pow_``, rounding, jit)."""
+    from numba.cuda import types as _types
+    from numba.cuda.extending import overload as _overload
+
+    device_jit = env["device_jit"]
+    cuda = env["cuda"]
+
+    def single(x):
+        return _single_py(x)
+
+    @_overload(single, inline="always")
+    def _single(x):
+        value = isinstance(x, _types.Float) and x.bitwidth <= 32
+        return lambda x: value
+
+    @device_jit
+    def wide(x):
+        return x
+
+    @device_jit
+    def fma(a, b, c):
+        return cuda.fma(a, b, c)
+
+    names = {"fma": fma, "lit": env["lit"], "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
+             "sin": math.sin, "tan": math.tan, "pow_": env["pow_"], "lgamma": math.lgamma,
+             "trunc": env["trunc"], "floor": env["floor"], "wide": wide, "single": single}
+    out = special_scalar.bind(names, device_jit)
+    out["lgamma"] = math.lgamma  # libdevice lgammaf / lgamma
+    return out
+
+
+def _quiet(fn):
+    def f(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    f.__name__ = f.__qualname__ = fn.__name__
+    return f
+
+
+def _numpy_env(lit, floor, trunc):
+    q = _quiet
+    return {"fma": q(_fma_py), "lit": lit, "exp": q(np.exp), "log": q(np.log),
+            "sqrt": q(np.sqrt), "sin": q(np.sin), "tan": q(np.tan), "pow_": q(lambda a, b: a ** b),
+            "lgamma": _lgamma_py, "trunc": trunc, "floor": floor, "wide": lambda x: x,
+            "single": _single_py}
+
+
+def simulator(env: dict) -> dict:
+    """``env``: cuda_env's globals under the simulator (NumPy-scalar ``lit`` and rounding)."""
+    out = special_scalar.bind(_numpy_env(env["lit"], env["floor"], env["trunc"]),
+                              lambda f: f)
+    out = {name: _quiet(fn) for name, fn in out.items()}
+    out["lgamma"] = _lgamma_py
+    return out
+
+
+def _py_lit(like, v):
+    return type(like)(v) if isinstance(like, np.generic) else v
+
+
+def python() -> dict:
+    """The same functions on Python/NumPy scalars (float64 for Python numbers)."""
+    out = special_scalar.bind(_numpy_env(_py_lit, _quiet(np.floor), _quiet(np.trunc)),
+                              lambda f: f)
+    out["lgamma"] = _lgamma_py
+
+    def scalar(fn):
+        def g(*args):
+            with np.errstate(all="ignore"):
+                return float(fn(*(np.float64(a) for a in args)))
+        g.__name__ = fn.__name__
+        return g
+    return {name: scalar(fn) for name, fn in out.items()}

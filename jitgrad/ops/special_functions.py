@@ -1,0 +1,157 @@
+"""User-facing gamma, Bessel and normal-distribution functions over ``elementwise_gamma``'s
+declarations: ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``i0`` and the
+``torch.special`` ones jitgrad had no op for (``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``,
+``entr``, ``xlog1py``, ``zeta``), with PyTorch's argument checks and node names; ``install()``
+adds the Tensor methods and their in-place forms."""
+from __future__ import annotations
+
+import math
+
+from .. import _dtype as D
+from ..autograd import grad_mode
+from ..tensor import Tensor
+from .elementwise_call import call
+from .functional_args import _check, _overload_error, _unary, _wrapped
+from .registry import OPS
+
+__all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "special_i0e", "special_i1",
+           "special_i1e", "special_ndtri", "special_ndtr", "special_entr", "special_xlog1py",
+           "special_zeta", "install"]
+
+lgamma = _unary("lgamma")
+digamma = _unary("digamma")
+i0 = _unary("i0")
+special_i0e = _unary("special_i0e")
+special_i1 = _unary("special_i1")
+special_i1e = _unary("special_i1e")
+special_ndtri = _unary("special_ndtri")
+special_entr = _unary("special_entr")
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma (PolygammaBackward0; n == 0 is digamma's kernel, 1
+    trigamma's, as ATen's)."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return call(OPS["polygamma"], input, order=n)
+
+
+def _mvlgamma_check(input, p):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"mvlgamma(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype is D.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+
+
+def mvlgamma(input, p):
+    """Multivariate log-gamma: ``sum_i lgamma(x - i/2) + p(p-1)/4 log(pi)`` (ATen's
+    composition; MvlgammaBackward0, whose gradient is the sum of the digammas)."""
+    _mvlgamma_check(input, p)
+    from .basic import tensor
+    from .composite import record_composition
+    dt = input.dtype if input.dtype.is_floating_point else D.get_default_dtype()
+    # ATen: arange(-p/2 + 1/2, 1/2, 1/2) + x.unsqueeze(-1), lgamma, summed over the last dim
+    offsets = tensor([-(p - 1) * 0.5 + 0.5 * i for i in range(p)], dtype=dt,
+                     device=input.device)
+    constant = float(p * (p - 1)) * math.log(math.pi) * 0.25
+
+    def build(x):
+        return lgamma(offsets + x.unsqueeze(-1)).sum(-1) + constant
+    return record_composition("MvlgammaBackward0", (input,), build)
+
+
+def special_ndtr(input):
+    """The standard normal CDF, ATen's composition ``(1 + erf(x / sqrt 2)) * 0.5``
+    (its last node: MulBackward1)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"special_ndtr(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    from .composite import record_composition
+    from .functional import erf
+    return record_composition("MulBackward1", (input,),
+                              lambda x: (1 + erf(x * 0.7071067811865476)) * 0.5)
+
+
+def special_xlog1py(input, other):
+    """``input * log1p(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN);
+    SpecialXlog1PyBackward0 (tensors) / 1 (a scalar input) / 2 (a scalar other)."""
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        return call(OPS["special_xlog1py"], input, other)
+    if isinstance(input, Tensor):
+        _check(other, "special_xlog1py", 2)
+        ct = D.result_type(input, other)
+        x = input if input.dtype is ct else input.to(ct)
+        return call(OPS["special_xlog1py_scalar"], x, other=other)
+    if not isinstance(other, Tensor):
+        _overload_error("special_xlog1py", input, other)
+    _check(input, "special_xlog1py", 1, "self")
+    ct = D.result_type(input, other)
+    y = other if other.dtype is ct else other.to(ct)
+    return call(OPS["special_rxlog1py"], y, base=input)
+
+
+def _zeta_backward(x, q):
+    def backward(node, g):
+        needs = node.ctx.needs_input_grad
+        grads = []
+        for slot, need in zip((x, q), needs):
+            if not need:
+                grads.append(None)
+            elif slot is x:
+                raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+            else:
+                grads.append(g * -x * special_zeta(x + 1.0, q))
+        return tuple(grads)
+    return backward
+
+
+def special_zeta(input, other):
+    """Hurwitz zeta ``sum_k (k + other) ** -input`` (ATen's Cephes port); differentiable in
+    ``other`` only: SpecialZetaBackward0 (tensors) / 1 (a scalar input) / 2 (a scalar other),
+    whose backward for ``input`` raises PyTorch's not-implemented error."""
+    from .composite import record
+    if isinstance(input, Tensor) and isinstance(other, Tensor):
+        x, q, kind, slots = input, other, 0, (input, other)
+    elif isinstance(input, Tensor):
+        _check(other, "special_zeta", 2)
+        x, q, kind, slots = input, _wrapped(other, input), 2, (input, None)
+    else:
+        if not isinstance(other, Tensor):
+            _overload_error("special_zeta", input, other)
+        _check(input, "special_zeta", 1, "self")
+        x, q, kind, slots = _wrapped(input, other), other, 1, (None, other)
+    with grad_mode.no_grad():
+        out = call(OPS["special_zeta"], x, q)
+    return record(f"SpecialZetaBackward{kind}", slots, out._data, _zeta_backward(x, q))
+
+
+def install():
+    """Tensor methods: lgamma, digamma, polygamma(n), mvlgamma(p), i0 and their in-place forms
+    (polygamma_ records PolygammaBackward1, the others their out-of-place node, as PyTorch)."""
+    from . import inplace
+    from .composite import record_composition
+
+    def polygamma_method(self, n):
+        return polygamma(n, self)
+
+    def polygamma_inplace_fn(self, n):
+        return record_composition("PolygammaBackward1", (self,), lambda x: polygamma(n, x))
+
+    def polygamma_(self, n):
+        return inplace.apply_inplace(self, polygamma_inplace_fn, n)
+
+    methods = {"lgamma": lgamma, "digamma": digamma, "i0": i0, "mvlgamma": mvlgamma,
+               "polygamma": polygamma_method, "polygamma_": polygamma_}
+    for name in ("lgamma", "digamma", "i0", "mvlgamma"):
+        methods[name + "_"] = inplace.unary_inplace(methods[name])
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)

@@ -1,0 +1,94 @@
+"""``torch.special``: PyTorch 2.13's names bound to jitgrad's functions.
+
+Most are aliases of functions jitgrad already has (``gammaln`` is ``lgamma``, ``expit`` is
+``sigmoid``, ``psi`` is ``digamma``, ...): the same function runs, under a wrapper that only
+renames a TypeError about the arguments the way PyTorch's ``special_<name>()`` parser words it.
+The gamma/Bessel/normal functions live in ``ops/special_functions.py`` (declarations in
+``ops/elementwise_gamma.py``). Not provided yet: ``erfcx``, ``log_ndtr``, ``gammainc``,
+``gammaincc``, the Airy/Bessel J/Y/K and orthogonal-polynomial functions.
+"""
+from __future__ import annotations
+
+import functools
+
+import jitgrad as _jg
+
+from .ops import special_functions as _sf
+from .tensor import Tensor
+
+__all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfinv",
+           "expit", "logit", "exp2", "expm1", "log1p", "xlogy", "xlog1py", "sinc", "round",
+           "entr", "ndtr", "ndtri", "i0", "i0e", "i1", "i1e", "logsumexp", "softmax",
+           "log_softmax", "zeta"]
+
+_TWO_OPERANDS = ("() received an invalid combination of arguments - got ({got}), but expected "
+                 "one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                 " * (Number self, Tensor other, *, Tensor out = None)\n"
+                 " * (Tensor input, Number other, *, Tensor out = None)\n")
+
+
+def _named(fn, name, binary=False):
+    """``fn`` whose argument TypeErrors name ``special_<name>`` as PyTorch's do."""
+    public = "special_" + name
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if binary and len(args) == 2 and not kwargs and not any(
+                isinstance(a, Tensor) for a in args):
+            got = ", ".join(type(a).__name__ for a in args)
+            raise TypeError(public + _TWO_OPERANDS.format(got=got))
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            msg = str(e)
+            head, sep, rest = msg.partition("(): ")
+            if sep and " " not in head:
+                raise TypeError(public + sep + rest) from None
+            raise
+    wrapper.__name__ = wrapper.__qualname__ = name
+    return wrapper
+
+
+gammaln = _named(_jg.lgamma, "gammaln")
+digamma = _named(_jg.digamma, "digamma")
+psi = _named(_jg.digamma, "psi")
+polygamma = _named(_jg.polygamma, "polygamma")
+multigammaln = _named(_jg.mvlgamma, "multigammaln")
+erf = _named(_jg.erf, "erf")
+erfc = _named(_jg.erfc, "erfc")
+erfinv = _named(_jg.erfinv, "erfinv")
+expit = _named(_jg.sigmoid, "expit")
+logit = _named(_jg.logit, "logit")
+exp2 = _named(_jg.exp2, "exp2")
+expm1 = _named(_jg.expm1, "expm1")
+log1p = _named(_jg.log1p, "log1p")
+xlogy = _named(_jg.xlogy, "xlogy", binary=True)
+xlog1py = _named(_sf.special_xlog1py, "xlog1py", binary=True)
+sinc = _named(_jg.sinc, "sinc")
+
+
+def _round(input, *, decimals=0):
+    """ATen's special_round is ``round(input, decimals=decimals)``: its node is RoundBackward1
+    even for ``decimals=0``, and integer inputs have no kernel."""
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point and decimals == 0:
+        from .ops.functional_args import _not_implemented
+        raise _not_implemented("round_vml_cpu", input.dtype)
+    if isinstance(input, Tensor) and input.requires_grad:
+        from .ops.composite import record_composition
+        return record_composition("RoundBackward1", (input,),
+                                  lambda t: _jg.round(t, decimals=decimals))
+    return _jg.round(input, decimals=decimals)
+
+
+round = _named(_round, "round")  # noqa: A001 - PyTorch's name
+entr = _named(_sf.special_entr, "entr")
+ndtr = _named(_sf.special_ndtr, "ndtr")
+ndtri = _named(_sf.special_ndtri, "ndtri")
+i0 = _named(_jg.i0, "i0")
+i0e = _named(_sf.special_i0e, "i0e")
+i1 = _named(_sf.special_i1, "i1")
+i1e = _named(_sf.special_i1e, "i1e")
+logsumexp = _named(_jg.logsumexp, "logsumexp")
+softmax = _named(_jg.softmax, "softmax")
+log_softmax = _named(_jg.log_softmax, "log_softmax")
+zeta = _named(_sf.special_zeta, "zeta", binary=True)
