@@ -28,8 +28,10 @@ ELEMENTWISE = (
     "eq", "ge", "greater", "gt", "le", "less", "lt", "ne", "not_equal",
     "logical_and", "logical_not", "logical_or", "logical_xor",
     "cumsum",
-    "gcd", "lcm", "ldexp", "nextafter", "renorm",
+    "gcd", "lcm", "ldexp", "nextafter",
 )
+# other in-place forms made the same way (not elementwise: their own arguments)
+OTHER = ("renorm",)
 
 # PyTorch's node for an in-place comparison, by method name (Backward1 for a tensor operand)
 _COMPARISON_NODES = {"eq": "Eq", "ne": "Ne", "not_equal": "Ne", "lt": "Lt", "less": "Lt",
@@ -98,7 +100,7 @@ def _ldexp(fn):
 
 
 def install() -> None:
-    for name in ELEMENTWISE:
+    for name in ELEMENTWISE + OTHER:
         if hasattr(Tensor, name + "_"):
             raise AssertionError(f"Tensor.{name}_ is defined twice")
         fn = getattr(Tensor, name)
