@@ -446,3 +446,18 @@ def test_saved_tensor_hooks_semantics():
         f.sum().backward()
         record("save_on_cpu grad", [a.grad])
     check_observations(scenario)
+
+
+@pytest.mark.parametrize("reentrant", MODES)
+def test_composite_op_inside(reentrant):
+    """An op jitgrad records as one node over a hidden graph (bilinear's TrilinearBackward0):
+    its nested pass belongs to the running backward, so the function is recomputed once."""
+    def scenario(T, record):
+        x = T.tensor(X[:2], requires_grad=True)
+        w = T.tensor(W3[:3 * 8].reshape(3, 8, 8), requires_grad=True)
+        fn = _Counted(lambda t: T.nn.functional.bilinear(t, t.sin(), w).tanh())
+        y = T.utils.checkpoint.checkpoint(fn, x, use_reentrant=reentrant)
+        y.sum().backward()
+        record("runs", fn.calls)
+        record("grads", [x.grad, w.grad])
+    check_observations(scenario)

@@ -308,6 +308,9 @@ def _release(task: GraphTask) -> None:
 # it, as PyTorch's CheckpointValidGuard does (utils.checkpoint reads both).
 _running = []
 _task_ids = itertools.count()
+# > 0 while a composite node differentiates its hidden graph (ops.composite): that nested pass
+# is part of the running one and keeps its id (one checkpoint recomputation per pass)
+_same_pass = [0]
 
 
 def current_graph_task_id() -> int:
@@ -324,7 +327,8 @@ def _run(task, edges, grads):
     """_execute with the user's gradient storage remembered for leaf adoption."""
     prev = getattr(_user_storage, "ids", None)
     _user_storage.ids = _user_ids(grads)
-    _running.append((next(_task_ids), task.capture is None and is_checkpoint_valid()))
+    tid = _running[-1][0] if _same_pass[0] and _running else next(_task_ids)
+    _running.append((tid, task.capture is None and is_checkpoint_valid()))
     try:
         # PyTorch never warns about IEEE exceptions (inf - inf in a gradient is just NaN); the
         # NumPy parts of backward functions would, so silence them for the whole pass

@@ -241,6 +241,15 @@ class _Composition:
 
 def _composition_backward(node, *gs):
     from ..autograd import engine
+    engine._same_pass[0] += 1
+    try:
+        return _differentiate_composition(node, gs)
+    finally:
+        engine._same_pass[0] -= 1
+
+
+def _differentiate_composition(node, gs):
+    from ..autograd import engine
     from ..autograd.node import FREED_MESSAGE
     comp = node.ctx._saved["composition"]
     if comp.out is None:
