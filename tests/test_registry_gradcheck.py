@@ -163,6 +163,8 @@ REFERENCE = {
     "special_i1e": (sp.i1e, (NONZERO,), {}),
     "special_ndtri": (sp.ndtri, (uniform(0.05, 0.95),), {}),
     "special_entr": (sp.entr, (POS,), {}),
+    "special_erfcx": (sp.erfcx, (uniform(-3.0, 60.0),), {}),
+    "special_log_ndtr": (sp.log_ndtr, (uniform(-8.0, 3.0),), {}),
     "special_xlog1py": (sp.xlog1py, (ANY, POS), {}),
     "special_xlog1py_scalar": (lambda a, other: sp.xlog1py(a, other), (ANY,), {"other": 0.5}),
     "special_rxlog1py": (lambda b, base: sp.xlog1py(base, b), (POS,), {"base": 1.5}),

@@ -3,7 +3,8 @@
 Values, dtypes, grad_fn names and gradients through ``_parity.assert_parity`` over inputs with
 poles, negative non-integers, tiny/large magnitudes, +-inf and NaN, in float32 and float64.
 Tolerances are in units of the dtype's epsilon (``ulps``): the ports of ATen's Math.h
-(digamma, trigamma, polygamma, i0/i0e/i1/i1e, ndtri) agree bit for bit on the CPU, and the
+(digamma, trigamma, polygamma, i0/i0e/i1/i1e, ndtri) agree bit for bit on the CPU (log_ndtr
+to an ulp, erfcx to two: ATen's float kernel mixes float and double arithmetic there), and the
 default is 4 eps relative + 4 eps absolute (near the zeros of lgamma/digamma the relative error
 of any implementation is unbounded); lgamma is libm's where PyTorch's vectorized kernel is
 SLEEF's (a few ulps apart); entr/xlog1py use jitgrad's vectorized log/log1p. Float64 central
@@ -22,6 +23,8 @@ GAMMA_X = [-INF, -100.5, -7.25, -3.5, -2.0, -1.0, -0.5, -1e-8, -0.0, 0.0, 1e-20,
 BESSEL_X = [-INF, -50.0, -8.0, -7.99, -1.0, -1e-20, -0.0, 0.0, 1e-20, 0.5, 3.0, 8.0, 8.01, 30.0,
             80.0, INF, NAN]
 UNIT_X = [-0.1, 0.0, 1e-30, 1e-10, 0.01, 0.1353, 0.5, 0.8647, 0.9, 0.99999, 1.0, 1.5, NAN]
+ERFCX_X = [-INF, -40.0, -26.0, -10.0, -6.1, -6.0, -1.5, -1.0, -1e-3, -0.0, 0.0, 1e-20, 0.7, 5.0,
+           49.0, 51.0, 1e4, 1e8, 1e30, INF, NAN]
 ENTR_X = [-1.0, -0.0, 0.0, 1e-30, 0.5, 1.0, 2.0, INF, NAN]
 DTYPES = [np.float32, np.float64]
 
@@ -45,6 +48,10 @@ UNARY = {
     "special.ndtri": (lambda T, x: T.special.ndtri(x), UNIT_X, 4),
     "special.ndtr": (lambda T, x: T.special.ndtr(x), BESSEL_X, 4),
     "special.entr": (lambda T, x: T.special.entr(x), ENTR_X, 4),
+    "special.erfcx": (lambda T, x: T.special.erfcx(x), ERFCX_X, 4),
+    # the gradient exp(-(out + x^2 / 2)) turns out's last-bit rounding into x^2/2 ulps (800 at
+    # x = -40); the values are compared to an ulp in test_many_points_bitwise_ports
+    "special.log_ndtr": (lambda T, x: T.special.log_ndtr(x), ERFCX_X, 1024),
     "special.gammaln": (lambda T, x: T.special.gammaln(x), GAMMA_X, 8),
     "special.psi": (lambda T, x: T.special.psi(x), GAMMA_X, 4),
     "special.polygamma": (lambda T, x: T.special.polygamma(4, x), GAMMA_X, 4),
@@ -72,6 +79,9 @@ def test_many_points_bitwise_ports(dtype):
         assert_parity(fn, x, rtol=0, atol=0)
     u = np.concatenate([rng.uniform(0, 1, 300), np.exp(rng.uniform(-80, 0, 100))]).astype(dtype)
     assert_parity(lambda T, t: T.special.ndtri(t), u, rtol=0, atol=0)
+    eps = float(np.finfo(dtype).eps)  # log_ndtr: within an ulp (its erfcx within two)
+    assert_parity(lambda T, t: T.special.log_ndtr(t), x, rtol=eps, atol=0)
+    assert_parity(lambda T, t: T.special.erfcx(t), x, rtol=2 * eps, atol=0)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
@@ -114,6 +124,8 @@ ERRORS = [
     lambda T, t: T.special.gammaln(3),
     lambda T, t: T.special.psi(3),
     lambda T, t: T.special.i0e(1.0),
+    lambda T, t: T.special.erfcx(1.0),
+    lambda T, t: T.special.log_ndtr(2),
     lambda T, t: T.special.expit(1),
     lambda T, t: T.special.multigammaln(3, 2),
     lambda T, t: T.special.polygamma(1, 3),
@@ -188,6 +200,8 @@ GRAD_CASES = [
     (lambda T: T.special.ndtri, np.array([0.01, 0.2, 0.5, 0.95])),
     (lambda T: T.special.ndtr, np.array([-3.0, -0.2, 0.5, 2.0])),
     (lambda T: T.special.entr, np.array([0.1, 0.5, 2.0])),
+    (lambda T: T.special.erfcx, np.array([-3.0, -0.5, 0.4, 7.0, 60.0])),
+    (lambda T: T.special.log_ndtr, np.array([-12.0, -2.0, -0.5, 0.4, 3.0])),
     (lambda T: T.special.xlog1py, np.array([0.5, -1.5, 2.0]), np.array([0.3, 1.5, -0.5])),
     (lambda T: (lambda q: T.special.zeta(3.0, q)), np.array([0.3, 1.5, 4.0])),
 ]
@@ -204,7 +218,7 @@ def test_namespace_names():
     want = {"gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfinv",
             "expit", "logit", "exp2", "expm1", "log1p", "xlogy", "xlog1py", "sinc", "round",
             "entr", "ndtr", "ndtri", "i0", "i0e", "i1", "i1e", "logsumexp", "softmax",
-            "log_softmax", "zeta"}
+            "log_softmax", "zeta", "erfcx", "log_ndtr"}
     assert want <= set(dir(torch.special))
     assert all(callable(getattr(jitgrad.special, n)) for n in want)
     assert jitgrad.special.i0(jitgrad.tensor([1.0])).grad_fn is None

@@ -177,6 +177,7 @@ from .special_targets import cpu as _special_cpu  # noqa: E402 - needs the names
 _special = _special_cpu()
 lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "polygamma", "zeta"))
 i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
+erfcx, log_ndtr = _special["erfcx"], _special["log_ndtr"]
 
 
 def _fingerprint() -> str:
@@ -189,7 +190,8 @@ def _fingerprint() -> str:
     h = hashlib.sha256(numba.__version__.encode())
     here = pathlib.Path(__file__).resolve()
     files = [here, here.parent / "special_targets.py",
-             here.parent.parent / "ops" / "special_scalar.py"]
+             here.parent.parent / "ops" / "special_scalar.py",
+             here.parent.parent / "ops" / "special_erfcx_table.py"]
     files += sorted((here.parent.parent / "math").glob("*.py"))
     for f in files:
         h.update(f.read_bytes())
@@ -204,4 +206,5 @@ __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "l
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus", "floor",
            "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
            "atan2", "erfc", "lshift", "rshift", "gcd", "nextafter", "fma",
-           "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri"]
+           "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
+           "erfcx", "log_ndtr"]

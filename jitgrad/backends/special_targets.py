@@ -15,6 +15,8 @@ import math
 import numpy as np
 
 from ..ops import special_scalar
+from ..ops.special_erfcx_table import ERFCX_Y100 as _ERFCX
+from ..ops.special_erfcx_table import ERFCX_Y100_F32 as _ERFCX_F32
 
 __all__ = ["cpu", "cuda", "simulator", "python", "NAMES"]
 
@@ -83,7 +85,12 @@ def cpu() -> dict:
     def _wide(x):
         return lambda x: numba.float64(x)
 
-    env = {"fma": fma, "lit": E.lit, "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
+    @numba.njit(inline="always")
+    def erfcx_coeff(like, k, j):
+        return _ERFCX[k, j]  # float64: the CPU evaluates erfcx_y100 in double (wide)
+
+    env = {"erfcx_coeff": erfcx_coeff, "log1p": math.log1p, "erfc": math.erfc,
+           "fma": fma, "lit": E.lit, "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
            "sin": math.sin, "tan": math.tan, "pow_": E.pow_, "lgamma": math.lgamma,
            "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single}
     out = special_scalar.bind(env, numba.njit(error_model="numpy"))
@@ -117,7 +124,16 @@ def cuda(env: dict) -> dict:
     def fma(a, b, c):
         return cuda.fma(a, b, c)
 
-    names = {"fma": fma, "lit": env["lit"], "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
+    def erfcx_coeff(like, k, j):
+        return _ERFCX[k, j]
+
+    @_overload(erfcx_coeff, inline="always")
+    def _erfcx_coeff(like, k, j):
+        table = _ERFCX_F32 if like.bitwidth <= 32 else _ERFCX  # a constant array per type
+        return lambda like, k, j: table[k, j]
+
+    names = {"erfcx_coeff": erfcx_coeff, "log1p": math.log1p, "erfc": math.erfc,
+             "fma": fma, "lit": env["lit"], "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
              "sin": math.sin, "tan": math.tan, "pow_": env["pow_"], "lgamma": math.lgamma,
              "trunc": env["trunc"], "floor": env["floor"], "wide": wide, "single": single}
     out = special_scalar.bind(names, device_jit)
@@ -135,7 +151,14 @@ def _quiet(fn):
 
 def _numpy_env(lit, floor, trunc):
     q = _quiet
-    return {"fma": q(_fma_py), "lit": lit, "exp": q(np.exp), "log": q(np.log),
+    def erfcx_coeff(like, k, j):
+        return lit(like, _ERFCX[k, j])
+
+    def erfc(a):  # NumPy has none: math.erfc in float64, in the operand's type
+        return type(a)(math.erfc(a)) if isinstance(a, np.generic) else math.erfc(a)
+
+    return {"erfcx_coeff": erfcx_coeff, "log1p": q(np.log1p), "erfc": erfc,
+            "fma": q(_fma_py), "lit": lit, "exp": q(np.exp), "log": q(np.log),
             "sqrt": q(np.sqrt), "sin": q(np.sin), "tan": q(np.tan), "pow_": q(lambda a, b: a ** b),
             "lgamma": _lgamma_py, "trunc": trunc, "floor": floor, "wide": lambda x: x,
             "single": _single_py}

@@ -1,6 +1,6 @@
 """Registry declarations of the gamma, Bessel and normal-distribution family: lgamma, digamma,
-polygamma, i0/i0e/i1/i1e, ndtri, entr, xlog1py and zeta (a kernel without derivative; the
-wrapper in ``special_functions`` records its node).
+polygamma, i0/i0e/i1/i1e, ndtri, erfcx, log_ndtr, entr, xlog1py and zeta (a kernel without
+derivative; the wrapper in ``special_functions`` records its node).
 
 One of the topic modules ``elementwise.py`` imports. The functions with loops (digamma, ...)
 are vocabulary names bound per target (``ops/special_scalar.py``); formulas and node names
@@ -94,6 +94,24 @@ class _ndtri:
 
     def da(g, out):
         return g * lit(out, 2.5066282746310002) * exp(out * out / lit(out, 2.0))
+
+
+@elementwise(node="SpecialErfcxBackward0", dtype="float", name="special_erfcx")
+class _erfcx:
+    def f(a):
+        return erfcx(a)
+
+    def da(g, a, out):
+        return (lit(a, 2.0) * a * out - lit(a, 1.1283791670955126)) * g
+
+
+@elementwise(node="SpecialLogNdtrBackward0", dtype="float", name="special_log_ndtr")
+class _log_ndtr:
+    def f(a):
+        return log_ndtr(a)
+
+    def da(g, a, out):
+        return g / lit(a, 2.5066282746310002) * exp(-(out + a * a / lit(a, 2.0)))
 
 
 @elementwise(node="SpecialEntrBackward0", dtype="float", name="special_entr")

@@ -48,7 +48,8 @@ SCALAR_VOCABULARY = (
     "gcd", "nextafter",
     # gamma, Bessel and normal-quantile functions (ports of ATen's Math.h with loops and
     # branches, in ops/special_scalar.py): lgamma is libm's; polygamma(n, x) takes n in x's type
-    "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
+    "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri", "erfcx",
+    "log_ndtr",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

@@ -1,8 +1,8 @@
 """User-facing gamma, Bessel and normal-distribution functions over ``elementwise_gamma``'s
 declarations: ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``i0`` and the
 ``torch.special`` ones jitgrad had no op for (``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``,
-``entr``, ``xlog1py``, ``zeta``), with PyTorch's argument checks and node names; ``install()``
-adds the Tensor methods and their in-place forms."""
+``entr``, ``xlog1py``, ``zeta``, ``erfcx``, ``log_ndtr``), with PyTorch's argument checks and
+node names; ``install()`` adds the Tensor methods and their in-place forms."""
 from __future__ import annotations
 
 import math
@@ -16,7 +16,7 @@ from .registry import OPS
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "special_i0e", "special_i1",
            "special_i1e", "special_ndtri", "special_ndtr", "special_entr", "special_xlog1py",
-           "special_zeta", "install"]
+           "special_zeta", "special_erfcx", "special_log_ndtr", "install"]
 
 lgamma = _unary("lgamma")
 digamma = _unary("digamma")
@@ -26,6 +26,8 @@ special_i1 = _unary("special_i1")
 special_i1e = _unary("special_i1e")
 special_ndtri = _unary("special_ndtri")
 special_entr = _unary("special_entr")
+special_erfcx = _unary("special_erfcx")
+special_log_ndtr = _unary("special_log_ndtr")
 
 
 def polygamma(n, input):

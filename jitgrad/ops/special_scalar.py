@@ -1,14 +1,17 @@
 """Scalar kernels of the gamma, Bessel and normal-quantile functions: ports of ATen's
 ``aten/src/ATen/native/Math.h`` (``calc_digamma``, ``trigamma``, ``zeta``/``calc_polygamma``,
 ``calc_i0``/``calc_i0e``/``calc_i1``/``calc_i1e`` with their Chebyshev coefficients,
-``calc_ndtri``), so values match PyTorch's to a few ulps.
+``calc_ndtri``, ``calc_erfcx``/``erfcx_y100`` with ``special_erfcx_table``, ``calc_log_ndtr``),
+so values match PyTorch's to a few ulps (bit for bit on the CPU where ATen's own arithmetic is
+reproduced: its compilers contract ``a + b * c`` into fma, which is written out here).
 
 They need loops and branches, so they are not scalar bodies but vocabulary functions
 (``registry.SCALAR_VOCABULARY``), written once here and bound per target by ``bind(env, jit)``:
 each function is re-created with ``env`` as its globals and wrapped in the target's ``jit``
 (``numba.njit`` on the CPU, a device function on CUDA, nothing under the simulator or for the
 Python-scalar fallbacks of ``tensor_env``). ``env`` names the math they call (``exp``, ``log``,
-``sqrt``, ``sin``, ``tan``, ``pow_``, ``lgamma``, ``trunc``, ``floor``), ``lit`` (a constant, or a
+``sqrt``, ``sin``, ``tan``, ``pow_``, ``lgamma``, ``trunc``, ``floor``, ``log1p``, ``erfc``,
+``fma``, ``erfcx_coeff``), ``lit`` (a constant, or a
 cast, in its first argument's type), ``wide`` (to ATen's CPU accumulate type: float64 for
 float32 on the CPU, the identity on CUDA, where PyTorch's acc type of float is float) and
 ``single`` (true for float32 operands: ATen has shorter float coefficient tables for i1/i1e).
@@ -24,7 +27,8 @@ import types
 __all__ = ["bind", "NAMES"]
 
 #: the vocabulary names this module provides
-NAMES = ("digamma", "trigamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri")
+NAMES = ("digamma", "trigamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri", "erfcx",
+         "log_ndtr")
 
 _PI = 3.14159265358979323846
 
@@ -309,8 +313,60 @@ def ndtri(y0):
     return -x if code else x
 
 
-_FUNCTIONS = (_digamma_positive, digamma, trigamma, _zeta_acc, zeta, polygamma, i0, i0e,
-              _i1e_small, _i1e_large, i1, i1e, ndtri)
+def _erfcx_y100(y100):
+    """ATen's 100-piece Chebyshev fit; ``erfcx_coeff(like, k, j)`` is the target's table read
+    (in ``like``'s type). ATen's literals are double, so its CPU float kernel evaluates the
+    polynomial in double (``wide``)."""
+    k = int(y100)
+    if k < 0 or k >= 100:
+        return lit(y100, 1.0)  # y100 == 100: |x| below 4 eps, erfcx(x) == 1 to 1e-15
+    t = lit(y100, 2.0) * y100 - lit(y100, 2 * k + 1)
+    tw = wide(t)
+    r = erfcx_coeff(tw, k, 6)
+    for j in range(5, -1, -1):
+        r = fma(r, tw, erfcx_coeff(tw, k, j))
+    return lit(y100, r)
+
+
+def erfcx(x):
+    """exp(x^2) erfc(x) (ATen's calc_erfcx, from the Faddeeva package)."""
+    if x != x:
+        return x
+    if x >= lit(x, 0.0):
+        if x > lit(x, 50.0):  # continued-fraction expansion
+            if x > lit(x, 5e7):
+                return lit(x, 0.56418958354775628694807945156) / x
+            # x * x in T, the rest in double on ATen's CPU (double literals; contracted)
+            xw = wide(x)
+            xx = wide(x * x)
+            if single(x):
+                a = xx + lit(xw, 4.5)
+                c = xx + lit(xw, 5.0)
+            else:
+                a = fma(xw, xw, lit(xw, 4.5))
+                c = fma(xw, xw, lit(xw, 5.0))
+            num = wide(lit(x, 0.56418958354775628694807945156)) * fma(xx, a, lit(xw, 2.0))
+            return lit(x, num / (xw * fma(xx, c, lit(xw, 3.75))))
+        return _erfcx_y100(lit(x, 400.0) / (lit(x, 4.0) + x))
+    if x < lit(x, -26.7):
+        return lit(x, 1.0) / lit(x, 0.0)
+    # C's exp (double) of x * x on ATen's CPU
+    e = lit(wide(x), 2.0) * exp(wide(x * x))
+    if x < lit(x, -6.1):
+        return lit(x, e)
+    return lit(x, e - wide(_erfcx_y100(lit(x, 400.0) / (lit(x, 4.0) - x))))
+
+
+def log_ndtr(x):
+    """log of the standard normal CDF (ATen's calc_log_ndtr)."""
+    t = x * lit(x, 0.70710678118654752440)
+    if x < lit(x, -1.0):
+        return log(erfcx(-t) / lit(x, 2.0)) - t * t
+    return log1p(-erfc(t) / lit(x, 2.0))
+
+
+_FUNCTIONS = (_erfcx_y100, erfcx, log_ndtr, _digamma_positive, digamma, trigamma, _zeta_acc,
+              zeta, polygamma, i0, i0e, _i1e_small, _i1e_large, i1, i1e, ndtri)
 
 
 def _zeta_denominator_source():

@@ -81,6 +81,8 @@ def _namespace():
         "zeta": _lift2(SF.special_zeta, P["zeta"]), "i0": _lift(SF.i0, P["i0"]),
         "i0e": _lift(SF.special_i0e, P["i0e"]), "i1": _lift(SF.special_i1, P["i1"]),
         "i1e": _lift(SF.special_i1e, P["i1e"]), "ndtri": _lift(SF.special_ndtri, P["ndtri"]),
+        "erfcx": _lift(SF.special_erfcx, P["erfcx"]),
+        "log_ndtr": _lift(SF.special_log_ndtr, P["log_ndtr"]),
         # integer-only and never differentiated: bound for completeness (Python ints)
         "lshift": _lift2(S.bitwise_left_shift,
                          lambda a, b: (a << b) if 0 <= b < 64 else 0),

@@ -40,6 +40,8 @@ CASES = {
     "ndtri": (lambda x: jg.special.ndtri(x), UNIT),
     "ndtr": (lambda x: jg.special.ndtr(x), BESSEL),
     "entr": (lambda x: jg.special.entr(x), POS),
+    "erfcx": (lambda x: jg.special.erfcx(x * 20 - 3), UNIT),
+    "log_ndtr": (lambda x: jg.special.log_ndtr(x * 6 - 4), UNIT),
     "xlog1py": (lambda x: jg.special.xlog1py(x, x.flip(1)) + jg.special.xlog1py(x, 0.5), POS),
     "zeta": (lambda x: jg.special.zeta(3.0, x) + jg.special.zeta(x.detach() + 2, x), POS),
 }
@@ -73,6 +75,7 @@ def test_special_values_and_in_place_on_the_device(device):
     x = np.array([-np.inf, -2.0, -0.0, 0.0, np.inf, np.nan])
     for fn in (lambda t: t.lgamma(), lambda t: t.digamma(), lambda t: t.polygamma(2),
                lambda t: t.i0(), lambda t: jg.special.i1e(t), lambda t: jg.special.ndtri(t),
+               lambda t: jg.special.erfcx(t), lambda t: jg.special.log_ndtr(t),
                lambda t: t.clone().lgamma_(), lambda t: t.clone().polygamma_(1)):
         cpu, dev = fn(jg.tensor(x)), fn(jg.tensor(x, device="cuda"))
         assert dev.is_cuda
