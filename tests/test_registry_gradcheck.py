@@ -175,8 +175,14 @@ REFERENCE = {
                                            lambda s: RNG.integers(0, 8, s)), {}),
     "bitwise_right_shift": (np.right_shift, (lambda s: RNG.integers(-100, 100, s),
                                              lambda s: RNG.integers(0, 8, s)), {}),
+    # elementwise_numeric: gcd/lcm integer-only (small values: lcm stays inside int8), ldexp's
+    # forward (its node is recorded by ops/numeric.py), nextafter (gradient 1 / 0 off a == b)
+    "gcd": (np.gcd, (lambda s: RNG.integers(-6, 7, s), lambda s: RNG.integers(-6, 7, s)), {}),
+    "lcm": (np.lcm, (lambda s: RNG.integers(-6, 7, s), lambda s: RNG.integers(-6, 7, s)), {}),
+    "ldexp": (lambda a, b: a * np.power(a.dtype.type(2), b), (ANY, ANY), {}),
+    "nextafter": (np.nextafter, (ANY, ANY), {}),
 }
-INTEGER_OPS = {"bitwise_left_shift", "bitwise_right_shift"}
+INTEGER_OPS = {"bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm"}
 
 # broadcasting: (3, 4) against (4,), (3, 1) and a 0-d tensor
 BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3), ())]
