@@ -184,7 +184,7 @@ if not SIMULATOR:
         # ATen's calc_gcd: Euclid's loop on the absolute values
         a = abs(a)
         b = abs(b)
-        while a != lit(a, 0):
+        while (a != lit(a, 0)) & (a == a):  # a NaN (float variants only) ends it
             c = a
             a = b % a
             b = c
@@ -319,7 +319,7 @@ else:
         with np.errstate(all="ignore"):
             a = abs(a)
             b = abs(b)
-            while a != 0:
+            while (a != 0) & (a == a):  # a NaN (float variants only) ends it
                 a, b = b % a, a
             return b
 
