@@ -11,7 +11,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .elementwise_call import call
-from .functional_args import _check, _overload_error, _unary, _wrapped
+from .functional_args import _check, _not_implemented, _overload_error, _unary, _wrapped
 from .registry import OPS
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "special_i0e", "special_i1",
@@ -24,10 +24,23 @@ i0 = _unary("i0")
 special_i0e = _unary("special_i0e")
 special_i1 = _unary("special_i1")
 special_i1e = _unary("special_i1e")
-special_ndtri = _unary("special_ndtri")
 special_entr = _unary("special_entr")
-special_erfcx = _unary("special_erfcx")
-special_log_ndtr = _unary("special_log_ndtr")
+
+
+def _no_half_on_cpu(fn, kernel):
+    """``fn`` refusing a float16 CPU tensor as PyTorch does (its CPU kernel is dispatched for
+    float32/float64 only)."""
+    def checked(input):
+        if isinstance(input, Tensor) and input.dtype is D.float16 and input.device.type == "cpu":
+            raise _not_implemented(kernel, input.dtype)
+        return fn(input)
+    checked.__name__ = checked.__qualname__ = fn.__name__
+    return checked
+
+
+special_ndtri = _no_half_on_cpu(_unary("special_ndtri"), "ndtri_cpu")
+special_erfcx = _no_half_on_cpu(_unary("special_erfcx"), "erfcx_cpu")
+special_log_ndtr = _no_half_on_cpu(_unary("special_log_ndtr"), "log_ndtr_cpu")
 
 
 def polygamma(n, input):
@@ -131,6 +144,9 @@ def special_zeta(input, other):
             _overload_error("special_zeta", input, other)
         _check(input, "special_zeta", 1, "self")
         x, q, kind, slots = _wrapped(input, other), other, 1, (None, other)
+    ct = D.result_type(x, q)
+    if ct is D.float16 and x.device.type == "cpu":
+        raise _not_implemented("zeta_cpu", ct)
     with grad_mode.no_grad():
         out = call(OPS["special_zeta"], x, q)
     return record(f"SpecialZetaBackward{kind}", slots, out._data, _zeta_backward(x, q))
