@@ -19,6 +19,18 @@ def D(T):
     return T.distributions
 
 
+@pytest.fixture(autouse=True)
+def _validation_on_by_default():
+    """Each test starts from PyTorch's default (validation on): ``torch.compile``, which an
+    earlier test file calls, switches torch.distributions' validation off for the process."""
+    saved = [lib.distributions.Distribution._validate_args for lib in (torch, jitgrad)]
+    for lib in (torch, jitgrad):
+        lib.distributions.Distribution.set_default_validate_args(True)
+    yield
+    for lib, value in zip((torch, jitgrad), saved):
+        lib.distributions.Distribution.set_default_validate_args(value)
+
+
 # ------------------------------------------------------------------ seeded samples, bit for bit
 
 def _loc_scale(T, dt):
