@@ -19,7 +19,10 @@ BINARY = [n for n in DIFF_OPS if len(OPS[n].inputs) == 2]
 # operands that must be positive for the op to be finite (inputs by name)
 POSITIVE = {"log": "a", "log1p": "a", "sqrt": "a", "rsqrt": "a", "pow": "a", "reciprocal": "a",
             "div": "b", "pow_tensor": "a", "log2": "a", "log10": "a", "pow_sqrt": "a",
-            "xlogy": "b", "rxlogy": "a"}
+            "xlogy": "b", "rxlogy": "a",
+            # unary ops: "a" is their one operand whatever its name (poles at 0, -1, ...;
+            # log1p needs > -1)
+            "polygamma": "a", "special_rxlog1py": "a"}
 # ops whose input must stay small (overflow / poles)
 BOUNDED = {"exp", "expm1", "tan", "rpow", "pow_tensor", "square", "reciprocal", "sinh", "cosh",
            "exp2"}
@@ -41,6 +44,9 @@ AUX = {
     "addcmul": {"value": 0.5},
     "addcdiv": {"value": 0.5},
     "nan_to_num": {"nan": 0.0, "posinf": 10.0, "neginf": -10.0},
+    "polygamma": {"order": 1.0},
+    "special_rxlog1py": {"base": 1.3},
+    "special_xlog1py_scalar": {"other": 0.7},
 }
 
 
