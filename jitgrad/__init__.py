@@ -188,6 +188,9 @@ BoolTensor = _legacy_tensor_type("BoolTensor", _dtype.bool_)
 
 
 def is_floating_point(input) -> bool:
+    if not isinstance(input, Tensor):
+        raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, "
+                        f"not {type(input).__name__}")
     return input.is_floating_point()
 
 

@@ -181,6 +181,8 @@ def test_is_nonzero(value):
 def test_is_complex_resolve():
     assert_parity(lambda T, x: (T.is_complex(x), x.is_complex(), T.is_conj(x), x.is_neg()), X)
     assert_parity(lambda T, x: T.is_complex(1), X)
+    assert_parity(lambda T, x: (T.is_floating_point(x), T.is_floating_point(x.long())), X)
+    assert_parity(lambda T, x: T.is_floating_point(1), X)
     assert_parity(lambda T, x: T.is_nonzero(1), X)
     assert_parity(lambda T, x: (T.resolve_conj(x) is x, x.resolve_neg() is x,
                                 T.resolve_neg(x) is x, x.resolve_conj()), X, grad=True)
