@@ -185,3 +185,37 @@ def test_shape_inplace_errors_and_corners(case):
                 a.unsqueeze_(0)
             record("a", a)
     check_observations(scenario)
+
+
+# ----------------------------------------------------------------------------- scalar conversion
+# PyTorch converts a fill value to the tensor's dtype with its overflow check (Scalar.to<T>):
+# out of range raises (1e300 into float32, 300 into int8, NaN into int64), -1 into uint8 wraps,
+# infinities and NaN pass into floats, float16 overflows to inf silently
+
+FILLS = {
+    "fill_ f32 1e300": lambda T: T.zeros(1).fill_(1e300),
+    "fill_ f32 max": lambda T: T.zeros(1).fill_(3.4028234663852886e+38),
+    "fill_ f32 -inf": lambda T: T.zeros(1).fill_(float("-inf")),
+    "fill_ f32 nan": lambda T: T.zeros(1).fill_(float("nan")),
+    "fill_ i8 300": lambda T: T.zeros(1, dtype=T.int8).fill_(300),
+    "fill_ u8 -1": lambda T: T.zeros(1, dtype=T.uint8).fill_(-1),
+    "fill_ i64 1.5": lambda T: T.zeros(1, dtype=T.int64).fill_(1.5),
+    "fill_ i64 nan": lambda T: T.zeros(1, dtype=T.int64).fill_(float("nan")),
+    "fill_ bool 2": lambda T: T.zeros(2, dtype=T.bool).fill_(2),
+    "fill_ i32 True": lambda T: T.zeros(2, dtype=T.int32).fill_(True),
+    "fill_ f16 1e5": lambda T: T.zeros(1, dtype=T.float16).fill_(1e5),
+    "fill_ in a graph": lambda T: (T.ones(2, requires_grad=True) * 1).fill_(2.0),
+    "full f32 1e300": lambda T: T.full((1,), 1e300, dtype=T.float32),
+    "full_like f32 1e300": lambda T: T.full_like(T.zeros(1), 1e300),
+    "new_full f32 1e300": lambda T: T.zeros(1).new_full((1,), 1e300),
+    "masked_fill f32 1e300": lambda T: T.zeros(1).masked_fill(T.tensor([True]), 1e300),
+    "index_fill f32 1e300": lambda T: T.zeros(2).index_fill(0, T.tensor([0]), 1e300),
+    "index_fill i8 300": lambda T: T.zeros(2, dtype=T.int8).index_fill(0, T.tensor([0]), 300),
+    "index_fill u8 -1": lambda T: T.zeros(2, dtype=T.uint8).index_fill(0, T.tensor([0]), -1),
+    "index_fill i64 2.5": lambda T: T.zeros(2, dtype=T.int64).index_fill(0, T.tensor([0]), 2.5),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FILLS))
+def test_scalar_fill_conversion(case):
+    assert_parity(lambda T, _: FILLS[case](T), np.zeros(1), where=case)

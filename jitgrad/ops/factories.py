@@ -62,8 +62,17 @@ def _fill_scalar(fill_value, name="full"):
                     f"{type(fill_value).__name__}")
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _checked_fill(fill_value, dt):
-    """The fill value converted to ``dt`` with PyTorch's overflow check (Scalar.to<T>)."""
+    """The fill value converted to ``dt`` with PyTorch's overflow check (Scalar.to<T>): finite
+    values beyond float32's range are refused for float32 (infinities and NaN pass)."""
+    if dt is D.float32 and isinstance(fill_value, (numbers.Real, np.floating)):
+        v = float(fill_value)
+        if _FLOAT32_MAX < abs(v) < float("inf"):
+            raise RuntimeError("value cannot be converted to type float without overflow")
+        return fill_value
     if dt.is_floating_point or dt is D.bool_:
         return fill_value
     v = fill_value.item() if isinstance(fill_value, np.generic) else fill_value

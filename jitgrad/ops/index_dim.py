@@ -267,6 +267,9 @@ def index_fill(input, dim, index, value):
         tvalue = value
         value = value.item() if value._data.__class__ is np.ndarray or \
             x.__class__ is np.ndarray else value.detach()
+    else:
+        from .factories import _checked_fill  # PyTorch's Scalar.to<T> overflow check
+        value = _checked_fill(value, input.dtype)
     _same_device(input, index)
     idx = idx.reshape(-1)
     data = _fresh_copy(x)

@@ -340,6 +340,11 @@ def fill_(self, value):
                                f"with {value.ndim} dimensions.")
         tensor_value = value
         value = value.item()
+    else:
+        # PyTorch's checked conversion of the scalar to self's dtype (300 into int8 raises,
+        # -1 into uint8 wraps, 1e300 into float32 raises)
+        from .factories import _checked_fill
+        value = _checked_fill(value, self.dtype)
     # fill_(Tensor) on the value's device is PyTorch's copy_, which refuses a written-to tensor
     # whose elements overlap (fill_(Scalar) does not)
     overlap = tensor_value is not None and \
@@ -352,12 +357,14 @@ def fill_(self, value):
         if self._data.__class__ is not np.ndarray:
             _device_write(self._data, value)
         else:
-            try:
-                self._data[...] = value
-            except ValueError:
-                if not _make_writable(self, False):
-                    raise
-                self._data[...] = value
+            # beyond float16's range: inf, silently (PyTorch's half conversion)
+            with np.errstate(over="ignore"):
+                try:
+                    self._data[...] = value
+                except ValueError:
+                    if not _make_writable(self, False):
+                        raise
+                    self._data[...] = value
         self._vc.value += 1
         return self
     if self._data.__class__ is not np.ndarray:
