@@ -181,6 +181,10 @@ REFERENCE = {
     "lcm": (np.lcm, (lambda s: RNG.integers(-6, 7, s), lambda s: RNG.integers(-6, 7, s)), {}),
     "ldexp": (lambda a, b: a * np.power(a.dtype.type(2), b), (ANY, ANY), {}),
     "nextafter": (np.nextafter, (ANY, ANY), {}),
+    # an LSTM step's fused gate arithmetic (ops/elementwise_rnn.py)
+    "lstm_cell_state": (lambda i, f, g, c: sp.expit(f) * c + sp.expit(i) * np.tanh(g),
+                        (ANY, ANY, ANY, ANY), {}),
+    "lstm_cell_hidden": (lambda o, c: sp.expit(o) * np.tanh(c), (ANY, ANY), {}),
 }
 INTEGER_OPS = {"bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm"}
 
@@ -188,9 +192,12 @@ INTEGER_OPS = {"bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm"}
 BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3), ())]
 TERNARY_SHAPES = [((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((2, 3), (), (3,))]
 UNARY_SHAPES = [(3, 4), (5,), ()]
+QUATERNARY_SHAPES = [((3, 4),) * 4, ((3, 4), (4,), (3, 1), ())]
 
 
 def _shapes(op):
+    if len(op.inputs) == 4:
+        return QUATERNARY_SHAPES
     if len(op.inputs) == 3:
         return TERNARY_SHAPES
     return BINARY_SHAPES if len(op.inputs) == 2 else [(s,) for s in UNARY_SHAPES]

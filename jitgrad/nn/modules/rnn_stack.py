@@ -16,10 +16,13 @@ license; its terms apply to the ported parts.
 """
 from __future__ import annotations
 
+from ...ops.elementwise_call import call
+from ...ops.registry import OPS
 from ...ops.shape_join import cat, stack
 from .. import functional as F
 
-__all__ = ["CellParams", "tanh_cell", "relu_cell", "lstm_cell", "gru_cell", "run_stack",
+__all__ = ["CellParams", "tanh_cell", "relu_cell", "lstm_cell", "lstm_layer_cell", "gru_cell",
+           "run_stack",
            "check_cell_input", "check_cell_hidden"]
 
 
@@ -57,6 +60,20 @@ def lstm_cell(input_w, hidden, params):
     ingate, forgetgate, outgate = ingate.sigmoid(), forgetgate.sigmoid(), outgate.sigmoid()
     cy = forgetgate * cx + ingate * cellgate.tanh()
     hy = outgate * cy.tanh()
+    return params.matmul_hr(hy), cy
+
+
+_LSTM_STATE, _LSTM_HIDDEN = OPS["lstm_cell_state"], OPS["lstm_cell_hidden"]
+
+
+def lstm_layer_cell(input_w, hidden, params):
+    """``lstm_cell`` with the gate arithmetic as two fused ops (``ops/elementwise_rnn.py``): the
+    same values and gradients, 2 nodes a step instead of 9. Used inside ``LSTM``'s layers, whose
+    outputs are stacked; ``LSTMCell`` returns ``lstm_cell``'s own nodes (PyTorch's names)."""
+    hx, cx = hidden
+    ingate, forgetgate, cellgate, outgate = (params.linear_hh(hx) + input_w).chunk(4, 1)
+    cy = call(_LSTM_STATE, ingate, forgetgate, cellgate, cx)
+    hy = call(_LSTM_HIDDEN, outgate, cy)
     return params.matmul_hr(hy), cy
 
 
