@@ -6,8 +6,6 @@ holds a singular matrix, because NumPy's batched routines raise without saying w
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import blas as _blas
-from scipy.linalg import lapack as _lapack
 
 from .. import _dtype as D
 
@@ -109,7 +107,8 @@ def lu_solve_info(A: np.ndarray, B: np.ndarray):
             return np.linalg.solve(A, B), info
     except np.linalg.LinAlgError:
         pass
-    getrf, getrs = _lapack.get_lapack_funcs(("getrf", "getrs"), (A,))
+    from scipy.linalg import lapack  # on first use: SciPy adds ~0.25 s to import jitgrad
+    getrf, getrs = lapack.get_lapack_funcs(("getrf", "getrs"), (A,))
     flat = info.reshape(-1)
     for i, a in enumerate(_stack(A0)):
         flat[i] = getrf(a)[2]
@@ -146,7 +145,8 @@ def cholesky_info(A: np.ndarray, upper: bool):
         with np.errstate(all="ignore"):
             Lf = np.linalg.cholesky(A, upper=upper)
     except np.linalg.LinAlgError:
-        potrf = _lapack.get_lapack_funcs("potrf", (A,))
+        from scipy.linalg import lapack
+        potrf = lapack.get_lapack_funcs("potrf", (A,))
         As = _stack(A)
         Lf = np.empty_like(As)
         flat = info.reshape(-1)
@@ -165,7 +165,8 @@ def cholesky_info(A: np.ndarray, upper: bool):
 
 def triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, left: bool, unit: bool):
     """BLAS trsm per matrix (no singularity check: zero pivots give inf/NaN, as PyTorch's)."""
-    trsm = _blas.get_blas_funcs("trsm", (A,))
+    from scipy.linalg import blas
+    trsm = blas.get_blas_funcs("trsm", (A,))
     As, Bs = _stack(A), _stack(B)
     X = np.empty_like(Bs)
     with np.errstate(all="ignore"):
