@@ -5,7 +5,6 @@ warnings and errors word for word."""
 import numpy as np
 import pytest
 
-import jitgrad
 from tests._parity import assert_grad_parity, assert_parity, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
@@ -289,9 +288,3 @@ def test_unique_consecutive(kw, data, dim):
 def test_unique_consecutive_edges(fn):
     assert_parity(fn)
 
-
-def test_unique_consecutive_cuda_refused():
-    if not jitgrad.cuda.is_available():
-        pytest.skip("no CUDA device (or simulator)")
-    with pytest.raises(NotImplementedError, match="unique_consecutive"):
-        jitgrad.tensor([1, 1, 2], device="cuda").unique_consecutive()
