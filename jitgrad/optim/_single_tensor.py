@@ -68,6 +68,26 @@ def init_step(p, capturable):
     return new_scalar(p, 0.0, capturable)
 
 
+def params_with_grad(opt, group, buffers, scalars=()):
+    """The group's parameters that have a gradient, each one's state made on first use as
+    PyTorch's ``_init_group`` makes it, in its key order (``state_dict`` keeps it): ``step``,
+    the 0-d ``scalars`` ((name, initial value) pairs), a zero buffer per name in ``buffers``."""
+    from ..ops.basic import zeros_like
+    params = []
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        params.append(p)
+        state = opt.state[p]
+        if len(state) == 0:
+            state["step"] = init_step(p, group["capturable"])
+            for name, value in scalars:
+                state[name] = new_scalar(p, value, group["capturable"])
+            for name in buffers:
+                state[name] = zeros_like(p.detach())
+    return params
+
+
 def check_capturable(p, *scalars, names="params and state_steps", xla=True):
     """PyTorch's check that a capturable step runs where graphs can be captured."""
     devices = CAPTURABLE_DEVICES if xla else CAPTURABLE_DEVICES[:-1]

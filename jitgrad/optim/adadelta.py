@@ -2,13 +2,12 @@
 tensor ops (``_single_tensor``); capturable keeps the (unread) step count on the device."""
 from __future__ import annotations
 
-from ..ops.basic import zeros_like
 from ._single_tensor import (
     addcmul_,
     check_capturable,
     check_lr,
     grad_for_differentiable,
-    init_step,
+    params_with_grad,
     scalar,
     setstate_scalars,
     to_scalar_lr,
@@ -39,17 +38,7 @@ class Adadelta(Optimizer):
                                 "capturable": False})
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = init_step(p, group["capturable"])
-                state["square_avg"] = zeros_like(p.detach())
-                state["acc_delta"] = zeros_like(p.detach())
-        return params
+        return params_with_grad(self, group, ("square_avg", "acc_delta"))
 
     @grad_for_differentiable
     def step(self, closure=None):

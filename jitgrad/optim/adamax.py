@@ -2,7 +2,6 @@
 in jitgrad tensor ops (``_single_tensor``), capturable on CUDA (the step stays on the device)."""
 from __future__ import annotations
 
-from ..ops.basic import zeros_like
 from ..ops.functional import maximum
 from ..ops.shape_join import cat
 from ._single_tensor import (
@@ -10,8 +9,8 @@ from ._single_tensor import (
     check_capturable,
     check_lr,
     grad_for_differentiable,
-    init_step,
     lerp_,
+    params_with_grad,
     scalar,
     setstate_scalars,
     to_scalar_lr,
@@ -44,17 +43,7 @@ class Adamax(Optimizer):
                                 "capturable": False})
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = init_step(p, group["capturable"])
-                state["exp_avg"] = zeros_like(p.detach())
-                state["exp_inf"] = zeros_like(p.detach())
-        return params
+        return params_with_grad(self, group, ("exp_avg", "exp_inf"))
 
     @grad_for_differentiable
     def step(self, closure=None):

@@ -3,16 +3,14 @@ single-tensor update op by op in jitgrad tensor ops (``_single_tensor``), captur
 (``step`` and ``mu_product`` stay on the device)."""
 from __future__ import annotations
 
-from ..ops.basic import zeros_like
 from ._single_tensor import (
     addcdiv_,
     addcmul_,
     check_capturable,
     check_lr,
     grad_for_differentiable,
-    init_step,
     lerp_,
-    new_scalar,
+    params_with_grad,
     scalar,
     setstate_scalars,
     to_scalar_lr,
@@ -51,18 +49,8 @@ class NAdam(Optimizer):
                          keys=("step", "mu_product"))
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = init_step(p, group["capturable"])
-                state["mu_product"] = new_scalar(p, 1.0, group["capturable"])
-                state["exp_avg"] = zeros_like(p.detach())
-                state["exp_avg_sq"] = zeros_like(p.detach())
-        return params
+        return params_with_grad(self, group, ("exp_avg", "exp_avg_sq"),
+                                scalars=(("mu_product", 1.0),))
 
     @grad_for_differentiable
     def step(self, closure=None):

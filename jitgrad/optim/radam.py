@@ -3,15 +3,14 @@ op by op in jitgrad tensor ops (``_single_tensor``), capturable on CUDA (the ste
 device and the rectification becomes a ``where``)."""
 from __future__ import annotations
 
-from ..ops.basic import zeros_like
 from ..ops.functional import where
 from ._single_tensor import (
     addcmul_,
     check_capturable,
     check_lr,
     grad_for_differentiable,
-    init_step,
     lerp_,
+    params_with_grad,
     setstate_scalars,
     to_scalar_lr,
 )
@@ -45,17 +44,7 @@ class RAdam(Optimizer):
                                 "decoupled_weight_decay": False, "capturable": False})
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = init_step(p, group["capturable"])
-                state["exp_avg"] = zeros_like(p.detach())
-                state["exp_avg_sq"] = zeros_like(p.detach())
-        return params
+        return params_with_grad(self, group, ("exp_avg", "exp_avg_sq"))
 
     @grad_for_differentiable
     def step(self, closure=None):

@@ -2,15 +2,14 @@
 op in jitgrad tensor ops (``_single_tensor``), for CPU and CUDA parameters alike."""
 from __future__ import annotations
 
-from ..ops.basic import zeros_like
 from ._single_tensor import (
     addcdiv_,
     addcmul_,
     check_capturable,
     check_lr,
     grad_for_differentiable,
-    init_step,
     lerp_,
+    params_with_grad,
     scalar,
     setstate_scalars,
     to_scalar_lr,
@@ -46,20 +45,12 @@ class RMSprop(Optimizer):
                                 "capturable": False})
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = init_step(p, group["capturable"])
-                state["square_avg"] = zeros_like(p.detach())
-                if group["momentum"] > 0:
-                    state["momentum_buffer"] = zeros_like(p.detach())
-                if group["centered"]:
-                    state["grad_avg"] = zeros_like(p.detach())
-        return params
+        buffers = ["square_avg"]
+        if group["momentum"] > 0:
+            buffers.append("momentum_buffer")
+        if group["centered"]:
+            buffers.append("grad_avg")
+        return params_with_grad(self, group, buffers)
 
     @grad_for_differentiable
     def step(self, closure=None):
