@@ -202,11 +202,6 @@ def test_warnings_and_affine_errors():
                                                                align_corners=False), theta)
 
 
-def test_five_d_input_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="5-D"):
-        F.grid_sample(jt.zeros(1, 1, 2, 2, 2), jt.zeros(1, 1, 1, 1, 3), align_corners=False)
-
-
 def test_second_derivative_is_refused_clearly():
     x = jt.randn(1, 1, 3, 3, requires_grad=True)
     g = jt.zeros(1, 1, 1, 2, requires_grad=True)

@@ -8,9 +8,10 @@ and the PyTorch contributors, BSD 3-Clause license; its terms apply to the porte
 * ``affine_grid`` is ATen's ``affine_grid_generator`` composed from recorded ops (a base grid of
   ``linspace`` rows times ``theta`` by ``bmm``) and shown as one ``AffineGridGeneratorBackward0``
   node; its gradient is the composition's.
-* ``grid_sample`` (4-D input) runs ``_sampling_kernels`` (one declaration, rendered by
-  ``_sampling_arrays`` for Numba on the CPU and numba-cuda on the device) and records
-  ``GridSampler2DBackward0``, whose backward is one kernel pass giving both the input's and the
+* ``grid_sample`` runs ``_sampling_kernels`` (4-D input) or ``_sampling3d_kernels`` (5-D:
+  trilinear/nearest, no bicubic), declarations rendered by ``_sampling_arrays`` for Numba on the
+  CPU and numba-cuda on the device, and records ``GridSampler2DBackward0`` /
+  ``GridSampler3DBackward0``, whose backward is one kernel pass giving both the input's and the
   grid's gradients.
 """
 from __future__ import annotations
@@ -137,11 +138,9 @@ def _check(input, grid, mode):
                            f"with sizes {_sizes(grid)}")
     if want == 5 and mode == 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if want == 5:
-        raise NotImplementedError("jitgrad: grid_sample of 5-D (volumetric) inputs is not "
-                                  "implemented; sample each depth slice with a 4-D grid")
     if not input.dtype.is_floating_point:
-        raise NotImplementedError('"grid_sampler_2d_cpu_kernel_impl" not implemented for '
+        kernel = "grid_sampler3d_cpu" if want == 5 else "grid_sampler_2d_cpu_kernel_impl"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{D.scalar_name(input.dtype)}'")
     if grid.dtype != input.dtype:
         raise RuntimeError(f"expected scalar type {D.scalar_name(input.dtype)} but found "
@@ -161,14 +160,15 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     m, p, ac = _MODES[mode], _PADDINGS[padding_mode], bool(align_corners)
     _check(input, grid, m)
     data = K.sample(input._data, grid._data, m, p, ac)
-    return record("GridSampler2DBackward0", (input, grid), data, _grid_sample_backward,
+    nd = input.dim() - 2
+    return record(f"GridSampler{nd}DBackward0", (input, grid), data, _grid_sample_backward,
                   save=(("input", input), ("grid", grid)),
-                  attrs={"mode": m, "padding": p, "align": ac})
+                  attrs={"mode": m, "padding": p, "align": ac, "nd": nd})
 
 
 def _second_order(node, *gs):
     raise NotImplementedError("jitgrad: the second derivative of grid_sample is not "
-                              "implemented (GridSampler2DBackwardBackward0)")
+                              f"implemented ({node.name()})")
 
 
 def _grid_sample_backward(node, g):
@@ -178,7 +178,7 @@ def _grid_sample_backward(node, g):
     gx, ggrid = K.sample_backward(g._data, x._data, grid._data, a["mode"], a["padding"],
                                   a["align"], need_x)
     if grad_mode.is_grad_enabled():  # create_graph: the results record a node of their own
-        gx, ggrid = record("GridSampler2DBackwardBackward0", (g, x, grid),
+        gx, ggrid = record(f"GridSampler{a['nd']}DBackwardBackward0", (g, x, grid),
                            [gx if gx is not None else ggrid, ggrid], _second_order)
         gx = gx if need_x else None
     else:
