@@ -185,6 +185,10 @@ REFERENCE = {
     "lstm_cell_state": (lambda i, f, g, c: sp.expit(f) * c + sp.expit(i) * np.tanh(g),
                         (ANY, ANY, ANY, ANY), {}),
     "lstm_cell_hidden": (lambda o, c: sp.expit(o) * np.tanh(c), (ANY, ANY), {}),
+    # a GRU step's fused gate arithmetic (RNN.cpp's GRUCell on the chunked projections)
+    "gru_cell": (lambda ir, iz, in_, hr, hz, hn, hx: (
+        (hx - np.tanh(in_ + hn * sp.expit(hr + ir))) * sp.expit(hz + iz)
+        + np.tanh(in_ + hn * sp.expit(hr + ir))), (ANY,) * 7, {}),
 }
 INTEGER_OPS = {"bitwise_left_shift", "bitwise_right_shift", "gcd", "lcm"}
 
@@ -193,9 +197,12 @@ BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3), ()
 TERNARY_SHAPES = [((3, 4), (3, 4), (3, 4)), ((3, 4), (4,), (3, 1)), ((2, 3), (), (3,))]
 UNARY_SHAPES = [(3, 4), (5,), ()]
 QUATERNARY_SHAPES = [((3, 4),) * 4, ((3, 4), (4,), (3, 1), ())]
+SEPTENARY_SHAPES = [((3, 4),) * 7, ((3, 4), (4,), (3, 1), (), (3, 4), (1, 4), (3, 4))]
 
 
 def _shapes(op):
+    if len(op.inputs) == 7:
+        return SEPTENARY_SHAPES
     if len(op.inputs) == 4:
         return QUATERNARY_SHAPES
     if len(op.inputs) == 3:

@@ -1,5 +1,6 @@
-"""The gate arithmetic of one LSTM time step, fused (``nn/modules/rnn_stack.py`` uses them in
-the ``LSTM`` layer loop; ``LSTMCell`` keeps the separate ops, whose node names PyTorch shows).
+"""The gate arithmetic of one LSTM or GRU time step, fused (``nn/modules/rnn_stack.py`` uses them
+in the ``LSTM``/``GRU`` layer loops; ``LSTMCell``/``GRUCell`` keep the separate ops, whose node
+names PyTorch shows on their outputs).
 
 Each body performs the floating-point operations of the separate ops in the same order
 (``sigmoid(f) * c + sigmoid(i) * tanh(g)``, then ``sigmoid(o) * tanh(c_new)``), and each VJP is
@@ -7,6 +8,8 @@ the chain of the separate ops' VJPs (mul, sigmoid, tanh), recomputing sigmoid/ta
 saved inputs, so values and gradients match the unfused graph bit for bit (a test checks it):
 ``lstm_cell_state`` gives each product a second use through NaN selects, which keeps LLVM's
 ``contract`` from turning the sum into an FMA (the separate ops round both products).
+``gru_cell`` does the same for ``i_n + h_n * r``, ``(hx - n) * z + n`` and, in its VJPs, for the
+accumulation ``g - g * z`` of the two gradients that reach ``n`` in the separate graph.
 """
 # ruff: noqa: N801 - op namespaces are named after the op, lower case like PyTorch's functions
 # ruff: noqa: F821 - scalar bodies use the vocabulary names, bound by each target at compile time
@@ -50,3 +53,72 @@ class lstm_cell_hidden:
 
     def dcy(g, outgate, cy):
         return g * sigmoid(outgate) * (lit(cy, 1.0) - tanh(cy) * tanh(cy))
+
+
+@elementwise(node="GruCellBackward0", dtype="float")
+class gru_cell:
+    """hy = (hx - n) * z + n, with r = sigmoid(h_r + i_r), z = sigmoid(h_z + i_z) and
+    n = tanh(i_n + h_n * r): RNN.cpp's GRUCell on the chunks of the input and hidden
+    projections. Each VJP repeats the forward's prologue (bodies cannot share a helper)."""
+
+    def f(i_r, i_z, i_n, h_r, h_z, h_n, hx):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        p = (hx - n) * z
+        return select(isnan(p), p, p + n)
+
+    # the separate graph's chain: add -> mul/sub (g * z to hx, g * (hx - n) to z, g - g * z to
+    # n: its two incoming gradients summed) -> tanh (1 - n * n) -> add/mul -> sigmoid -> add
+
+    def di_r(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        gz = g * z
+        gu = select(isnan(gz), gz, g - gz) * (lit(n, 1.0) - n * n)
+        return gu * h_n * r * (lit(r, 1.0) - r)
+
+    def dh_r(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        gz = g * z
+        gu = select(isnan(gz), gz, g - gz) * (lit(n, 1.0) - n * n)
+        return gu * h_n * r * (lit(r, 1.0) - r)
+
+    def di_z(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        return g * (hx - n) * z * (lit(z, 1.0) - z)
+
+    def dh_z(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        return g * (hx - n) * z * (lit(z, 1.0) - z)
+
+    def di_n(g, i_r, i_z, i_n, h_r, h_z, h_n):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        gz = g * z
+        return select(isnan(gz), gz, g - gz) * (lit(n, 1.0) - n * n)
+
+    def dh_n(g, i_r, i_z, i_n, h_r, h_z, h_n):
+        r = sigmoid(h_r + i_r)
+        z = sigmoid(h_z + i_z)
+        q = h_n * r
+        n = tanh(select(isnan(q), q, i_n + q))
+        gz = g * z
+        return select(isnan(gz), gz, g - gz) * (lit(n, 1.0) - n * n) * r
+
+    def dhx(g, i_z, h_z):
+        return g * sigmoid(h_z + i_z)

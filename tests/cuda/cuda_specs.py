@@ -1,4 +1,5 @@
-"""Every LoopSpec the elementwise registry can produce, with the dtypes each is compiled for.
+"""Every LoopSpec the elementwise registry can produce (a subset for ops with more than ``WIDE``
+operands), with the dtypes each is compiled for.
 
 ``forward_cases()`` / ``vjp_cases()`` yield :class:`Case` objects: the op, the array/scalar
 pattern, the spec (built by the core's own ``_forward_spec`` / ``_vjp_spec``, exactly as
@@ -62,11 +63,28 @@ class Case:
         return args
 
 
+# ops with more operands than this (gru_cell's 7) get all-array patterns and patterns with one
+# scalar, and VJP kernels for all inputs or one: every combination would be thousands of kernels
+WIDE = 5
+
+
 def _patterns(op):
     names = op.arg_names
+    if len(names) > WIDE:
+        yield tuple((n, "a") for n in names)
+        for s in names:
+            yield tuple((n, "s" if n == s else "a") for n in names)
+        return
     for kinds in itertools.product("as", repeat=len(names)):
         if "a" in kinds:
             yield tuple(zip(names, kinds))
+
+
+def _needs_subsets(op, arrays_in):
+    if len(op.arg_names) > WIDE:
+        return [tuple(arrays_in)] + [(a,) for a in arrays_in]
+    return [sub for r in range(1, len(arrays_in) + 1)
+            for sub in itertools.combinations(arrays_in, r)]
 
 
 def forward_cases():
@@ -84,13 +102,12 @@ def vjp_cases():
         for pat in _patterns(op):
             kind_of = dict(pat)
             arrays_in = [i for i in op.inputs if kind_of[i] == "a"]
-            for r in range(1, len(arrays_in) + 1):
-                for sub in itertools.combinations(arrays_in, r):
-                    needs = tuple(i in sub for i in op.inputs)
-                    kinds = dict(kind_of)
-                    kinds["g"] = "a"
-                    kinds["out"] = "a"
-                    yield Case(name, "vjp", pat, sub, _vjp_spec(op, needs, kinds))
+            for sub in _needs_subsets(op, arrays_in):
+                needs = tuple(i in sub for i in op.inputs)
+                kinds = dict(kind_of)
+                kinds["g"] = "a"
+                kinds["out"] = "a"
+                yield Case(name, "vjp", pat, sub, _vjp_spec(op, needs, kinds))
 
 
 def all_cases():

@@ -27,7 +27,7 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
 
 _CELLS = {"RNN_TANH": rnn_stack.tanh_cell, "RNN_RELU": rnn_stack.relu_cell,
-          "LSTM": rnn_stack.lstm_layer_cell, "GRU": rnn_stack.gru_cell}
+          "LSTM": rnn_stack.lstm_layer_cell, "GRU": rnn_stack.gru_layer_cell}
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 

@@ -22,7 +22,7 @@ from ...ops.shape_join import cat, stack
 from .. import functional as F
 
 __all__ = ["CellParams", "tanh_cell", "relu_cell", "lstm_cell", "lstm_layer_cell", "gru_cell",
-           "run_stack",
+           "gru_layer_cell", "run_stack",
            "check_cell_input", "check_cell_hidden"]
 
 
@@ -84,6 +84,18 @@ def gru_cell(input_w, hidden, params):
     input_gate = (h_z + i_z).sigmoid()
     new_gate = (i_n + h_n * reset_gate).tanh()
     return (hidden - new_gate) * input_gate + new_gate
+
+
+_GRU = OPS["gru_cell"]
+
+
+def gru_layer_cell(input_w, hidden, params):
+    """``gru_cell`` with the gate arithmetic as one fused op (``ops/elementwise_rnn.py``): the
+    same values and gradients, 1 node a step instead of 10. Used inside ``GRU``'s layers, whose
+    outputs are stacked, and by ``GRUCell`` when it records no graph."""
+    i_r, i_z, i_n = input_w.chunk(3, 1)
+    h_r, h_z, h_n = params.linear_hh(hidden).chunk(3, 1)
+    return call(_GRU, i_r, i_z, i_n, h_r, h_z, h_n, hidden)
 
 
 def check_cell_input(input, input_size):
