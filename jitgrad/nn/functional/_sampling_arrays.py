@@ -1,8 +1,9 @@
-"""``grid_sample``'s kernel modules and array layer: the declaration in ``_sampling_kernels``
-rendered for a target (CPU: ``njit`` functions and serial/``prange`` loops over samples; CUDA:
-``device_jit`` functions and grid-stride kernels), loaded through ``kcache`` (the module text is
-its cache key), and the host/device arrays they run on. The op calls ``sample`` /
-``sample_backward`` with its tensors' data, whichever device holds them.
+"""``grid_sample``'s kernel modules and array layer: the declarations in ``_sampling_kernels``
+(4-D) and ``_sampling3d_kernels`` (5-D), rendered together into one module for a target (CPU:
+``njit`` functions and serial/``prange`` loops over samples; CUDA: ``device_jit`` functions and
+grid-stride kernels), loaded through ``kcache`` (the module text is its cache key), and the
+host/device arrays they run on. The op calls ``sample`` / ``sample_backward`` with its tensors'
+data, whichever device holds them.
 """
 from __future__ import annotations
 
