@@ -1,9 +1,10 @@
-"""One training step of a 2-layer LSTM (input 32, hidden 64, sequence 50, batch 16): forward,
-a mean-square loss, backward, SGD update; jitgrad vs PyTorch eager, float32 and float64.
+"""One training step of a 2-layer LSTM or GRU (input 32, hidden 64, sequence 50, batch 16):
+forward, a mean-square loss, backward, SGD update; jitgrad vs PyTorch eager, float32 and float64.
 
-PyTorch's float32 LSTM on the CPU runs oneDNN's fused RNN; its float64 LSTM runs the plain
-per-op path jitgrad follows (``nn/modules/rnn_stack.py``, with the gate arithmetic of a step
-fused into two ops by ``ops/elementwise_rnn.py``). Run as a script for one line per library::
+PyTorch's float32 LSTM on the CPU runs oneDNN's fused RNN; its float64 LSTM and its GRU (both
+dtypes) run the plain per-op path jitgrad follows (``nn/modules/rnn_stack.py``, with the gate
+arithmetic of a step fused by ``ops/elementwise_rnn.py``: two ops for the LSTM, one for the GRU).
+Run as a script for one line per model and library::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_rnn.py
 """
@@ -22,12 +23,12 @@ else:
 INPUT, HIDDEN, LAYERS, SEQ, BATCH = 32, 64, 2, 50, 16
 
 
-def make_step(impl, dtype_name, seed=0):
-    """A zero-argument callable running one LSTM training step."""
+def make_step(impl, dtype_name, seed=0, cls="LSTM"):
+    """A zero-argument callable running one training step of an ``nn.<cls>`` ("LSTM"/"GRU")."""
     lib = lib_for(impl)
     lib.manual_seed(seed)
     dt = getattr(lib, dtype_name)
-    model = lib.nn.LSTM(INPUT, HIDDEN, num_layers=LAYERS, dtype=dt)
+    model = getattr(lib.nn, cls)(INPUT, HIDDEN, num_layers=LAYERS, dtype=dt)
     opt = lib.optim.SGD(model.parameters(), lr=0.01)
     x = lib.randn(SEQ, BATCH, INPUT, dtype=dt)
 
@@ -52,20 +53,26 @@ class LSTMTrainingStep:
     params = [["jitgrad", "torch"], ["float32", "float64"]]
     param_names = ["impl", "dtype"]
     timeout = 300
+    cls = "LSTM"
 
     def setup(self, impl, dtype):
-        self.step = make_step(impl, dtype)
+        self.step = make_step(impl, dtype, cls=self.cls)
         self.step()  # compiles (jitgrad) / warms up
 
     def time_step(self, impl, dtype):
         self.step()
 
 
+class GRUTrainingStep(LSTMTrainingStep):
+    cls = "GRU"
+
+
 if __name__ == "__main__":
-    for impl in ("jitgrad", "torch"):
-        for dtype in ("float32", "float64"):
-            step = make_step(impl, dtype)
-            for _ in range(3):
-                step()
-            best = min(_timed(step) for _ in range(5))
-            print(f"{impl:8s} {dtype}: {best * 1e3:.1f} ms")
+    for cls in ("LSTM", "GRU"):
+        for impl in ("jitgrad", "torch"):
+            for dtype in ("float32", "float64"):
+                step = make_step(impl, dtype, cls=cls)
+                for _ in range(3):
+                    step()
+                best = min(_timed(step) for _ in range(5))
+                print(f"{cls:4s} {impl:8s} {dtype}: {best * 1e3:.1f} ms")

@@ -5,8 +5,8 @@
 ``elementwise_activation`` (relu, gelu, softplus, ...), ``elementwise_compare`` (clamp,
 maximum/minimum, where, comparisons, logical ops) and ``elementwise_special`` (inverse hyperbolic
 functions, atan2, erfc/erfinv, integer shifts), ``elementwise_gamma`` (lgamma, digamma, polygamma,
-the Bessel i0/i0e/i1/i1e, ndtri, entr, xlog1py, zeta), ``elementwise_rnn`` (an LSTM step's fused
-gate arithmetic).
+the Bessel i0/i0e/i1/i1e, ndtri, entr, xlog1py, zeta), ``elementwise_rnn`` (an LSTM or GRU
+step's fused gate arithmetic).
 
 Vocabulary reminders for writing one: write every constant as ``lit(like, value)`` so float32
 math stays float32 (a bare literal promotes it to float64 in Numba); write branches as
