@@ -11,9 +11,10 @@ from .registry import elementwise
 @elementwise(node="ClampBackward1", aux={"lo": "compute", "hi": "compute"})
 class clamp:
     def f(a, lo, hi):
-        # min(max(a, lo), hi), as PyTorch: lo > hi gives hi everywhere; NaN propagates
-        m = select(a < lo, lo, a)
-        return select(m > hi, hi, m)
+        # min(max(a, lo), hi), as PyTorch: lo > hi gives hi everywhere; NaN propagates, from a
+        # bound too (ATen's vectorized minimum/maximum: clamp(x, max=nan) is all NaN)
+        m = select(lo != lo, lo, select(a < lo, lo, a))
+        return select(hi != hi, hi, select(m > hi, hi, m))
 
     def da(g, a, lo, hi):
         return select((a >= lo) & (a <= hi), g, g * lit(g, 0.0))

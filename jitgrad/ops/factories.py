@@ -2,6 +2,7 @@
 and the *_like factories (host arrays, or CUDA storages filled on the device)."""
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 
@@ -62,16 +63,22 @@ def _fill_scalar(fill_value, name="full"):
                     f"{type(fill_value).__name__}")
 
 
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# PyTorch's C++ names of the floating types a double Scalar can overflow (float64 cannot)
+_C_FLOAT_NAMES = {"float16": "c10::Half", "float32": "float"}
 
 
-def _checked_fill(fill_value, dt):
-    """The fill value converted to ``dt`` with PyTorch's overflow check (Scalar.to<T>): finite
-    values beyond float32's range are refused for float32 (infinities and NaN pass)."""
-    if dt is D.float32 and isinstance(fill_value, (numbers.Real, np.floating)):
+def _checked_fill(fill_value, dt, scalar_fill=False):
+    """The fill value converted to ``dt`` with PyTorch's overflow check (c10's ``overflows`` in
+    Scalar.to<T>): finite values beyond a float16/float32 range are refused (infinities and NaN
+    pass), integers must fit the integer type (negative ones wrap into unsigned types).
+    ``scalar_fill``: a fill_ of one CPU element, which ATen writes through its unchecked
+    float16 conversion (``full((1,), 7e4, dtype=float16)`` is inf, ``full((2,), ...)`` raises)."""
+    if dt.name in _C_FLOAT_NAMES and isinstance(fill_value, (numbers.Real, np.floating)) and \
+            not (scalar_fill and dt is D.float16):
         v = float(fill_value)
-        if _FLOAT32_MAX < abs(v) < float("inf"):
-            raise RuntimeError("value cannot be converted to type float without overflow")
+        if float(np.finfo(dt.np).max) < abs(v) < float("inf"):
+            raise RuntimeError(f"value cannot be converted to type {_C_FLOAT_NAMES[dt.name]} "
+                               "without overflow")
         return fill_value
     if dt.is_floating_point or dt is D.bool_:
         return fill_value
@@ -93,6 +100,11 @@ _C_INT_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32
                 "int64": "int64_t"}
 
 
+def _one_cpu_element(shape, dev):
+    """ATen's fill_ takes its scalar_fill shortcut (see ``_checked_fill``) here."""
+    return dev.type == "cpu" and math.prod(shape) == 1
+
+
 def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=None):
     dev = check_device(device)
     if not isinstance(size, (tuple, list)):
@@ -102,8 +114,8 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=
     dt = D.to_dtype(dtype) if dtype is not None else (
         D.bool_ if isinstance(fill_value, bool) else  # (a NumPy bool reads as a float)
         D.int64 if isinstance(fill_value, numbers.Integral) else D.get_default_dtype())
-    fill_value = _checked_fill(fill_value, dt)
     shape = _shape((size,), "full", dt.np)
+    fill_value = _checked_fill(fill_value, dt, _one_cpu_element(shape, dev))
     if dev.type == "cuda":
         return _finish(_device_full(shape, fill_value, dt.np), requires_grad)
     with np.errstate(over="ignore"):
@@ -268,7 +280,9 @@ def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=No
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None):
-    fill_value = _checked_fill(_fill_scalar(fill_value, "full_like"), _like(t, dtype))
+    fill_value = _checked_fill(_fill_scalar(fill_value, "full_like"), _like(t, dtype),
+                               _one_cpu_element(t.shape, check_device(device) if device
+                                                is not None else t.device))
     if _like_device(t, device, "full_like") is not None:
         return _finish(_device_full(t._data.shape, fill_value, _like(t, dtype).np),
                        requires_grad)

@@ -10,6 +10,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from .composite import record
 from .elementwise_call import call
+from .factories import _checked_fill
 from .functional_args import (
     _binary,
     _need_tensor,
@@ -31,7 +32,9 @@ def _bound(v, dt, low):
             return -np.inf if low else np.inf
         info = np.iinfo(dt.np) if dt is not D.bool_ else None
         return (info.min if low else info.max) if info else (0 if low else 1)
-    return v.item() if isinstance(v, Tensor) else v
+    if isinstance(v, Tensor):  # a 0-d tensor bound takes PyTorch's unchecked Tensor overload
+        return v.item()
+    return _checked_fill(v, dt)  # a Number bound is a Scalar: PyTorch's overflow check
 
 
 def _clamp_backward(node, g):

@@ -343,8 +343,8 @@ def fill_(self, value):
     else:
         # PyTorch's checked conversion of the scalar to self's dtype (300 into int8 raises,
         # -1 into uint8 wraps, 1e300 into float32 raises)
-        from .factories import _checked_fill
-        value = _checked_fill(value, self.dtype)
+        from .factories import _checked_fill, _one_cpu_element
+        value = _checked_fill(value, self.dtype, _one_cpu_element(self.shape, self.device))
     # fill_(Tensor) on the value's device is PyTorch's copy_, which refuses a written-to tensor
     # whose elements overlap (fill_(Scalar) does not)
     overlap = tensor_value is not None and \

@@ -66,7 +66,40 @@ def nextafter(input, other, *, _pos=2):
     ct = D.result_type(input, other)
     if not ct.is_floating_point:
         raise _not_implemented(_kernel("nextafter", input), ct)
+    if ct is D.float16:
+        return _half_nextafter(input, other)
     return call(OPS["nextafter"], input, other)
+
+
+def _nextafter_backward(node, g):
+    """NextafterBackward0 as the declared op's VJP: ``grad`` where the inputs differ, zeros
+    for ``other``."""
+    from .factories import zeros_like
+    from .functional_compare import where
+    need_self, need_other = node.ctx.needs_input_grad
+    a, b = node.saved("self"), node.saved("other")
+    return (where(a == b, 0.0, g) if need_self else None,
+            zeros_like(g) if need_other else None)
+
+
+def _half_nextafter(input, other):
+    """float16's nextafter by stepping the bits (kernels compute float16 in float32, whose
+    next value would round back to ``input``): one up in magnitude when moving away from
+    zero, one down otherwise; from zero the smallest subnormal with ``other``'s sign; equal
+    inputs give ``other`` and a NaN gives NaN, as C's nextafter."""
+    from ..autograd import grad_mode
+    from .composite import record
+    from .functional_compare import isnan, where
+    from .shape_views import broadcast_tensors
+    with grad_mode.no_grad():
+        a, b = broadcast_tensors(input.detach().to(D.float16), other.detach().to(D.float16))
+        step = where((b > a) == (a > 0), 1, -1).to(D.int16)
+        out = (a.view(D.int16) + step).view(D.float16)
+        out = where(a == 0, where(b > 0, 2.0 ** -24, -(2.0 ** -24)).to(D.float16), out)
+        out = where(a == b, b, out)
+        out = where(isnan(a) | isnan(b), a + b, out)
+    return record("NextafterBackward0", (input, other), out._data, _nextafter_backward,
+                  save=(("self", input), ("other", other)))
 
 
 def _scalar_word(v):
