@@ -154,6 +154,7 @@ contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"  # accepted where memory_format is; layouts stay as computed
 
+channels_last_3d = "channels_last_3d"
 __version__ = "0.1.0"
 
 

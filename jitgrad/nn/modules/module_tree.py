@@ -137,6 +137,11 @@ class _ModuleTree:
                     self._buffers[key] = fn(buf)
         return self
 
+    def to_empty(self, *, device, recurse=True):
+        """Every parameter and buffer replaced by uninitialised memory on ``device``."""
+        from ...ops.factories import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     def apply(self, fn):
         for module in self.children():
             module.apply(fn)

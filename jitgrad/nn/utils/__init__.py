@@ -1,7 +1,37 @@
-"""``nn.utils``: gradient clipping, flat parameter vectors and packed sequences (``rnn``)."""
-from . import rnn  # noqa: F401 - torch.nn.utils.rnn
-from .clip_grad import clip_grad_norm_, clip_grad_value_
+"""``nn.utils``: gradient clipping, flat parameter vectors, packed sequences (``rnn``),
+conv/linear + BatchNorm fusion, ``skip_init``, weight memory formats and ``stateless``."""
+from . import rnn, stateless  # noqa: F401 - torch.nn.utils.rnn / .stateless
+from .clip_grad import _clip_grads_with_norm_ as clip_grads_with_norm_
+from .clip_grad import _get_total_norm as get_total_norm
+from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .fusion import (
+    fuse_conv_bn_eval,
+    fuse_conv_bn_weights,
+    fuse_linear_bn_eval,
+    fuse_linear_bn_weights,
+)
+from .init import skip_init
+from .memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = [
+    "clip_grad_norm",
+    "clip_grad_norm_",
+    "clip_grads_with_norm_",
+    "clip_grad_value_",
+    "convert_conv2d_weight_memory_format",
+    "convert_conv3d_weight_memory_format",
+    "fuse_conv_bn_eval",
+    "fuse_conv_bn_weights",
+    "fuse_linear_bn_eval",
+    "fuse_linear_bn_weights",
+    "get_total_norm",
+    "parameters_to_vector",
+    "rnn",
+    "skip_init",
+    "stateless",
+    "vector_to_parameters",
+]
