@@ -21,7 +21,7 @@ from ...ops.shape_join import stack
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
-from . import rnn_stack
+from . import lstm_fused, rnn_stack
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
@@ -231,13 +231,13 @@ class RNNBase(Module):
             params.append(rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh, w_hr))
         return params
 
-    def _run(self, input, batch_sizes, hiddens):
+    def _run(self, input, batch_sizes, hiddens, layer=None):
         """The last layer's output and the per-layer-direction final hidden states."""
         if batch_sizes is None and self.batch_first:
             input = input.transpose(0, 1)
         output, finals = rnn_stack.run_stack(
             _CELLS[self.mode], input, batch_sizes, hiddens, self._cell_params(),
-            self.num_layers, self.dropout, self.training, self.bidirectional)
+            self.num_layers, self.dropout, self.training, self.bidirectional, layer)
         if batch_sizes is None and self.batch_first:
             output = output.transpose(0, 1)
         return output, finals
@@ -386,8 +386,13 @@ class LSTM(RNNBase):
                                        f"but got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
                 hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
         self.check_forward_args(input, hx, batch_sizes)
-        hiddens = list(zip(hx[0].unbind(0), hx[1].unbind(0)))
-        output, finals = self._run(input, batch_sizes, hiddens)
+        if lstm_fused.usable(input, hx, self._flat_weights, self.proj_size, batch_sizes):
+            # PyTorch's oneDNN path: one node per layer-direction, its hx[k] a select
+            hiddens = [(hx[0].select(0, k), hx[1].select(0, k)) for k in range(hx[0].size(0))]
+            output, finals = self._run(input, batch_sizes, hiddens, lstm_fused.layer)
+        else:
+            hiddens = list(zip(hx[0].unbind(0), hx[1].unbind(0)))
+            output, finals = self._run(input, batch_sizes, hiddens)
         hidden = (stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0))
         if isinstance(orig_input, PackedSequence):
             packed = PackedSequence(output, orig_input.batch_sizes, sorted_indices,

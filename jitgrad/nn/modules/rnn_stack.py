@@ -194,11 +194,13 @@ def _layer(input, batch_sizes, hidden, params, cell, reverse):
 
 
 def run_stack(cell, input, batch_sizes, hiddens, params, num_layers, dropout, train,
-              bidirectional):
+              bidirectional, layer=None):
     """``input`` is (seq, batch, feature), or the packed data with ``batch_sizes`` a list of
     ints; ``hiddens`` and ``params`` hold one entry per layer and direction, in PyTorch's order
     (l0, l0_reverse, l1, ...). Returns the last layer's output and the final hidden states in
-    that order."""
+    that order. ``layer``: what runs one layer-direction (``_layer``'s signature), e.g. the
+    fused LSTM layer of ``lstm_fused.py``."""
+    run_layer = layer or _layer
     num_directions = 2 if bidirectional else 1
     final_hiddens = []
     layer_input = input
@@ -206,8 +208,8 @@ def run_stack(cell, input, batch_sizes, hiddens, params, num_layers, dropout, tr
         outputs = []
         for direction in range(num_directions):
             k = layer * num_directions + direction
-            out, hidden = _layer(layer_input, batch_sizes, hiddens[k], params[k], cell,
-                                 direction == 1)
+            out, hidden = run_layer(layer_input, batch_sizes, hiddens[k], params[k], cell,
+                                    direction == 1)
             outputs.append(out)
             final_hiddens.append(hidden)
         layer_input = outputs[0] if num_directions == 1 else cat(outputs, outputs[0].dim() - 1)
