@@ -85,6 +85,7 @@ from .ops.special import (  # added with issue 13: registry ops
     bitwise_right_shift, erfc, erfinv,
 )
 from .ops.special_functions import digamma, i0, lgamma, mvlgamma, polygamma  # gamma/Bessel
+from .ops.special_functions import igamma, igammac  # regularized incomplete gamma
 from .ops.special_functions import install as _install_special_methods
 from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu, triu_indices
 from .ops.linalg_solve import det, inverse, logdet, slogdet  # ops/linalg_solve.py

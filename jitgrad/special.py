@@ -4,8 +4,8 @@ Most are aliases of functions jitgrad already has (``gammaln`` is ``lgamma``, ``
 ``sigmoid``, ``psi`` is ``digamma``, ...): the same function runs, under a wrapper that only
 renames a TypeError about the arguments the way PyTorch's ``special_<name>()`` parser words it.
 The gamma/Bessel/normal functions live in ``ops/special_functions.py`` (declarations in
-``ops/elementwise_gamma.py``). Not provided yet: ``gammainc``, ``gammaincc``, the Airy,
-Bessel J/Y/K and orthogonal-polynomial functions.
+``ops/elementwise_gamma.py``). Not provided yet: the Airy, Bessel J/Y/K and orthogonal-polynomial
+functions.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from .tensor import Tensor
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfinv",
            "expit", "logit", "exp2", "expm1", "log1p", "xlogy", "xlog1py", "sinc", "round",
            "entr", "ndtr", "ndtri", "i0", "i0e", "i1", "i1e", "logsumexp", "softmax",
-           "log_softmax", "zeta", "erfcx", "log_ndtr"]
+           "log_softmax", "zeta", "erfcx", "log_ndtr", "gammainc", "gammaincc"]
 
 _TWO_OPERANDS = ("() received an invalid combination of arguments - got ({got}), but expected "
                  "one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
@@ -94,3 +94,6 @@ log_softmax = _named(_jg.log_softmax, "log_softmax")
 zeta = _named(_sf.special_zeta, "zeta", binary=True)
 erfcx = _named(_sf.special_erfcx, "erfcx")
 log_ndtr = _named(_sf.special_log_ndtr, "log_ndtr")
+# out= errors name igamma / igammac, as PyTorch's (its special_gammainc calls igamma)
+gammainc = _named(_jg.igamma, "gammainc")
+gammaincc = _named(_jg.igammac, "gammaincc")

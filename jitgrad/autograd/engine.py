@@ -303,9 +303,10 @@ def _release(task: GraphTask) -> None:
         node.release()
 
 
-# The passes running now, innermost last: (graph task id, checkpoint valid). A pass given
-# ``inputs`` (autograd.grad, backward(inputs=...)) makes reentrant checkpointing invalid inside
-# it, as PyTorch's CheckpointValidGuard does (utils.checkpoint reads both).
+# The passes running now, innermost last: (graph task id, checkpoint valid, the GraphTask, for
+# should_compute). A pass given ``inputs`` (autograd.grad, backward(inputs=...)) makes reentrant
+# checkpointing invalid inside it, as PyTorch's CheckpointValidGuard does (utils.checkpoint
+# reads both).
 _running = []
 _task_ids = itertools.count()
 # > 0 while a composite node differentiates its hidden graph (ops.composite): that nested pass
@@ -318,6 +319,19 @@ def current_graph_task_id() -> int:
     return _running[-1][0] if _running else -1
 
 
+def should_compute(edge) -> bool:
+    """PyTorch's ``should_compute_output`` for a node's ``next_functions`` entry: whether the
+    running pass wants a gradient along it (``autograd.grad`` skips edges that lead to no
+    requested input; ops whose derivative for one input is not implemented only raise then)."""
+    node, nr = edge
+    if node is None:
+        return False
+    task = _running[-1][2] if _running else None
+    if task is None or task.needed is None:
+        return True
+    return node in task.needed or (task.capture is not None and (node, nr) in task.capture)
+
+
 def is_checkpoint_valid() -> bool:
     """PyTorch's ``torch.autograd._is_checkpoint_valid()``."""
     return _running[-1][1] if _running else True
@@ -328,7 +342,7 @@ def _run(task, edges, grads):
     prev = getattr(_user_storage, "ids", None)
     _user_storage.ids = _user_ids(grads)
     tid = _running[-1][0] if _same_pass[0] and _running else next(_task_ids)
-    _running.append((tid, task.capture is None and is_checkpoint_valid()))
+    _running.append((tid, task.capture is None and is_checkpoint_valid(), task))
     try:
         # PyTorch never warns about IEEE exceptions (inf - inf in a gradient is just NaN); the
         # NumPy parts of backward functions would, so silence them for the whole pass

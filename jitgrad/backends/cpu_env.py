@@ -179,6 +179,7 @@ _special = _special_cpu()
 lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "polygamma", "zeta"))
 i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
 erfcx, log_ndtr = _special["erfcx"], _special["log_ndtr"]
+igamma, igammac = _special["igamma"], _special["igammac"]
 
 
 def _fingerprint() -> str:
@@ -192,7 +193,9 @@ def _fingerprint() -> str:
     here = pathlib.Path(__file__).resolve()
     files = [here, here.parent / "special_targets.py",
              here.parent.parent / "ops" / "special_scalar.py",
-             here.parent.parent / "ops" / "special_erfcx_table.py"]
+             here.parent.parent / "ops" / "special_erfcx_table.py",
+             here.parent.parent / "ops" / "special_igamma_scalar.py",
+             here.parent.parent / "ops" / "special_igamma_table.py"]
     files += sorted((here.parent.parent / "math").glob("*.py"))
     for f in files:
         h.update(f.read_bytes())
@@ -208,4 +211,4 @@ __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "l
            "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
            "atan2", "erfc", "lshift", "rshift", "gcd", "nextafter", "fma",
            "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
-           "erfcx", "log_ndtr"]
+           "erfcx", "log_ndtr", "igamma", "igammac"]

@@ -338,6 +338,7 @@ else:
 lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "polygamma", "zeta"))
 i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
 erfcx, log_ndtr = _special["erfcx"], _special["log_ndtr"]
+igamma, igammac = _special["igamma"], _special["igammac"]
 
 __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
@@ -345,5 +346,5 @@ __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "lo
            "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift", "fma",
            "gcd", "nextafter",
            "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
-           "erfcx", "log_ndtr",
+           "erfcx", "log_ndtr", "igamma", "igammac",
            "device_jit", "kernel_jit", "SIMULATOR"]

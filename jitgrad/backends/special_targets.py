@@ -1,4 +1,5 @@
-"""``ops/special_scalar``'s gamma/Bessel/ndtri kernels bound for each target, plus ``lgamma``.
+"""``ops/special_scalar``'s gamma/Bessel/ndtri kernels and ``ops/special_igamma_scalar``'s
+incomplete gamma bound for each target, plus ``lgamma``.
 
 * ``cpu()``: ``numba.njit`` functions over libm (``math.exp`` of a float32 is ``expf``, as
   ATen's scalar code), ``wide`` = float64 (ATen's CPU accumulate type of float in ``zeta``, and
@@ -14,13 +15,21 @@ import math
 
 import numpy as np
 
-from ..ops import special_scalar
+from ..ops import special_igamma_scalar, special_scalar
 from ..ops.special_erfcx_table import ERFCX_Y100 as _ERFCX
 from ..ops.special_erfcx_table import ERFCX_Y100_F32 as _ERFCX_F32
+from ..ops.special_igamma_table import IGAM_D as _IGAM_D
+from ..ops.special_igamma_table import IGAM_D_F32 as _IGAM_D_F32
 
 __all__ = ["cpu", "cuda", "simulator", "python", "NAMES"]
 
-NAMES = ("lgamma",) + special_scalar.NAMES
+NAMES = ("lgamma",) + special_scalar.NAMES + special_igamma_scalar.NAMES
+
+
+def _bind(env, jit):
+    out = special_scalar.bind(env, jit)
+    out.update(special_igamma_scalar.bind(env, jit))
+    return out
 
 
 def _single_py(x):
@@ -89,11 +98,16 @@ def cpu() -> dict:
     def erfcx_coeff(like, k, j):
         return _ERFCX[k, j]  # float64: the CPU evaluates erfcx_y100 in double (wide)
 
-    env = {"erfcx_coeff": erfcx_coeff, "log1p": math.log1p, "erfc": math.erfc,
+    @numba.njit(inline="always")
+    def igam_coeff(like, k, n):
+        return _IGAM_D[k, n]  # rounded to the operand's type by the caller's lit
+
+    env = {"erfcx_coeff": erfcx_coeff, "igam_coeff": igam_coeff, "expm1": math.expm1,
+           "log1p": math.log1p, "erfc": math.erfc,
            "fma": fma, "lit": E.lit, "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
            "sin": math.sin, "tan": math.tan, "pow_": E.pow_, "lgamma": math.lgamma,
            "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single}
-    out = special_scalar.bind(env, numba.njit(error_model="numpy"))
+    out = _bind(env, numba.njit(error_model="numpy"))
     # libm's lgamma / lgammaf; ATen's vectorized CPU lgamma is SLEEF's (within 1 ulp of
     # each other's exact value: the two differ by up to a few ulps)
     out["lgamma"] = math.lgamma
@@ -132,11 +146,20 @@ def cuda(env: dict) -> dict:
         table = _ERFCX_F32 if like.bitwidth <= 32 else _ERFCX  # a constant array per type
         return lambda like, k, j: table[k, j]
 
-    names = {"erfcx_coeff": erfcx_coeff, "log1p": math.log1p, "erfc": math.erfc,
+    def igam_coeff(like, k, n):
+        return _IGAM_D[k, n]
+
+    @_overload(igam_coeff, inline="always")
+    def _igam_coeff(like, k, n):
+        table = _IGAM_D_F32 if like.bitwidth <= 32 else _IGAM_D
+        return lambda like, k, n: table[k, n]
+
+    names = {"erfcx_coeff": erfcx_coeff, "igam_coeff": igam_coeff, "expm1": math.expm1,
+             "log1p": math.log1p, "erfc": math.erfc,
              "fma": fma, "lit": env["lit"], "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
              "sin": math.sin, "tan": math.tan, "pow_": env["pow_"], "lgamma": math.lgamma,
              "trunc": env["trunc"], "floor": env["floor"], "wide": wide, "single": single}
-    out = special_scalar.bind(names, device_jit)
+    out = _bind(names, device_jit)
     out["lgamma"] = math.lgamma  # libdevice lgammaf / lgamma
     return out
 
@@ -157,7 +180,11 @@ def _numpy_env(lit, floor, trunc):
     def erfc(a):  # NumPy has none: math.erfc in float64, in the operand's type
         return type(a)(math.erfc(a)) if isinstance(a, np.generic) else math.erfc(a)
 
-    return {"erfcx_coeff": erfcx_coeff, "log1p": q(np.log1p), "erfc": erfc,
+    def igam_coeff(like, k, n):
+        return lit(like, _IGAM_D[k, n])
+
+    return {"erfcx_coeff": erfcx_coeff, "igam_coeff": igam_coeff, "expm1": q(np.expm1),
+            "log1p": q(np.log1p), "erfc": erfc,
             "fma": q(_fma_py), "lit": lit, "exp": q(np.exp), "log": q(np.log),
             "sqrt": q(np.sqrt), "sin": q(np.sin), "tan": q(np.tan), "pow_": q(lambda a, b: a ** b),
             "lgamma": _lgamma_py, "trunc": trunc, "floor": floor, "wide": lambda x: x,
@@ -166,8 +193,7 @@ def _numpy_env(lit, floor, trunc):
 
 def simulator(env: dict) -> dict:
     """``env``: cuda_env's globals under the simulator (NumPy-scalar ``lit`` and rounding)."""
-    out = special_scalar.bind(_numpy_env(env["lit"], env["floor"], env["trunc"]),
-                              lambda f: f)
+    out = _bind(_numpy_env(env["lit"], env["floor"], env["trunc"]), lambda f: f)
     out = {name: _quiet(fn) for name, fn in out.items()}
     out["lgamma"] = _lgamma_py
     return out
@@ -179,8 +205,7 @@ def _py_lit(like, v):
 
 def python() -> dict:
     """The same functions on Python/NumPy scalars (float64 for Python numbers)."""
-    out = special_scalar.bind(_numpy_env(_py_lit, _quiet(np.floor), _quiet(np.trunc)),
-                              lambda f: f)
+    out = _bind(_numpy_env(_py_lit, _quiet(np.floor), _quiet(np.trunc)), lambda f: f)
     out["lgamma"] = _lgamma_py
 
     def scalar(fn):

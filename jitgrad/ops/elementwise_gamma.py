@@ -1,6 +1,6 @@
 """Registry declarations of the gamma, Bessel and normal-distribution family: lgamma, digamma,
-polygamma, i0/i0e/i1/i1e, ndtri, erfcx, log_ndtr, entr, xlog1py and zeta (a kernel without
-derivative; the wrapper in ``special_functions`` records its node).
+polygamma, i0/i0e/i1/i1e, ndtri, erfcx, log_ndtr, entr, xlog1py, and zeta, igamma and igammac
+(kernels without derivative; the wrappers in ``special_functions`` record their nodes).
 
 One of the topic modules ``elementwise.py`` imports. The functions with loops (digamma, ...)
 are vocabulary names bound per target (``ops/special_scalar.py``); formulas and node names
@@ -169,3 +169,17 @@ class _rxlog1py:
 class _zeta:
     def f(a, b):
         return zeta(a, b)
+
+
+# the regularized incomplete gamma functions P(a, x) and Q(a, x); their derivative (in x only)
+# is recorded by the wrappers in special_functions
+@elementwise(node=None, dtype="float", name="igamma")
+class _igamma:
+    def f(a, b):
+        return igamma(a, b)
+
+
+@elementwise(node=None, dtype="float", name="igammac")
+class _igammac:
+    def f(a, b):
+        return igammac(a, b)

@@ -50,6 +50,8 @@ SCALAR_VOCABULARY = (
     # branches, in ops/special_scalar.py): lgamma is libm's; polygamma(n, x) takes n in x's type
     "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri", "erfcx",
     "log_ndtr",
+    # the regularized incomplete gamma P(a, x) / Q(a, x) (ops/special_igamma_scalar.py)
+    "igamma", "igammac",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

@@ -1,8 +1,9 @@
 """User-facing gamma, Bessel and normal-distribution functions over ``elementwise_gamma``'s
 declarations: ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``i0`` and the
 ``torch.special`` ones jitgrad had no op for (``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``,
-``entr``, ``xlog1py``, ``zeta``, ``erfcx``, ``log_ndtr``), with PyTorch's argument checks and
-node names; ``install()`` adds the Tensor methods and their in-place forms."""
+``entr``, ``xlog1py``, ``zeta``, ``erfcx``, ``log_ndtr``), the regularized incomplete gamma
+``igamma`` / ``igammac``, with PyTorch's argument checks and node names; ``install()`` adds the
+Tensor methods and their in-place forms."""
 from __future__ import annotations
 
 import math
@@ -11,12 +12,20 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .elementwise_call import call
-from .functional_args import _check, _not_implemented, _overload_error, _unary, _wrapped
+from .functional_args import (
+    _check,
+    _need_tensor,
+    _not_implemented,
+    _overload_error,
+    _unary,
+    _wrapped,
+)
+from .out import with_out
 from .registry import OPS
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "special_i0e", "special_i1",
            "special_i1e", "special_ndtri", "special_ndtr", "special_entr", "special_xlog1py",
-           "special_zeta", "special_erfcx", "special_log_ndtr", "install"]
+           "special_zeta", "special_erfcx", "special_log_ndtr", "igamma", "igammac", "install"]
 
 lgamma = _unary("lgamma")
 digamma = _unary("digamma")
@@ -152,6 +161,50 @@ def special_zeta(input, other):
     return record(f"SpecialZetaBackward{kind}", slots, out._data, _zeta_backward(x, q))
 
 
+def _igamma_backward(name, a, x, sign):
+    def backward(node, g):
+        from ..autograd.engine import should_compute
+        need_a, need_x = node.ctx.needs_input_grad
+        if need_a and should_compute(node.next_functions[0]):
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        if not need_x:
+            return None, None
+        from .functional import exp, log
+        # derivatives.yaml: grad * exp((self - 1) * log(other) - other - lgamma(self))
+        d = exp((a - 1) * log(x) - x - lgamma(a))
+        return None, (g if sign > 0 else -g) * d
+    return backward
+
+
+def _incomplete_gamma(name, input, other, method=False):
+    from .composite import record
+    _need_tensor(input, name, 1, "input")
+    _need_tensor(other, name, 1 if method else 2, "other")
+    ct = D.result_type(input, other)
+    if not ct.is_floating_point:
+        raise _not_implemented(f"{name}_{input.device.type}", ct)
+    with grad_mode.no_grad():
+        out = call(OPS[name], input, other)
+    return record(f"{name.capitalize()}Backward0", (input, other), out._data,
+                  _igamma_backward(name, input, other, 1 if name == "igamma" else -1))
+
+
+def _igamma(input, other):
+    """The regularized lower incomplete gamma P(input, other) (ATen's calc_igamma, from
+    SciPy/Cephes); IgammaBackward0, differentiable in ``other`` only."""
+    return _incomplete_gamma("igamma", input, other)
+
+
+def _igammac(input, other):
+    """The regularized upper incomplete gamma Q(input, other) = 1 - P (ATen's calc_igammac);
+    IgammacBackward0, differentiable in ``other`` only."""
+    return _incomplete_gamma("igammac", input, other)
+
+
+igamma = with_out("igamma")(_igamma)
+igammac = with_out("igammac")(_igammac)
+
+
 def install():
     """Tensor methods: lgamma, digamma, polygamma(n), mvlgamma(p), i0 and their in-place forms
     (polygamma_ records PolygammaBackward1, the others their out-of-place node, as PyTorch)."""
@@ -167,9 +220,24 @@ def install():
     def polygamma_(self, n):
         return inplace.apply_inplace(self, polygamma_inplace_fn, n)
 
+    def igamma_method(self, other):
+        return _incomplete_gamma("igamma", self, other, True)
+
+    def igammac_method(self, other):
+        return _incomplete_gamma("igammac", self, other, True)
+
+    def _named(fn, name):
+        def checked(self, other):
+            _need_tensor(other, name, 1, "other")
+            return fn(self, other)
+        return checked
+
     methods = {"lgamma": lgamma, "digamma": digamma, "i0": i0, "mvlgamma": mvlgamma,
-               "polygamma": polygamma_method, "polygamma_": polygamma_}
+               "polygamma": polygamma_method, "polygamma_": polygamma_,
+               "igamma": igamma_method, "igammac": igammac_method}
     for name in ("lgamma", "digamma", "i0", "mvlgamma"):
         methods[name + "_"] = inplace.unary_inplace(methods[name])
+    for name in ("igamma", "igammac"):
+        methods[name + "_"] = _named(inplace.unary_inplace(methods[name]), name + "_")
     for name, fn in methods.items():
         setattr(Tensor, name, fn)

@@ -83,6 +83,7 @@ def _namespace():
         "i1e": _lift(SF.special_i1e, P["i1e"]), "ndtri": _lift(SF.special_ndtri, P["ndtri"]),
         "erfcx": _lift(SF.special_erfcx, P["erfcx"]),
         "log_ndtr": _lift(SF.special_log_ndtr, P["log_ndtr"]),
+        "igamma": _lift2(SF.igamma, P["igamma"]), "igammac": _lift2(SF.igammac, P["igammac"]),
         # integer-only and never differentiated: bound for completeness (Python ints)
         "lshift": _lift2(S.bitwise_left_shift,
                          lambda a, b: (a << b) if 0 <= b < 64 else 0),
