@@ -119,3 +119,12 @@ from . import sampling as _sampling  # noqa: E402
 from .sampling import *  # noqa: E402,F401,F403
 
 __all__ += _sampling.__all__
+
+# ----------------------------------------------------------------------------- more activations
+# and margin losses
+from . import activation_more as _activation_more  # noqa: E402
+from . import loss_margin as _loss_margin  # noqa: E402
+from .activation_more import *  # noqa: E402,F401,F403
+from .loss_margin import *  # noqa: E402,F401,F403
+
+__all__ += _activation_more.__all__ + _loss_margin.__all__

@@ -105,3 +105,13 @@ __all__ += _pooling.__all__ + _upsampling.__all__
 
 __all__ += ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
             "ConvTranspose3d", "Fold", "Unfold"]
+
+# more losses, padding, activations
+from . import activation_more as _activation_more  # noqa: E402
+from . import loss_more as _loss_more  # noqa: E402
+from . import padding as _padding  # noqa: E402
+from .activation_more import *  # noqa: E402,F401,F403
+from .loss_more import *  # noqa: E402,F401,F403
+from .padding import *  # noqa: E402,F401,F403
+
+__all__ += _activation_more.__all__ + _loss_more.__all__ + _padding.__all__
