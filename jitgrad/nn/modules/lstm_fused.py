@@ -82,9 +82,10 @@ def run_backward_kernel(x, w_ih, w_hh, reverse, work, dy, dhy, dcy):
 
 def layer(input, batch_sizes, hidden, params, cell, reverse):
     """``rnn_stack._layer``'s signature (``batch_sizes`` is None, ``cell`` unused): one
-    direction of one layer over a padded (seq, batch, feature) input, as one node."""
+    direction of one layer over a padded (seq, batch, feature) input, as one node. Any float
+    dtype works (``nn.LSTM`` routes only float32 here; the tests run float64 for gradcheck)."""
     hx, cx = hidden
-    dt = np.dtype(np.float32)
+    dt = input._data.dtype
     x = _contiguous(input, dt)
     w_ih, w_hh = _contiguous(params.w_ih, dt), _contiguous(params.w_hh, dt)
     hid = w_hh.shape[1]
