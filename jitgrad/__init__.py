@@ -87,6 +87,8 @@ from .ops.special import (  # added with issue 13: registry ops
 from .ops.special_functions import digamma, i0, lgamma, mvlgamma, polygamma  # gamma/Bessel
 from .ops.special_functions import igamma, igammac  # regularized incomplete gamma
 from .ops.special_functions import install as _install_special_methods
+from .ops.weight_norm import _weight_norm, _weight_norm_interface, norm_except_dim  # noqa: F401
+from .ops.linalg_orth import geqrf, matrix_exp  # nn.utils.parametrizations.orthogonal
 from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu, triu_indices
 from .ops.linalg_solve import det, inverse, logdet, slogdet  # ops/linalg_solve.py
 from .ops.linalg_solve import torch_cholesky as cholesky
@@ -154,8 +156,8 @@ strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"  # accepted where memory_format is; layouts stay as computed
-
 channels_last_3d = "channels_last_3d"
+
 __version__ = "0.1.0"
 
 

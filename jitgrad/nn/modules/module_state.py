@@ -67,6 +67,24 @@ class _ModuleStateDict:
         self._state_dict_hooks[handle.id] = hook
         return handle
 
+    def _register_state_dict_hook(self, hook):
+        """The private post-hook spelling: a returned mapping replaces the state dict."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """The private pre-hook spelling: ``hook(state_dict, prefix, ...)`` (no module unless
+        ``with_module``)."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
+            hook, self if with_module else None)
+        return handle
+
     def register_load_state_dict_pre_hook(self, hook):
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook, self)

@@ -1,6 +1,7 @@
 """``nn.utils``: gradient clipping, flat parameter vectors, packed sequences (``rnn``),
-conv/linear + BatchNorm fusion, ``skip_init``, weight memory formats and ``stateless``."""
-from . import rnn, stateless  # noqa: F401 - torch.nn.utils.rnn / .stateless
+conv/linear + BatchNorm fusion, ``skip_init``, weight memory formats, ``stateless`` and
+``parametrize`` / ``parametrizations``."""
+from . import parametrizations, parametrize, rnn, stateless  # noqa: F401 - submodules
 from .clip_grad import _clip_grads_with_norm_ as clip_grads_with_norm_
 from .clip_grad import _get_total_norm as get_total_norm
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_
@@ -30,6 +31,8 @@ __all__ = [
     "fuse_linear_bn_weights",
     "get_total_norm",
     "parameters_to_vector",
+    "parametrizations",
+    "parametrize",
     "rnn",
     "skip_init",
     "stateless",
