@@ -26,9 +26,9 @@ __all__ = ["cpu", "cuda", "simulator", "python", "NAMES"]
 NAMES = ("lgamma",) + special_scalar.NAMES + special_igamma_scalar.NAMES
 
 
-def _bind(env, jit):
+def _bind(env, jit, igamma_jit=None):
     out = special_scalar.bind(env, jit)
-    out.update(special_igamma_scalar.bind(env, jit))
+    out.update(special_igamma_scalar.bind(env, igamma_jit or jit))
     return out
 
 
@@ -107,7 +107,11 @@ def cpu() -> dict:
            "fma": fma, "lit": E.lit, "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
            "sin": math.sin, "tan": math.tan, "pow_": E.pow_, "lgamma": math.lgamma,
            "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single}
-    out = _bind(env, numba.njit(error_model="numpy"))
+    # fastmath=False, set explicitly: a callee left unset inherits its first caller's flags
+    # (Numba's inherit_if_not_set), and under a kernel's "contract" LLVM would fuse the
+    # a * b + c that ATen's calc_igamma leaves unfused (results depending on compile order)
+    out = _bind(env, numba.njit(error_model="numpy"),
+                numba.njit(error_model="numpy", fastmath=False))
     # libm's lgamma / lgammaf; ATen's vectorized CPU lgamma is SLEEF's (within 1 ulp of
     # each other's exact value: the two differ by up to a few ulps)
     out["lgamma"] = math.lgamma
