@@ -184,7 +184,10 @@ def _incomplete_gamma(name, input, other, method=False):
     if not ct.is_floating_point:
         raise _not_implemented(f"{name}_{input.device.type}", ct)
     with grad_mode.no_grad():
-        out = call(OPS[name], input, other)
+        x, y = input, other
+        if ct is D.float16:  # PyTorch rounds both operands to half first (a 0-d double too)
+            x, y = x.to(ct), y.to(ct)
+        out = call(OPS[name], x, y)
     return record(f"{name.capitalize()}Backward0", (input, other), out._data,
                   _igamma_backward(name, input, other, 1 if name == "igamma" else -1))
 
