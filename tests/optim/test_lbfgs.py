@@ -36,7 +36,14 @@ def _rosen(x):
     return f, g
 
 
-PROBLEMS = {"lsq": (_lsq, X0_LSQ), "rosen": (_rosen, np.array([-1.5, 2.0]))}
+def _logcosh(x):
+    return np.log(np.cosh(x)).sum(), np.tanh(x)
+
+
+# log-cosh is near-linear far out, so a long trial step brackets a minimum that the cubic
+# places at the bracket's end: the zoom's insufficient-progress rule moves it inside
+PROBLEMS = {"lsq": (_lsq, X0_LSQ), "rosen": (_rosen, np.array([-1.5, 2.0])),
+            "logcosh": (_logcosh, np.array([3.0, -1.0, 2.0]))}
 
 
 def _run(lib, problem, dtype="float64", steps=4, **kw):
@@ -89,6 +96,19 @@ def test_least_squares_float64(ls):
 
 def test_rosenbrock_strong_wolfe_float64():
     _compare("rosen", "float64", 1e-7, history_size=5, line_search_fn="strong_wolfe")
+
+
+@pytest.mark.parametrize("lr", [0.01, 10.0])
+def test_line_search_extrapolates_and_zooms_like_torch(lr):
+    """A tiny first step makes the search extrapolate (cubic steps bounded to [t + 0.01 dt,
+    10 t]); a huge one makes it bracket and zoom (with the insufficient-progress rule)."""
+    _compare("rosen", "float64", 1e-7, steps=2, lr=lr, max_iter=10, history_size=5,
+             line_search_fn="strong_wolfe")
+    _compare("lsq", "float64", 1e-12, steps=2, lr=lr, max_iter=4, line_search_fn="strong_wolfe")
+
+
+def test_line_search_insufficient_progress_like_torch():
+    _compare("logcosh", "float64", 1e-9, steps=3, lr=300.0, line_search_fn="strong_wolfe")
 
 
 def test_rosenbrock_fixed_step_float64():
