@@ -137,5 +137,10 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    if out is None:
+        denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+        return input / denom
+    # written into ``out`` (spectral_norm's power iteration updates its u/v buffers so)
+    from ... import div  # the out= spelling
+    denom = input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
+    return div(input, denom, out=out)

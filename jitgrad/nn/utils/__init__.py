@@ -1,6 +1,6 @@
 """``nn.utils``: gradient clipping, flat parameter vectors, packed sequences (``rnn``),
-conv/linear + BatchNorm fusion, ``skip_init``, weight memory formats, ``stateless`` and
-``parametrize`` / ``parametrizations``."""
+conv/linear + BatchNorm fusion, ``skip_init``, weight memory formats, ``stateless``,
+``parametrize`` / ``parametrizations`` and the hook-based weight_norm / spectral_norm."""
 from . import parametrizations, parametrize, rnn, stateless  # noqa: F401 - submodules
 from .clip_grad import _clip_grads_with_norm_ as clip_grads_with_norm_
 from .clip_grad import _get_total_norm as get_total_norm
@@ -17,6 +17,8 @@ from .memory_format import (
     convert_conv2d_weight_memory_format,
     convert_conv3d_weight_memory_format,
 )
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = [
     "clip_grad_norm",
@@ -33,8 +35,12 @@ __all__ = [
     "parameters_to_vector",
     "parametrizations",
     "parametrize",
+    "remove_spectral_norm",
+    "remove_weight_norm",
     "rnn",
     "skip_init",
+    "spectral_norm",
     "stateless",
     "vector_to_parameters",
+    "weight_norm",
 ]
