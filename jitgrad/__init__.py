@@ -139,6 +139,8 @@ arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)
 del _name
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                      multinomial, normal, seed, set_rng_state)
+from .ops.random_gamma import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
+                                _standard_gamma_grad)
 _install_special_methods()  # x.lgamma(), x.polygamma_(n), ...
 from . import special  # noqa: F401,E402 - torch.special
 from . import autograd  # noqa: F401
