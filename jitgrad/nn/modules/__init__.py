@@ -115,3 +115,8 @@ from .loss_more import *  # noqa: E402,F401,F403
 from .padding import *  # noqa: E402,F401,F403
 
 __all__ += _activation_more.__all__ + _loss_more.__all__ + _padding.__all__
+
+from . import embedding_bag as _embedding_bag  # noqa: E402
+from .embedding_bag import *  # noqa: E402,F401,F403
+
+__all__ += _embedding_bag.__all__
