@@ -1,0 +1,105 @@
+"""``Gamma`` and ``Chi2`` (PyTorch's ``torch/distributions/gamma.py`` and ``chi2.py``): samples
+through ``torch._standard_gamma`` (PyTorch's draws after ``manual_seed``), with gradients to the
+concentration by ATen's implicit reparameterization and to the rate through the division.
+
+``Gamma.cdf`` (``torch.special.gammainc``) is defined only when ``jitgrad.special`` has
+``gammainc``; without it ``cdf`` raises NotImplementedError as the base class does."""
+from __future__ import annotations
+
+import jitgrad as torch
+
+from . import constraints
+from .exp_family import ExponentialFamily
+from .utils import _finfo, _Number, broadcast_all
+
+__all__ = ["Gamma", "Chi2"]
+
+
+def _standard_gamma(concentration):
+    return torch._standard_gamma(concentration)
+
+
+class Gamma(ExponentialFamily):
+    """The Gamma distribution with shape ``concentration`` and ``rate`` (1 / scale)."""
+
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    @property
+    def mean(self):
+        return self.concentration / self.rate
+
+    @property
+    def mode(self):
+        return ((self.concentration - 1) / self.rate).clamp(min=0)
+
+    @property
+    def variance(self):
+        return self.concentration / self.rate.pow(2)
+
+    def __init__(self, concentration, rate, validate_args=None):
+        self.concentration, self.rate = broadcast_all(concentration, rate)
+        if isinstance(concentration, _Number) and isinstance(rate, _Number):
+            batch_shape = torch.Size()
+        else:
+            batch_shape = self.concentration.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Gamma, _instance)
+        batch_shape = torch.Size(batch_shape)
+        new.concentration = self.concentration.expand(batch_shape)
+        new.rate = self.rate.expand(batch_shape)
+        super(Gamma, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def rsample(self, sample_shape=torch.Size()):
+        shape = self._extended_shape(sample_shape)
+        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        value.detach().clamp_(min=float(_finfo(value.dtype).tiny))  # not recorded
+        return value
+
+    def log_prob(self, value):
+        value = torch.as_tensor(value, dtype=self.rate.dtype, device=self.rate.device)
+        if self._validate_args:
+            self._validate_sample(value)
+        return (torch.xlogy(self.concentration, self.rate)
+                + torch.xlogy(self.concentration - 1, value)
+                - self.rate * value - torch.lgamma(self.concentration))
+
+    def entropy(self):
+        return (self.concentration - torch.log(self.rate) + torch.lgamma(self.concentration)
+                + (1.0 - self.concentration) * torch.digamma(self.concentration))
+
+    @property
+    def _natural_params(self):
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
+
+    if hasattr(torch.special, "gammainc"):
+        def cdf(self, value):
+            if self._validate_args:
+                self._validate_sample(value)
+            return torch.special.gammainc(self.concentration, self.rate * value)
+
+
+class Chi2(Gamma):
+    """The chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+
+    arg_constraints = {"df": constraints.positive}
+
+    def __init__(self, df, validate_args=None):
+        super().__init__(0.5 * df, 0.5, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Chi2, _instance)
+        return super().expand(batch_shape, new)
+
+    @property
+    def df(self):
+        return self.concentration * 2
