@@ -2,7 +2,7 @@
 learning-rate schedulers with PyTorch's names and semantics. SGD and Adam/AdamW update a
 parameter with one fused Numba kernel; the others run PyTorch's single-tensor update op by op
 in jitgrad tensor ops (the same code on CPU and CUDA)."""
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
@@ -18,4 +18,4 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
            "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS",
-           "lr_scheduler"]
+           "lr_scheduler", "swa_utils"]
