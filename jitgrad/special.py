@@ -4,8 +4,9 @@ Most are aliases of functions jitgrad already has (``gammaln`` is ``lgamma``, ``
 ``sigmoid``, ``psi`` is ``digamma``, ...): the same function runs, under a wrapper that only
 renames a TypeError about the arguments the way PyTorch's ``special_<name>()`` parser words it.
 The gamma/Bessel/normal functions live in ``ops/special_functions.py`` (declarations in
-``ops/elementwise_gamma.py``). Not provided yet: the Airy, Bessel J/Y/K and orthogonal-polynomial
-functions.
+``ops/elementwise_gamma.py``). Not provided yet: the Airy, Bessel J/Y/K, ``modified_bessel_i1``
+(not ``i1``'s kernel), ``modified_bessel_k0/k1``, their scaled forms and the orthogonal
+polynomials (ATen kernels of their own, no composition of these).
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from .tensor import Tensor
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erfc", "erfinv",
            "expit", "logit", "exp2", "expm1", "log1p", "xlogy", "xlog1py", "sinc", "round",
            "entr", "ndtr", "ndtri", "i0", "i0e", "i1", "i1e", "logsumexp", "softmax",
-           "log_softmax", "zeta", "erfcx", "log_ndtr", "gammainc", "gammaincc"]
+           "log_softmax", "zeta", "erfcx", "log_ndtr", "gammainc", "gammaincc",
+           "modified_bessel_i0", "spherical_bessel_j0"]
 
 _TWO_OPERANDS = ("() received an invalid combination of arguments - got ({got}), but expected "
                  "one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
@@ -97,3 +99,7 @@ log_ndtr = _named(_sf.special_log_ndtr, "log_ndtr")
 # out= errors name igamma / igammac, as PyTorch's (its special_gammainc calls igamma)
 gammainc = _named(_jg.igamma, "gammainc")
 gammaincc = _named(_jg.igammac, "gammaincc")
+# no derivative in PyTorch: results never require grad. modified_bessel_i0's kernel gives i0's
+# values bit for bit; spherical_bessel_j0 is ATen's series / sin(x) / x (sin: jitgrad.math's)
+modified_bessel_i0 = _named(_sf.special_modified_bessel_i0, "modified_bessel_i0")
+spherical_bessel_j0 = _named(_sf.special_spherical_bessel_j0, "spherical_bessel_j0")

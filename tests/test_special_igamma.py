@@ -233,3 +233,36 @@ def test_gradcheck(name):
     f = getattr(jg, name)
     assert jg.autograd.gradcheck(lambda x: f(a, x), (x,))
     assert jg.autograd.gradgradcheck(lambda x: f(a, x), (x,))
+
+
+# ---- torch.special.modified_bessel_i0 / spherical_bessel_j0 (compositions, no derivative) ----
+
+BESSEL = np.concatenate([np.linspace(-60, 60, 4001), np.linspace(-0.6, 0.6, 2001),
+                         [0.0, -0.0, INF, -INF, NAN, 1e-30, 1e-300, 1e30, 3e38, 700, 800]])
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("name,ulps", [("modified_bessel_i0", 0), ("spherical_bessel_j0", 2)])
+def test_bessel_compositions(name, ulps, dt):
+    # modified_bessel_i0's kernel gives i0's values bit for bit; spherical_bessel_j0 is ATen's
+    # series below 0.5 and sin(x) / x above, sin being jitgrad.math's (an ulp from libm's)
+    x = BESSEL.astype(dt)
+    got = getattr(jg.special, name)(jg.tensor(x)).numpy()
+    want = getattr(torch.special, name)(torch.from_numpy(x)).numpy()
+    assert _ulps(got, want).max() <= ulps
+
+
+@pytest.mark.parametrize("name", ["modified_bessel_i0", "spherical_bessel_j0"])
+@pytest.mark.parametrize("fn", [
+    lambda T, f, x: f(x.requires_grad_()),  # the result does not require grad
+    lambda T, f, x: f(x.long()),
+    lambda T, f, x: f(x > 0),
+    lambda T, f, x: f(x.requires_grad_(), out=T.empty(4)),  # not refused: no derivative
+    lambda T, f, x: f(x.float(), out=T.empty(4, dtype=T.float64)),
+    lambda T, f, x: f(x, out=T.empty(4, dtype=T.int64)),
+    lambda T, f, x: f(x.half()),
+    lambda T, f, x: f(2.0),
+    lambda T, f, x: f(x, x),
+])
+def test_bessel_compositions_arguments(name, fn):
+    assert_parity(lambda T, x: fn(T, getattr(T.special, name), x), X)

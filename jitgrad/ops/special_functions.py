@@ -2,8 +2,9 @@
 declarations: ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``i0`` and the
 ``torch.special`` ones jitgrad had no op for (``i0e``, ``i1``, ``i1e``, ``ndtr``, ``ndtri``,
 ``entr``, ``xlog1py``, ``zeta``, ``erfcx``, ``log_ndtr``), the regularized incomplete gamma
-``igamma`` / ``igammac``, with PyTorch's argument checks and node names; ``install()`` adds the
-Tensor methods and their in-place forms."""
+``igamma`` / ``igammac``, ``modified_bessel_i0`` and ``spherical_bessel_j0``, with PyTorch's
+argument checks and node names; ``install()`` adds the Tensor methods and their in-place
+forms."""
 from __future__ import annotations
 
 import math
@@ -25,7 +26,8 @@ from .registry import OPS
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "special_i0e", "special_i1",
            "special_i1e", "special_ndtri", "special_ndtr", "special_entr", "special_xlog1py",
-           "special_zeta", "special_erfcx", "special_log_ndtr", "igamma", "igammac", "install"]
+           "special_zeta", "special_erfcx", "special_log_ndtr", "igamma", "igammac",
+           "special_modified_bessel_i0", "special_spherical_bessel_j0", "install"]
 
 lgamma = _unary("lgamma")
 digamma = _unary("digamma")
@@ -206,6 +208,44 @@ def _igammac(input, other):
 
 igamma = with_out("igamma")(_igamma)
 igammac = with_out("igammac")(_igammac)
+
+
+def _no_grad_unary(name, compute, arg="input"):
+    """A ``torch.special`` function PyTorch declares without derivative: its result never
+    requires grad (so ``out=`` is not refused for an input that does); ``input`` only a
+    Tensor, float16 refused on the CPU as PyTorch's kernel is."""
+    kernel = name[len("special_"):] + "_cpu"
+
+    def fn(input, *, out=None):
+        _need_tensor(input, name, 1, arg)
+        if input.dtype is D.float16 and input.device.type == "cpu":
+            raise _not_implemented(kernel, input.dtype)
+        x = input if input.dtype.is_floating_point else input.to(D.get_default_dtype())
+        with grad_mode.no_grad():
+            res = compute(x.detach())
+        from .out import write_out
+        return write_out(name, res, out, ())
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+def _spherical_bessel_j0(x):
+    """ATen's spherical_bessel_j0_forward: 0 at +-inf, a degree-12 series for |x| < 0.5 (its
+    constants are T(1) / T(k!) rounded in x's type), sin(x) / x otherwise."""
+    from .functional import abs as _abs
+    from .functional import isinf, sin, where
+    x2 = x * x
+    series = x.new_tensor(1.0 / 6227020800.0)
+    for k in (39916800.0, 362880.0, 5040.0, 120.0, 6.0):
+        c = 1.0 / k if k in (362880.0, 120.0) else -1.0 / k
+        series = x.new_tensor(c) + x2 * series
+    series = 1.0 + x2 * series
+    return where(isinf(x), x.new_tensor(0.0), where(_abs(x) < 0.5, series, sin(x) / x))
+
+
+special_modified_bessel_i0 = _no_grad_unary("special_modified_bessel_i0", i0)
+special_spherical_bessel_j0 = _no_grad_unary("special_spherical_bessel_j0",
+                                             _spherical_bessel_j0, "x")
 
 
 def install():
