@@ -479,6 +479,7 @@ GUMBEL = {
     "soft_tau_dim": lambda T, x: T.nn.functional.gumbel_softmax(x, tau=0.5, dim=1),
     "hard": lambda T, x: T.nn.functional.gumbel_softmax(x, hard=True),
     "hard_dim0": lambda T, x: T.nn.functional.gumbel_softmax(x, tau=2.0, hard=True, dim=0),
+    "transposed": lambda T, x: T.nn.functional.gumbel_softmax(x.transpose(0, 2), dim=1),
 }
 
 

@@ -100,10 +100,12 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     """PyTorch's Python definition, op for op: Gumbel noise ``-log(Exp(1))`` drawn with
     ``exponential_`` (so seeded runs match), ``softmax((logits + g) / tau)``; ``hard`` returns
     the one-hot argmax with the soft sample's gradient (straight-through)."""
-    from ...ops.factories import empty_like, zeros_like
+    from ...ops.factories import empty, zeros_like
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    gumbels = -empty_like(logits).exponential_().log()
+    # legacy_contiguous_format: the noise is drawn in C order whatever the logits' strides
+    noise = empty(tuple(logits.shape), dtype=logits.dtype, device=logits.device)
+    gumbels = -noise.exponential_().log()
     gumbels = (logits + gumbels) / tau
     y_soft = gumbels.softmax(dim)
     if hard:
