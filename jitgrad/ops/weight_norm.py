@@ -5,9 +5,9 @@ dim but ``dim``), as ATen's WeightNorm.cpp composes them.
 ``_weight_norm`` takes the fused ``_weight_norm_interface`` (one ``WeightNormInterfaceBackward0``
 node over ``v`` and ``g``) when ``dim`` is the first or the last dim, as ATen does for CPU and
 CUDA, and the double-differentiable composition ``v * (g / norm_except_dim(v, 2, dim))``
-otherwise. jitgrad's fused node is that same composition shown as one node
-(``record_composition``), so its gradients are the composition's: ATen's
-weight_norm_backward formula up to rounding, and double backward works.
+otherwise. The fused node's backward is ATen's differentiable weight-norm backward in
+recorded ops, with the norms held constant as there, so first and second derivatives are
+PyTorch's.
 """
 from __future__ import annotations
 
@@ -42,17 +42,41 @@ def norm_except_dim(v, pow=2, dim=0):
     return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
 
 
+def _weight_norm_backward(node, grad_w):
+    """ATen's _weight_norm_differentiable_backward: recorded ops over the saved norms, which
+    are a constant (the norms output is not differentiable), so double backward is PyTorch's
+    (it does not differentiate through the norms)."""
+    v, g, norms = node.saved("v"), node.saved("g"), node.saved("norms")
+    dim = node.ctx.attrs["dim"]
+    grad_w = grad_w.contiguous()
+    bcast_size = [1] * v.dim()
+    if dim == 0:
+        bcast_size[0] = v.size(0)
+        per_dim_sums = (grad_w * v).view(v.size(0), -1).sum(1).view(bcast_size)
+    else:
+        last_size = v.size(v.dim() - 1)
+        bcast_size[v.dim() - 1] = last_size
+        per_dim_sums = (grad_w * v).view(-1, last_size).sum(0).view(bcast_size)
+    grad_v = (g / norms) * (grad_w - v * (per_dim_sums / (norms * norms)))
+    grad_g = per_dim_sums / norms
+    return grad_v, grad_g
+
+
 def _weight_norm_interface(v, g, dim=0):
     """``(v * (g / norms), norms)`` for ``dim`` the first or last dim; ``norms`` (the norms
     over the other dims) is not differentiable, as in ATen."""
+    from ..tensor import Tensor
+    from .composite import record
     v = v.contiguous()
     g = g.contiguous()
-
-    def build(vv, gg):
-        return vv * (gg / norm_except_dim(vv, 2, dim))
-    w = record_composition("WeightNormInterfaceBackward0", (v, g), build)
+    if dim < 0:
+        dim += v.dim()
     with grad_mode.no_grad():
         norms = norm_except_dim(v, 2, dim)
+        w = v * (g / norms)
+    saved_norms = Tensor._make(norms._data)
+    w = record("WeightNormInterfaceBackward0", (v, g), w._data, _weight_norm_backward,
+               save=(("v", v), ("g", g), ("norms", saved_norms)), attrs={"dim": dim})
     return w, norms
 
 

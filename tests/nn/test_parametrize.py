@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jitgrad as jg
-from tests._parity import raises_like
+from tests._parity import assert_grad_parity, raises_like, random_array
 
 torch = pytest.importorskip("torch")
 
@@ -420,3 +420,19 @@ def test_orthogonal_ops():
                 rng.standard_normal((3, 4)), rng.standard_normal(3))
     raises_like(lambda T, x, t: T.linalg.householder_product(x, t),
                 rng.standard_normal((4, 3)), rng.standard_normal(4))
+
+
+@pytest.mark.parametrize("case", ["matrix_exp", "householder", "weight_norm0", "weight_norm1"])
+def test_ops_gradcheck_and_double_backward(case):
+    """Gradients of a random cotangent, float64 central differences and double backward."""
+    if case == "matrix_exp":
+        assert_grad_parity(lambda T: T.matrix_exp, random_array(2, 3, 3) * 0.5)
+    elif case == "householder":
+        A = random_array(4, 3)
+        tau = 2.0 / (1.0 + (np.tril(A, -1) ** 2).sum(0))
+        assert_grad_parity(lambda T: T.linalg.householder_product, A, tau)
+    else:
+        dim = int(case[-1])
+        g = random_array(3, 1) if dim == 0 else random_array(1, 4)
+        assert_grad_parity(lambda T: lambda v, g: T._weight_norm(v, g, dim), random_array(3, 4),
+                           g)
