@@ -1,9 +1,10 @@
 """One training step of a 2-layer LSTM or GRU (input 32, hidden 64, sequence 50, batch 16):
 forward, a mean-square loss, backward, SGD update; jitgrad vs PyTorch eager, float32 and float64.
 
-PyTorch's float32 LSTM on the CPU runs oneDNN's fused RNN; its float64 LSTM and its GRU (both
-dtypes) run the plain per-op path jitgrad follows (``nn/modules/rnn_stack.py``, with the gate
-arithmetic of a step fused by ``ops/elementwise_rnn.py``: two ops for the LSTM, one for the GRU).
+PyTorch's float32 LSTM on the CPU runs oneDNN's fused RNN, one node per layer, and so does
+jitgrad's with MKL (``nn/modules/lstm_fused.py``); their float64 LSTM and GRU (both dtypes) run
+the plain per-op path (``nn/modules/rnn_stack.py``, with the gate arithmetic of a step fused by
+``ops/elementwise_rnn.py``: two ops for the LSTM, one for the GRU).
 Run as a script for one line per model and library::
 
     OMP_NUM_THREADS=1 python benchmarks/bench_rnn.py
