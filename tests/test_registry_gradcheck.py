@@ -169,6 +169,8 @@ REFERENCE = {
     "special_xlog1py_scalar": (lambda a, other: sp.xlog1py(a, other), (ANY,), {"other": 0.5}),
     "special_rxlog1py": (lambda b, base: sp.xlog1py(base, b), (POS,), {"base": 1.5}),
     "special_zeta": (sp.zeta, (uniform(1.5, 4.0), uniform(0.5, 3.0)), {}),
+    "igamma": (sp.gammainc, (uniform(0.2, 6.0), uniform(0.1, 8.0)), {}),
+    "igammac": (sp.gammaincc, (uniform(0.2, 6.0), uniform(0.1, 8.0)), {}),
     # integer-only: tested on integer dtypes below (counts inside [0, 8), where NumPy's shifts
     # are defined; the out-of-range counts are compared with PyTorch in test_special_ops.py)
     "bitwise_left_shift": (np.left_shift, (lambda s: RNG.integers(-100, 100, s),
