@@ -4,6 +4,7 @@ parameter with one fused Numba kernel; the others run PyTorch's single-tensor up
 in jitgrad tensor ops (the same code on CPU and CUDA)."""
 from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
 from .adamax import Adamax
@@ -18,4 +19,5 @@ from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
            "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS",
+           "Adafactor",
            "lr_scheduler", "swa_utils"]
