@@ -8,6 +8,8 @@ PyTorch's, and a float64 finite-difference check of the kernels (they are generi
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -88,6 +90,32 @@ def test_proj_size_routes_away():
     mine, ref = _graph(jg, kw), _graph(torch, kw)
     assert [n for n, _ in mine] == [n for n, _ in ref] == ["StackBackward0"] * 3
     assert "MkldnnRnnLayerBackward0" not in str(mine)
+
+
+PROJ_WARNING = ("LSTM with projections is not supported with oneDNN. Using default "
+                "implementation. (Triggered internally at "
+                "/__w/pytorch/pytorch/aten/src/ATen/native/RNN.cpp:1512.)")
+
+
+def _warnings_of(run):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    return [str(w.message) for w in caught]
+
+
+def test_projection_warning_once_as_pytorch(monkeypatch):
+    """PyTorch's TORCH_WARN_ONCE: its text (taken from PyTorch 2.13), once per process, only
+    where oneDNN would otherwise run (a padded float32 CPU input; not float64, not packed)."""
+    monkeypatch.setattr(lstm_fused, "_warned", [])
+    m64 = jg.nn.LSTM(IN, HID, proj_size=2, dtype=jg.float64)
+    assert _warnings_of(lambda: m64(jg.randn(T, N, IN, dtype=jg.float64))) == []
+    m = jg.nn.LSTM(IN, HID, proj_size=2)
+    packed = jg.nn.utils.rnn.pack_padded_sequence(jg.randn(T, N, IN), [T, 2])
+    assert _warnings_of(lambda: m(packed)) == []
+    assert _warnings_of(lambda: (m(jg.randn(T, N, IN)), m(jg.randn(T, N, IN)))) == \
+        [PROJ_WARNING]
+    assert _warnings_of(lambda: m(jg.randn(T, N, IN))) == []
 
 
 def test_no_mkl_routes_away(monkeypatch):

@@ -15,6 +15,8 @@ double backward works as it does in PyTorch (its graph's node names differ).
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ...autograd import grad_mode
@@ -34,15 +36,28 @@ def _gemm(dtype):
     return gemm(np.dtype(dtype))
 
 
+_warned = []
+_PROJ_WARNING = ("LSTM with projections is not supported with oneDNN. Using default "
+                 "implementation. (Triggered internally at "
+                 "/__w/pytorch/pytorch/aten/src/ATen/native/RNN.cpp:1512.)")
+
+
 def usable(input, hx, flat_weights, proj_size, batch_sizes) -> bool:
     """RNN.cpp's ``use_mkldnn`` for a padded LSTM without projections: every tensor on the CPU,
     float32 input, not empty; and MKL's CBLAS present (the kernels' GEMM). PyTorch also takes
-    oneDNN for bfloat16 (and float16 without grad); jitgrad keeps the per-op path for them."""
-    if batch_sizes is not None or proj_size > 0:
+    oneDNN for bfloat16 (and float16 without grad); jitgrad keeps the per-op path for them.
+    With projections PyTorch warns once per process (TORCH_WARN_ONCE) and runs the per-op
+    path; so does this."""
+    if batch_sizes is not None:
         return False
     if input.dtype.name != "float32" or input.is_cuda or input.numel() == 0:
         return False
     if any(t is not None and t.is_cuda for t in (*flat_weights, *hx)):
+        return False
+    if proj_size > 0:
+        if not _warned:
+            _warned.append(True)
+            warnings.warn(_PROJ_WARNING, UserWarning, stacklevel=3)
         return False
     return blas.backend() == "mkl" and _gemm(np.float32) is not None
 
