@@ -16,8 +16,9 @@ from .radam import RAdam
 from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
            "RAdam", "Adadelta", "Rprop", "ASGD", "LBFGS",
-           "Adafactor",
+           "Adafactor", "SparseAdam",
            "lr_scheduler", "swa_utils"]
