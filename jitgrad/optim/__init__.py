@@ -1,7 +1,8 @@
-"""``jitgrad.optim``: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta and
-learning-rate schedulers with PyTorch's names and semantics. SGD and Adam/AdamW update a
-parameter with one fused Numba kernel; the others run PyTorch's single-tensor update op by op
-in jitgrad tensor ops (the same code on CPU and CUDA)."""
+"""``jitgrad.optim``: SGD, Adam, AdamW, RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop,
+ASGD, Adafactor, LBFGS, SparseAdam (its dense-gradient error only), learning-rate schedulers and
+``swa_utils`` with PyTorch's names and semantics. SGD and Adam/AdamW update a parameter with one
+fused Numba kernel; the others run PyTorch's single-tensor update op by op in jitgrad tensor ops
+(the same code on CPU and CUDA)."""
 from . import lr_scheduler, swa_utils  # noqa: F401
 from .adadelta import Adadelta
 from .adafactor import Adafactor
