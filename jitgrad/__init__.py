@@ -99,6 +99,7 @@ from .ops.cumulative import (cummax, cummin, cumprod, cumulative_trapezoid, logc
                              trapezoid, trapz)
 from .ops.nan_reduce import nanmean, nansum
 from .ops.bucketing import bucketize, histc, searchsorted
+from .ops.quantile import nanquantile, quantile  # ops/quantile.py
 from .ops.distances import cdist, corrcoef, cov, diff, pdist  # ops/distances.py
 from .ops.combine import (block_diag, broadcast_shapes, cartesian_prod, combinations, rot90,
                           unravel_index)
@@ -142,6 +143,8 @@ from .random import (Generator, bernoulli, default_generator, get_rng_state, ini
 from .ops.random_gamma import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
                                 _standard_gamma_grad)
 _install_special_methods()  # x.lgamma(), x.polygamma_(n), ...
+from .ops.toplevel_inplace import functional_forms as _functional_forms
+globals().update(_functional_forms())  # torch.abs_(t), torch.clamp_(t, 0, 1), ...
 from . import special  # noqa: F401,E402 - torch.special
 from . import autograd  # noqa: F401
 from .serialization import save, load
