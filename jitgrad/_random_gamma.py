@@ -204,10 +204,10 @@ def _kernels():
         g = globals()
         g["_uniform_f64"] = _rk._uniform_f64
         for name in _HELPERS:
-            g[name] = njit_cached(g[name])
+            g[name] = njit_cached(g[name], error_model="numpy")  # x / 0 is inf, as in C
         k = _Kernels()
         for name in _KERNELS:
-            g[name] = njit_cached(g[name])
+            g[name] = njit_cached(g[name], error_model="numpy")  # x / 0 is inf, as in C
             setattr(k, name.lstrip("_"), g[name])
         _K = k
     return _K

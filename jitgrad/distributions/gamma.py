@@ -1,9 +1,7 @@
 """``Gamma`` and ``Chi2`` (PyTorch's ``torch/distributions/gamma.py`` and ``chi2.py``): samples
 through ``torch._standard_gamma`` (PyTorch's draws after ``manual_seed``), with gradients to the
-concentration by ATen's implicit reparameterization and to the rate through the division.
-
-``Gamma.cdf`` (``torch.special.gammainc``) is defined only when ``jitgrad.special`` has
-``gammainc``; without it ``cdf`` raises NotImplementedError as the base class does."""
+concentration by ATen's implicit reparameterization and to the rate through the division;
+``Gamma.cdf`` is ``special.gammainc``."""
 from __future__ import annotations
 
 import jitgrad as torch
@@ -81,11 +79,10 @@ class Gamma(ExponentialFamily):
     def _log_normalizer(self, x, y):
         return torch.lgamma(x + 1) + (x + 1) * torch.log(-y.reciprocal())
 
-    if hasattr(torch.special, "gammainc"):
-        def cdf(self, value):
-            if self._validate_args:
-                self._validate_sample(value)
-            return torch.special.gammainc(self.concentration, self.rate * value)
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return torch.special.gammainc(self.concentration, self.rate * value)
 
 
 class Chi2(Gamma):

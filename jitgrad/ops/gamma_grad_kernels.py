@@ -267,7 +267,8 @@ def _compiled(dtype):
         k = {}
         for name in _FUNCS:
             src = globals()[name]
-            env[name] = numba.njit(types.FunctionType(src.__code__, env, name))
+            env[name] = numba.njit(types.FunctionType(src.__code__, env, name),
+                                    error_model="numpy")  # x / 0 is inf, as in C
             k[name] = env[name]
         if key == "float64":
             env["_digamma_one_d"] = env["_digamma_one"]
