@@ -99,6 +99,7 @@ from .ops.cumulative import (cummax, cummin, cumprod, cumulative_trapezoid, logc
                              trapezoid, trapz)
 from .ops.nan_reduce import nanmean, nansum
 from .ops.bucketing import bucketize, histc, searchsorted
+from .ops.quantile import nanquantile, quantile  # ops/quantile.py
 from .ops.distances import cdist, corrcoef, cov, diff, pdist  # ops/distances.py
 from .ops.combine import (block_diag, broadcast_shapes, cartesian_prod, combinations, rot90,
                           unravel_index)

@@ -454,3 +454,9 @@ for _name, _fn in {"diff": _distances.diff, "cov": _distances.cov,
                    "unique_consecutive": _counting.unique_consecutive,
                    "rot90": _combine.rot90}.items():
     setattr(Tensor, _name, _fn)
+
+# quantile/nanquantile (ops/quantile.py)
+from . import quantile as _quantile_ops  # noqa: E402
+
+Tensor.quantile = _quantile_ops.quantile
+Tensor.nanquantile = _quantile_ops.nanquantile
