@@ -149,6 +149,15 @@ from . import special  # noqa: F401,E402 - torch.special
 from . import autograd  # noqa: F401
 from .serialization import save, load
 from ._compile import compile  # noqa: F401,E402 - torch.compile
+from ._numeric_info import e, finfo, iinfo, inf, nan, newaxis, pi  # noqa: F401
+from ._settings import (  # noqa: F401 - process settings (_settings.py says what each does)
+    are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
+    get_float32_matmul_precision, get_num_interop_threads, get_num_threads, has_lapack,
+    has_openmp, has_spectral, is_deterministic_algorithms_warn_only_enabled,
+    is_warn_always_enabled, set_deterministic_debug_mode, set_float32_matmul_precision,
+    set_flush_denormal, set_num_interop_threads, set_num_threads, set_warn_always,
+    use_deterministic_algorithms,
+)
 
 float = float32  # noqa: A001 - torch.float
 double = float64
@@ -233,6 +242,9 @@ def __getattr__(name):
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
                 "distributed", "distributions"):
         return importlib.import_module(f"jitgrad.{name}")
+    if name == "has_mkl":  # asks the BLAS backend, which loads MKL
+        from ._settings import _has_mkl
+        return _has_mkl()
     if name in _NN_FUNCTIONS:
         module, _, attr = f"nn.functional.{_NN_FUNCTIONS[name]}".rpartition(".")
         return getattr(importlib.import_module(f"jitgrad.{module}"), attr)

@@ -26,7 +26,8 @@ import numpy as np
 
 from . import cpu
 
-__all__ = ["matmul", "matmul_batch", "backend", "max_threads", "set_local_threads"]
+__all__ = ["matmul", "matmul_batch", "backend", "max_threads", "set_local_threads",
+           "set_max_threads"]
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _gemm = None  # {np.dtype: ctypes function} once loaded, {} when MKL is unavailable
@@ -64,7 +65,8 @@ def _load():
     if lib is None:
         return
     for key, name, args in (("max", "MKL_Get_Max_Threads", []),
-                            ("local", "MKL_Set_Num_Threads_Local", [ctypes.c_int])):
+                            ("local", "MKL_Set_Num_Threads_Local", [ctypes.c_int]),
+                            ("global", "MKL_Set_Num_Threads", [ctypes.c_int])):
         fn = getattr(lib, name, None)
         if fn is not None:
             fn.restype, fn.argtypes = ctypes.c_int, args
@@ -110,6 +112,15 @@ def set_local_threads(n: int) -> int:
         _load()
     fn = _threads.get("local")
     return fn(n) if fn is not None and _gemm else 0
+
+
+def set_max_threads(n: int) -> None:
+    """MKL's thread count for every thread (``torch.set_num_threads``); a no-op without MKL."""
+    if _gemm is None:
+        _load()
+    fn = _threads.get("global")
+    if fn is not None and _gemm:
+        fn(n)
 
 
 def _address(a) -> int:
