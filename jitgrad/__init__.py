@@ -234,6 +234,17 @@ _NN_FUNCTIONS.update({n: f"_aten.{n}" for n in (
     "adaptive_max_pool1d",
     "batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
     "native_layer_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout")})
+# more of them (nn/functional/_aten_extra.py: int reductions, embedding's weight first, ...)
+_NN_FUNCTIONS.update({n: f"_aten_extra.{n}" for n in (
+    "selu", "selu_", "celu", "celu_", "threshold", "threshold_", "rrelu", "rrelu_", "kl_div",
+    "margin_ranking_loss", "hinge_embedding_loss", "poisson_nll_loss", "triplet_margin_loss",
+    "cosine_embedding_loss", "binary_cross_entropy_with_logits", "embedding",
+    "constant_pad_nd", "dropout_", "alpha_dropout_", "feature_dropout", "feature_dropout_",
+    "feature_alpha_dropout_")})
+# and those whose torch.X is F.X
+_NN_FUNCTIONS.update({n: n for n in ("hardshrink", "prelu", "bilinear", "cosine_similarity",
+                                      "pairwise_distance", "channel_shuffle",
+                                      "native_channel_shuffle")})
 
 
 def __getattr__(name):

@@ -83,7 +83,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 def _check_p(p):
     if p < 0.0 or p > 1.0:  # ATen's check raises RuntimeError (F's raises ValueError)
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+        # C++'s ostream prints the double as %g does (-1.0 as -1)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
 
 
 def dropout(input, p, train):
