@@ -92,6 +92,7 @@ from .ops.linalg_orth import geqrf, matrix_exp  # nn.utils.parametrizations.orth
 from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu, triu_indices
 from .ops.linalg_solve import det, inverse, logdet, slogdet  # ops/linalg_solve.py
 from .ops.linalg_solve import torch_cholesky as cholesky
+from .ops.linalg_lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve  # noqa: I001
 from .ops.linalg_extra import cross
 from .ops.linalg_extra import torch_matrix_power as matrix_power
 from .ops.grids import meshgrid, repeat_interleave

@@ -167,6 +167,8 @@ def triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, left: bool, unit
     """BLAS trsm per matrix (no singularity check: zero pivots give inf/NaN, as PyTorch's)."""
     from scipy.linalg import blas
     trsm = blas.get_blas_funcs("trsm", (A,))
+    if A.size == 0 or B.size == 0:  # nothing to solve (and no stack shape to infer)
+        return np.zeros(B.shape, B.dtype)
     As, Bs = _stack(A), _stack(B)
     X = np.empty_like(Bs)
     with np.errstate(all="ignore"):
@@ -174,3 +176,43 @@ def triangular_solve(A: np.ndarray, B: np.ndarray, upper: bool, left: bool, unit
             X[i] = trsm(1.0, As[i], Bs[i], side=0 if left else 1, lower=not upper,
                         diag=1 if unit else 0)
     return X.reshape(B.shape)
+
+
+def lu_factor_info(A: np.ndarray):
+    """getrf per matrix (any m x n): the packed LU, the pivots (LAPACK's 1-based row swaps,
+    int32, min(m, n) of them) and info (the first exactly-zero pivot of U, 1-based)."""
+    m, n = A.shape[-2:]
+    k = min(m, n)
+    LU = np.empty(A.shape, A.dtype)
+    piv = np.empty(A.shape[:-2] + (k,), np.int32)
+    info = np.zeros(A.shape[:-2], np.int32)
+    if A.size == 0:
+        piv[...] = np.arange(1, k + 1, dtype=np.int32)
+        return LU, piv, info
+    from scipy.linalg import lapack
+    getrf = lapack.get_lapack_funcs("getrf", (A,))
+    lus, pivs, infos = LU.reshape((-1, m, n)), piv.reshape((-1, k)), info.reshape(-1)
+    with np.errstate(all="ignore"):
+        for i, a in enumerate(_stack(A)):
+            lus[i], p, infos[i] = getrf(a)
+            pivs[i] = p + 1  # SciPy returns the swaps 0-based
+    return LU, piv, info
+
+
+def lu_solve_factored(LU: np.ndarray, piv: np.ndarray, B: np.ndarray, trans: bool):
+    """getrs per matrix: ``A^{-1} B`` (``trans``: ``A^{-T} B``) for A = P L U packed in ``LU``;
+    the batch shapes broadcast (``piv`` has LU's)."""
+    n = LU.shape[-1]
+    batch = np.broadcast_shapes(LU.shape[:-2], B.shape[:-2])
+    LUs = _stack(np.broadcast_to(LU, batch + LU.shape[-2:]))
+    pivs = _stack(np.broadcast_to(piv, batch + piv.shape[-1:]), 1)
+    Bs = _stack(np.broadcast_to(B, batch + B.shape[-2:]))
+    X = np.empty_like(Bs)
+    if X.size == 0 or n == 0:
+        return X.reshape(batch + B.shape[-2:])
+    from scipy.linalg import lapack
+    getrs = lapack.get_lapack_funcs("getrs", (LUs,))
+    with np.errstate(all="ignore"):
+        for i in range(LUs.shape[0]):
+            X[i] = getrs(LUs[i], pivs[i] - 1, Bs[i], trans=int(trans))[0]
+    return X.reshape(batch + B.shape[-2:])

@@ -455,6 +455,12 @@ for _name, _fn in {"diff": _distances.diff, "cov": _distances.cov,
                    "rot90": _combine.rot90}.items():
     setattr(Tensor, _name, _fn)
 
+# Tensor.lu / lu_solve (ops/linalg_lu.py)
+from . import linalg_lu as _linalg_lu  # noqa: E402
+
+for _name, _fn in _linalg_lu.methods().items():
+    setattr(Tensor, _name, _fn)
+
 # quantile/nanquantile (ops/quantile.py)
 from . import quantile as _quantile_ops  # noqa: E402
 

@@ -21,7 +21,8 @@ import numpy as np
 from ..cuda_env import kernel_jit
 from .common import cuda
 
-__all__ = ["lu_solve_info", "inv_info", "cholesky_info", "triangular_solve", "det", "slogdet"]
+__all__ = ["lu_solve_info", "inv_info", "cholesky_info", "triangular_solve", "det", "slogdet",
+           "lu_factor_info", "lu_solve_factored"]
 
 _cache: dict = {}
 
@@ -227,6 +228,30 @@ def lu_solve_info(A, B_, ident=False):
     _launch("lu_solve", total, (lu.buf, piv.buf, np.int64(n), x.buf, np.int64(k),
                                 np.int64(total), bool(ident), zero, one))
     return x, info
+
+
+def lu_factor_info(A):
+    """(LU, pivots, info) as the host's getrf gives them; the kernel factors square matrices."""
+    if A.shape[-1] != A.shape[-2]:
+        raise NotImplementedError("linalg.lu_factor: jitgrad's CUDA LU kernel factors square "
+                                  "matrices only; call it on a .cpu() tensor")
+    return _lu(A)
+
+
+def lu_solve_factored(LU, piv, B_, trans: bool):
+    """``A^{-1} B`` from a packed LU and its pivots (batch shapes broadcast)."""
+    if trans:
+        raise NotImplementedError("linalg.lu_solve: jitgrad's CUDA LU solve has no transposed "
+                                  "form (adjoint, or left=False); call it on a .cpu() tensor")
+    n, k = LU.shape[-1], B_.shape[-1]
+    batch = tuple(np.broadcast_shapes(LU.shape[:-2], B_.shape[:-2]))
+    x = _copy(B_, batch + (n, k))
+    lu, piv = _copy(LU, batch + (n, n)), _copy(piv, batch + (n,))
+    total = _batch(x.shape) * k
+    zero, one = _scalars(LU.dtype)
+    _launch("lu_solve", total, (lu.buf, piv.buf, np.int64(n), x.buf, np.int64(k),
+                                np.int64(total), False, zero, one))
+    return x
 
 
 def inv_info(A):
