@@ -466,3 +466,5 @@ from . import quantile as _quantile_ops  # noqa: E402
 
 Tensor.quantile = _quantile_ops.quantile
 Tensor.nanquantile = _quantile_ops.nanquantile
+from . import frexp as _frexp_ops  # noqa: E402
+Tensor.frexp = _frexp_ops.frexp  # ops/frexp.py
