@@ -133,3 +133,8 @@ from . import embedding_bag as _embedding_bag  # noqa: E402
 from .embedding_bag import *  # noqa: E402,F401,F403
 
 __all__ += _embedding_bag.__all__
+
+from . import loss_ctc as _loss_ctc  # noqa: E402
+from .loss_ctc import *  # noqa: E402,F401,F403
+
+__all__ += _loss_ctc.__all__
