@@ -125,3 +125,8 @@ from . import loss_ctc as _loss_ctc  # noqa: E402
 from .loss_ctc import *  # noqa: E402,F401,F403
 
 __all__ += _loss_ctc.__all__
+
+from . import adaptive as _adaptive  # noqa: E402
+from .adaptive import *  # noqa: E402,F401,F403
+
+__all__ += _adaptive.__all__
