@@ -93,6 +93,8 @@ from .ops.triangular import diag, diag_embed, diagflat, tril, tril_indices, triu
 from .ops.linalg_solve import det, inverse, logdet, slogdet  # ops/linalg_solve.py
 from .ops.linalg_solve import torch_cholesky as cholesky
 from .ops.linalg_lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve  # noqa: I001
+from .ops.linalg_legacy import cholesky_inverse, cholesky_solve, pinverse, triangular_solve
+from .ops.linalg_legacy import torch_qr as qr, torch_svd as svd  # noqa: I001
 from .ops.linalg_extra import cross
 from .ops.linalg_extra import torch_matrix_power as matrix_power
 from .ops.grids import meshgrid, repeat_interleave

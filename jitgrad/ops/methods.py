@@ -455,10 +455,12 @@ for _name, _fn in {"diff": _distances.diff, "cov": _distances.cov,
                    "rot90": _combine.rot90}.items():
     setattr(Tensor, _name, _fn)
 
-# Tensor.lu / lu_solve (ops/linalg_lu.py)
+# Tensor.lu / lu_solve (ops/linalg_lu.py), cholesky_solve, triangular_solve, qr, svd, ...
+# (ops/linalg_legacy.py)
+from . import linalg_legacy as _linalg_legacy  # noqa: E402
 from . import linalg_lu as _linalg_lu  # noqa: E402
 
-for _name, _fn in _linalg_lu.methods().items():
+for _name, _fn in {**_linalg_lu.methods(), **_linalg_legacy.methods()}.items():
     setattr(Tensor, _name, _fn)
 
 # quantile/nanquantile (ops/quantile.py)
