@@ -227,6 +227,20 @@ def test_double_backward_refused_like_torch():
     assert errs[0] == errs[1]
 
 
+def test_log_probs_modified_in_place_is_caught_like_torch():
+    errs = []
+    for lib in (jitgrad, torch):
+        x = lib.tensor(log_probs(4, 2, 3), requires_grad=True)
+        y = x * 1
+        loss = lib.nn.functional.ctc_loss(y, lib.tensor([[1], [2]]), [4, 4], [1, 1])
+        with lib.no_grad():
+            y.add_(1)
+        with pytest.raises(RuntimeError) as e:
+            loss.backward()
+        errs.append(str(e.value).splitlines()[0])
+    assert errs[0] == errs[1]
+
+
 # ----------------------------------------------------------------------------- references
 
 def brute_force_nll(lp, target, blank):

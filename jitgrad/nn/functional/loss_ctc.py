@@ -131,7 +131,7 @@ def _ctc_loss(lp, targets, il, tl, blank, zero_infinity):
     if not (grad_mode.is_grad_enabled() and lp._requires_grad):
         return Tensor._make(nll)
     return record("CtcLossBackward0", (lp,), nll, _ctc_backward, save=(("log_probs", lp),),
-                  attrs={"lp": x, "tg": tg, "offs": offs, "il": il, "tl": tl, "blank": blank,
+                  attrs={"tg": tg, "offs": offs, "il": il, "tl": tl, "blank": blank,
                          "nll": nll, "la": la, "zero_infinity": zero_infinity})
 
 
@@ -194,12 +194,13 @@ def _ctc_backward(node, g):
     """``_ctc_loss_backward`` (its own derivative is not implemented, as in PyTorch)."""
     a = node.ctx.attrs
     from ._ctc_kernels import backward
+    lp = node.saved("log_probs")  # checks its version: modified in place, it raises
     gd = np.asarray(g.detach()._data) if isinstance(g, Tensor) else np.asarray(g)
-    grad = backward(np.broadcast_to(gd, a["nll"].shape), a["lp"], a["tg"], a["offs"],
-                    a["il"], a["tl"], a["blank"], a["nll"], a["la"], a["zero_infinity"])
+    grad = backward(np.broadcast_to(gd, a["nll"].shape), np.ascontiguousarray(lp._data),
+                    a["tg"], a["offs"], a["il"], a["tl"], a["blank"], a["nll"], a["la"],
+                    a["zero_infinity"])
     if grad_mode.is_grad_enabled():  # create_graph: a node that refuses, as PyTorch's
-        return (record("NotImplemented", (g, node.saved("log_probs")), grad,
-                       _ctc_double_backward),)
+        return (record("NotImplemented", (g, lp), grad, _ctc_double_backward),)
     return (Tensor._make(grad),)
 
 
