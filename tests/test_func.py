@@ -350,3 +350,24 @@ def test_functional_call_and_stack_module_state():
         return out, sorted(params), [v.is_leaf for v in params.values()]
     both(ensemble)
     both(lambda lib, F: F.stack_module_state([]))
+
+
+def test_compositions():
+    f = lambda x: (x.sin() * x).cumsum(0)  # noqa: E731
+    both(lambda lib, F: F.grad(lambda x: F.jvp(f, (x,), (t(lib, B),))[1].sum())(t(lib, A[0])))
+    both(lambda lib, F: F.grad(lambda x: F.vmap(f)(x.expand(2, 3)).sum())(t(lib, A[0])))
+    both(lambda lib, F: F.vmap(F.jacrev(f))(t(lib, A)), atol=1e-12)
+    both(lambda lib, F: F.jacrev(F.vmap(f))(t(lib, A[:2])), atol=1e-12)
+    both(lambda lib, F: F.hessian(lambda p: (p["a"] * p["b"].exp()).sum())(
+        {"a": t(lib, B), "b": t(lib, A[0])}))
+    both(lambda lib, F: F.grad(lambda x, s=1.0: (x * s).sum())(t(lib, B), s=3.0))
+    both(lambda lib, F: F.grad(lambda x: lib.ones((), dtype=lib.float64))(t(lib, B)))
+    both(lambda lib, F: F.grad(lambda x: x.mul_(2).sum())(t(lib, B)))
+
+    def vjp_modes(lib, F):
+        xr = t(lib, B, True)
+        out, fn = F.vjp(f, xr)
+        with lib.no_grad():
+            untracked = fn(t(lib, A[0]))
+        return out, fn(t(lib, A[0])), untracked, F.jvp(f, (xr,), (t(lib, A[1]),))
+    both(vjp_modes)
