@@ -127,3 +127,54 @@ def test_quantile_errors(i):
 
 def test_quantile_too_large():
     raises_like(lambda T, x: T.quantile(x, 0.5), np.zeros(2 ** 24 + 1, np.float32))
+
+
+MODE_DTYPES = ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"]
+
+
+@pytest.mark.parametrize("dt", MODE_DTYPES)
+def test_mode_values_and_tie_indices(dt):
+    """Rows long enough for std::sort's introsort (> 16) and short ones (insertion sort): the
+    index PyTorch reports among equal values, NaN rows, signed zeros."""
+    for n, k in ((5, 3), (16, 4), (17, 3), (40, 5), (150, 4), (600, 7)):
+        a = RNG.integers(0, k, (4, n)).astype(dt)
+        if dt in ("float32", "float64"):
+            a = a.copy()
+            a[0][RNG.random(n) < 0.3] = np.nan
+            a[1] = a[1] * 0 * np.where(RNG.random(n) < 0.5, -1, 1)
+        for dim in (0, 1, -1):
+            for keepdim in (False, True):
+                agree(lambda T: T.mode(T.tensor(a), dim, keepdim))
+                agree(lambda T: T.tensor(a).mode(dim=dim, keepdim=keepdim))
+    agree(lambda T: T.mode(T.tensor(np.array(2.5, dt))))
+    agree(lambda T: T.mode(T.tensor(np.array(2.5, dt)), 0, True))
+
+
+def test_mode_grad_out_errors():
+    a = RNG.integers(0, 3, (3, 20)).astype(np.float64)
+
+    def grad(T):
+        x = T.tensor(a, requires_grad=True)
+        v, i = T.mode(x, 1)
+        (v * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
+        return type(v.grad_fn).__name__, i.requires_grad, x.grad
+    agree(grad)
+
+    def grad0(T):
+        x = T.tensor(1.5, requires_grad=True)
+        v, _ = T.mode(x)
+        v.backward()
+        return type(v.grad_fn).__name__, x.grad
+    agree(grad0)
+
+    def out(T):
+        v, i = T.empty(0, dtype=T.float64), T.empty(0, dtype=T.long)
+        r = T.mode(T.tensor(a), 0, out=(v, i))
+        return type(r).__name__, r.values is v, r.indices is i, v, i
+    agree(out)
+    agree(lambda T: T.mode(T.empty(2, 0), 0))
+    for f in (lambda T: T.mode(T.empty(0)),
+              lambda T: T.mode(T.empty(2, 0), 1),
+              lambda T: T.mode(T.tensor(a), 2),
+              lambda T: T.mode(T.tensor(a), 1.0)):
+        agree(f)

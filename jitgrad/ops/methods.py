@@ -470,3 +470,5 @@ Tensor.quantile = _quantile_ops.quantile
 Tensor.nanquantile = _quantile_ops.nanquantile
 from . import frexp as _frexp_ops  # noqa: E402
 Tensor.frexp = _frexp_ops.frexp  # ops/frexp.py
+from . import mode as _mode_ops  # noqa: E402
+Tensor.mode = _mode_ops.mode  # ops/mode.py
