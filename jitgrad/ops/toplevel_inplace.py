@@ -1,5 +1,6 @@
 """``torch.abs_(t)``, ``torch.clamp_(t, 0, 1)``, ``torch.fill_(t, 2)``, ...: the functional
-spellings of the in-place Tensor methods, made from the methods themselves (one wrapper, no
+spellings of the in-place Tensor methods (and of a few others: ``torch.detach(t)``,
+``torch.is_same_size(a, b)``, ...), made from the methods themselves (one wrapper, no
 per-op code), so they share every rule of ``Tensor.X_`` (leaf checks, casts, grad_fn names).
 
 Only the names PyTorch exposes as ``torch.X_`` are made (``torch.add_`` does not exist), and only
@@ -24,6 +25,9 @@ NAMES = (
     "tanh_", "trunc_", "xlogy_", "zero_",
 )
 
+# and the out-of-place functions that are a method's call as well
+METHOD_FUNCTIONS = ("detach", "is_same_size", "is_signed", "is_inference", "get_device")
+
 # the overloaded ones: PyTorch's parser lists every signature when none matches
 _BINARY = ("(Tensor input, Tensor {0})", "(Tensor input, Number {0})")
 _CLAMP = ("(Tensor input, Tensor min = None, Tensor max = None)",
@@ -39,7 +43,7 @@ OVERLOADS = {
 # the required arguments of the single-signature ones that take more than ``input``
 _REQUIRED = {"gcd_": ("other",), "lcm_": ("other",), "ldexp_": ("other",),
              "index_put_": ("indices", "values"), "resize_as_": ("the_template",),
-             "as_strided_": ("size", "stride")}
+             "as_strided_": ("size", "stride"), "is_same_size": ("other",)}
 
 
 def _type_name(a) -> str:
@@ -98,5 +102,5 @@ def functional_form(name):
 
 
 def functional_forms() -> dict:
-    """Every ``torch.X_`` of NAMES whose method Tensor has, by name."""
-    return {n: functional_form(n) for n in NAMES if hasattr(Tensor, n)}
+    """Every ``torch.X`` of NAMES and METHOD_FUNCTIONS whose method Tensor has, by name."""
+    return {n: functional_form(n) for n in NAMES + METHOD_FUNCTIONS if hasattr(Tensor, n)}
