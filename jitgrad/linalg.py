@@ -4,6 +4,7 @@ implements; matrix norms that need singular values raise NotImplementedError."""
 from __future__ import annotations
 
 from .ops.linalg_args import _write_out
+from .ops.linalg_cond import cond, tensorinv, tensorsolve
 from .ops.linalg_contract import vecdot
 from .ops.linalg_decomp import eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd, svdvals
 from .ops.linalg_extra import linalg_cross as cross
@@ -31,7 +32,7 @@ __all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm"
            "det", "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "solve_triangular",
            "matrix_power", "cross", "diagonal", "vander", "LinAlgError", "qr", "eigh", "eigvalsh",
            "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "householder_product", "matrix_exp",
-           "lu", "lu_factor", "lu_factor_ex", "lu_solve"]
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "cond", "tensorinv", "tensorsolve"]
 
 
 def _type_word(dt):
