@@ -10,6 +10,7 @@ from .ops.linalg_decomp import eigh, eigvalsh, lstsq, matrix_rank, pinv, qr, svd
 from .ops.linalg_extra import linalg_cross as cross
 from .ops.linalg_extra import linalg_diagonal as diagonal
 from .ops.linalg_extra import matrix_power, vander
+from .ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg_lu import lu, lu_factor, lu_factor_ex, lu_solve
 from .ops.linalg_matmul import matmul, multi_dot
 from .ops.linalg_orth import householder_product, matrix_exp
@@ -32,7 +33,8 @@ __all__ = ["matmul", "multi_dot", "vecdot", "vector_norm", "matrix_norm", "norm"
            "det", "slogdet", "solve", "solve_ex", "cholesky", "cholesky_ex", "solve_triangular",
            "matrix_power", "cross", "diagonal", "vander", "LinAlgError", "qr", "eigh", "eigvalsh",
            "svd", "svdvals", "pinv", "matrix_rank", "lstsq", "householder_product", "matrix_exp",
-           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "cond", "tensorinv", "tensorsolve"]
+           "lu", "lu_factor", "lu_factor_ex", "lu_solve", "cond", "tensorinv", "tensorsolve",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 
 def _type_word(dt):
