@@ -158,6 +158,9 @@ from . import autograd  # noqa: F401
 from .serialization import save, load
 from ._compile import compile  # noqa: F401,E402 - torch.compile
 from ._numeric_info import e, finfo, iinfo, inf, nan, newaxis, pi  # noqa: F401
+from .ops.toplevel_functions import (  # noqa: F401,A004 - torch.range shadows the builtin here
+    asarray, dist, fill, frombuffer, range, typename,
+)
 from ._settings import (  # noqa: F401 - process settings (_settings.py says what each does)
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
     get_float32_matmul_precision, get_num_interop_threads, get_num_threads, has_lapack,
