@@ -1,6 +1,8 @@
-"""torch.linalg: the products, norms, LU/Cholesky solvers (ops/linalg_solve.py), orthogonal
-decompositions (ops/linalg_decomp.py) and compositions (ops/linalg_extra.py) jitgrad
-implements; matrix norms that need singular values raise NotImplementedError."""
+"""torch.linalg: the products, norms, LU/Cholesky solvers (ops/linalg_solve.py, the LU family
+in ops/linalg_lu.py, LDL in ops/linalg_ldl.py), orthogonal decompositions
+(ops/linalg_decomp.py) and compositions (ops/linalg_extra.py, cond/tensorinv/tensorsolve in
+ops/linalg_cond.py) jitgrad implements; matrix norms that need singular values raise
+NotImplementedError."""
 from __future__ import annotations
 
 from .ops.linalg_args import _write_out

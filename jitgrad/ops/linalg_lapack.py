@@ -2,7 +2,8 @@
 words for torch.linalg's solvers (inv, det, slogdet, solve, cholesky, solve_triangular),
 ``LinAlgError``, the ``info`` checks of the ``_ex`` variants, and the LAPACK calls on NumPy
 arrays (``np.linalg``'s batched routines first; one LAPACK call per matrix only where a batch
-holds a singular matrix, because NumPy's batched routines raise without saying which one)."""
+holds a singular matrix, because NumPy's batched routines raise without saying which one), and
+getrf/getrs for the LU family of ``linalg_lu``."""
 from __future__ import annotations
 
 import numpy as np
