@@ -161,6 +161,7 @@ from ._numeric_info import e, finfo, iinfo, inf, nan, newaxis, pi  # noqa: F401
 from .ops.toplevel_functions import (  # noqa: F401,A004 - torch.range shadows the builtin here
     asarray, dist, fill, frombuffer, range, typename,
 )
+from .ops.shape_as_strided import as_strided  # noqa: E402
 from ._settings import (  # noqa: F401 - process settings (_settings.py says what each does)
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
     get_float32_matmul_precision, get_num_interop_threads, get_num_threads, has_lapack,

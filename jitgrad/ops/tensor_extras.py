@@ -213,16 +213,13 @@ def _size_list(name, size):
 
 
 def _storage(root):
-    """The flat array of ``root``'s storage (kept across resizes that shrank it)."""
+    """The flat array of ``root``'s storage (kept across resizes that shrank it): its data
+    itself (a copy where the data has gaps, so callers that must alias check)."""
     buf = root.__dict__.get("_resize_storage")
     if buf is not None:
         return buf
     d = root._data
-    base = d
-    while isinstance(base.base, np.ndarray) and base.base.flags.c_contiguous \
-            and base.base.dtype == d.dtype:
-        base = base.base
-    return base.reshape(-1) if base.flags.c_contiguous else np.ascontiguousarray(d).reshape(-1)
+    return d.reshape(-1) if d.flags.c_contiguous else np.ascontiguousarray(d).reshape(-1)
 
 
 def _resize(self, size, memory_format=None):
@@ -369,6 +366,11 @@ def is_pinned(self, device=None) -> bool:
         bool(self._base.__dict__.get("_pinned", False))
 
 
+def _as_strided(self, size, stride, storage_offset=None):
+    from .shape_as_strided import as_strided
+    return as_strided(self, size, stride, storage_offset)
+
+
 def _alias_method(name):
     return lambda self, *a, **k: getattr(self, name)(*a, **k)
 
@@ -380,7 +382,7 @@ METHODS = {
     "const_data_ptr": const_data_ptr, "sum_to_size": sum_to_size, "dim_order": dim_order,
     "fill_diagonal_": fill_diagonal_, "new": new, "resize_": resize_, "resize_as_": resize_as_,
     "apply_": apply_, "map_": map_, "share_memory_": share_memory_, "is_shared": is_shared,
-    "pin_memory": pin_memory, "is_pinned": is_pinned,
+    "pin_memory": pin_memory, "is_pinned": is_pinned, "as_strided": _as_strided,
 }
 
 
@@ -392,6 +394,9 @@ def install() -> None:
             fn.__name__ = name
         fn.__qualname__ = f"Tensor.{name}"
         setattr(Tensor, name, fn)
+    # in place, as inplace_methods makes x.t_(): x becomes the view (AsStridedBackward1)
+    from .inplace_methods import _shape_inplace
+    Tensor.as_strided_ = _shape_inplace("as_strided", lambda a, k: "AsStridedBackward1")
 
 
 install()
