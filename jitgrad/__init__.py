@@ -105,6 +105,7 @@ from .ops.bucketing import bucketize, histc, searchsorted
 from .ops.quantile import nanquantile, quantile  # ops/quantile.py
 from .ops.frexp import frexp  # ops/frexp.py
 from .ops.mode import mode  # ops/mode.py
+from .ops.histogram import histogram, histogramdd  # ops/histogram.py
 from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,
                           kaiser_window)
 from .ops.distances import cdist, corrcoef, cov, diff, pdist  # ops/distances.py

@@ -119,3 +119,127 @@ def test_window_kwargs_and_errors(name):
               lambda T: getattr(T, name)(-2, dtype=T.int32),
               lambda T: getattr(T, name)(5.0)):
         raises_like(f)
+
+
+def _hist_case(dt, n, kind, seed):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * 3).astype(dt)
+    if seed % 3 == 0:
+        x = np.round(x * 4) / 4  # values on the edges
+    w = rng.random(n).astype(dt)
+    e = np.sort(rng.standard_normal(int(rng.integers(2, 9)))).astype(dt)
+    return x, w, e
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_histogram_bitwise(dt):
+    """Counts and edges bit for bit; weights too while PyTorch's loop is single-threaded (at
+    most 200 points), density included (its total is ATen's cascade sum)."""
+    for seed in range(24):
+        n = [0, 1, 7, 64, 199, 200][seed % 6]
+        x, w, e = _hist_case(dt, n, None, seed)
+        for bins in (1, 5, 37, "edges"):
+            for extra in ({}, {"range": (-1.0, 2.0)}, {"density": True}, {"weight": 1},
+                          {"weight": 1, "density": True}):
+                def run(T):
+                    kw = dict(extra)
+                    if "weight" in kw:
+                        kw["weight"] = T.tensor(w)
+                    b = T.tensor(e) if bins == "edges" else bins
+                    if bins == "edges":
+                        kw.pop("range", None)
+                    r = T.histogram(T.tensor(x), b, **kw)
+                    return type(r).__name__, r.hist.numpy().tobytes(), r.bin_edges, r.hist.dtype
+                agree(run)
+                agree(lambda T: T.tensor(x).histogram(bins if bins != "edges" else 3))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_histogramdd_bitwise(dt):
+    rng = np.random.default_rng(5)
+    for n_dims in (1, 2, 3):
+        m = 200 // n_dims  # one PyTorch thread: weighted sums in element order
+        x = np.round(rng.standard_normal((m, n_dims)).astype(dt) * 4) / 4
+        w = rng.random(m).astype(dt)
+        edges = [np.sort(rng.standard_normal(int(rng.integers(2, 6)))).astype(dt)
+                 for _ in range(n_dims)]
+        for bins in (3, [int(rng.integers(1, 6)) for _ in range(n_dims)], "edges"):
+            for extra in ({}, {"range": [-1.0, 2.0] * n_dims}, {"weight": 1, "density": True}):
+                def run(T):
+                    kw = dict(extra)
+                    if "weight" in kw:
+                        kw["weight"] = T.tensor(w)
+                    b = [T.tensor(e) for e in edges] if bins == "edges" else bins
+                    if bins == "edges":
+                        kw.pop("range", None)
+                    r = T.histogramdd(T.tensor(x), b, **kw)
+                    return (type(r).__name__, r.hist.numpy().tobytes(), tuple(r.hist.shape),
+                            r.bin_edges)
+                agree(run)
+        agree(lambda T: T.histogramdd(T.tensor(x).reshape(m, 1, n_dims), 2))
+
+
+def test_histogram_weighted_many_points_close():
+    """Beyond 200 points PyTorch adds weights per thread and then the partial histograms: the
+    same values up to rounding."""
+    x, w, _ = _hist_case(np.float64, 5000, None, 1)
+    got = jitgrad.histogram(jitgrad.tensor(x), 20, weight=jitgrad.tensor(w))
+    want = torch.histogram(torch.tensor(x), 20, weight=torch.tensor(w))
+    assert got.bin_edges.numpy().tobytes() == want.bin_edges.numpy().tobytes()
+    np.testing.assert_allclose(got.hist.numpy(), want.hist.numpy(), rtol=1e-12)
+
+
+def test_histogram_grad_out_and_errors():
+    x = np.array([1.0, 2.0, 1.0, 2.5, 4.0], np.float32)
+
+    def grad(T):
+        xr = T.tensor(x, requires_grad=True)
+        h = T.histogram(xr, 3)
+        names = type(h.hist.grad_fn).__name__, type(h.bin_edges.grad_fn).__name__
+        try:
+            h.hist.sum().backward()
+        except RuntimeError as e:
+            return names, str(e)
+    agree(grad)
+
+    def grad_dd(T):
+        p = T.tensor(x.reshape(5, 1).repeat(2, 1), requires_grad=True)
+        h = T.histogramdd(p, 2)
+        out = [type(h.hist.grad_fn).__name__]
+        for t in (h.hist, h.bin_edges[0]):
+            try:
+                t.sum().backward()
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    agree(grad_dd)
+
+    def out(T):
+        ho, eo = T.empty(0), T.empty(0)
+        r = T.histogram(T.tensor(x), 3, out=(ho, eo))
+        return type(r).__name__, r.hist is ho, r.bin_edges is eo, ho, eo
+    agree(out)
+    nan = np.array([1.0, np.nan], np.float32)
+    for f in (lambda T: T.histogram(T.tensor(nan), 3),
+              lambda T: T.histogram(T.tensor(x).long(), 3),
+              lambda T: T.histogram(T.tensor(x), 0),
+              lambda T: T.histogram(T.tensor(x), 3, range=(3.0, 0.0)),
+              lambda T: T.histogram(T.tensor(x), 3, range=(0.0, float("inf"))),
+              lambda T: T.histogram(T.tensor(x), 3, range=(0.0, 1.0, 2.0)),
+              lambda T: T.histogram(T.tensor(x), 3, weight=T.ones(4)),
+              lambda T: T.histogram(T.tensor(x), 3, weight=T.ones(5).double()),
+              lambda T: T.histogram(T.tensor(x), T.tensor([[0.0, 1.0]])),
+              lambda T: T.histogram(T.tensor(x), T.tensor([0.0, 1.0]).double()),
+              lambda T: T.histogram(T.tensor(x), T.tensor([])),
+              lambda T: T.histogram(T.tensor(x), T.tensor([1.0])),
+              lambda T: T.histogram(T.empty(0), 3),
+              lambda T: T.histogram(T.tensor(2.0), 3),
+              lambda T: T.histogramdd(T.tensor(x), 2),
+              lambda T: T.histogramdd(T.tensor(x).reshape(5, 1), [2, 2]),
+              lambda T: T.histogramdd(T.tensor(x).reshape(5, 1), [T.tensor([0.0, 1.0])] * 2),
+              lambda T: T.histogramdd(T.tensor(x).reshape(5, 1), [0]),
+              lambda T: T.histogramdd(T.tensor(x).reshape(5, 1), 2, range=[0.0, 1.0, 2.0]),
+              lambda T: T.histogramdd(T.tensor(x).reshape(5, 1).long(), 2),
+              lambda T: T.histogramdd(T.tensor(x).reshape(5, 1), 2, weight=T.ones(4)),
+              lambda T: T.histogramdd(T.empty(0, 2), 2)):
+        agree(f)

@@ -472,3 +472,5 @@ from . import frexp as _frexp_ops  # noqa: E402
 Tensor.frexp = _frexp_ops.frexp  # ops/frexp.py
 from . import mode as _mode_ops  # noqa: E402
 Tensor.mode = _mode_ops.mode  # ops/mode.py
+from . import histogram as _histogram_ops  # noqa: E402
+Tensor.histogram = _histogram_ops.histogram  # ops/histogram.py
