@@ -81,8 +81,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         res = _vector_norm(A, 2, (d0, d1), keepdim)
     elif ord in _SVD_ORDS:
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, which "
-                                  "jitgrad does not compute")
+        # ATen: the two dims moved to the end, svdvals, then sum / amax / amin over them
+        from .ops.linalg_decomp import svdvals
+        perm = [i for i in range(A.ndim) if i not in (d0, d1)] + [d0, d1]
+        sv = svdvals(A.permute(perm))
+        res = sv.sum(-1, keepdim) if ord == "nuc" else \
+            sv.amax(-1, keepdim) if ord == 2 else sv.amin(-1, keepdim)
+        if keepdim:
+            res = res.unsqueeze(-1).permute([perm.index(i) for i in range(A.ndim)])
     elif isinstance(ord, str):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     elif ord in (1, -1, float("inf"), -float("inf")):

@@ -54,11 +54,16 @@ def _norm_backward(node, g):
 
 @ieee_quiet
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    if isinstance(p, str) and p != "fro":
+        # torch.norm's Python body: any other string is a matrix norm over ``dim`` (all dims
+        # by default), which raises there for what matrix_norm refuses
+        from ..linalg import matrix_norm
+        return matrix_norm(input, p, list(range(input.ndim)) if dim is None else dim, keepdim,
+                           dtype=dtype)
     if p == "fro" or p is None:
         p = 2
     if not isinstance(p, (int, float)):
-        raise RuntimeError(f"norm: unsupported p={p!r} (jitgrad has vector norms only; matrix "
-                           "norms such as 'nuc' are not implemented)")
+        raise RuntimeError(f"norm: unsupported p={p!r}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_word(input.dtype)}")
