@@ -1,6 +1,7 @@
 """torch.finfo/iinfo, the numeric constants and the process settings (jitgrad/_numeric_info.py,
 jitgrad/_settings.py) against PyTorch: values, reprs, errors, and the state each setter leaves."""
 import math
+import os
 import subprocess
 import sys
 
@@ -56,13 +57,16 @@ def test_info_errors(call):
     agree(lambda T: eval("T." + call))
 
 
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _in_fresh_process(code):
     """Settings are process-wide: each library's run happens in its own interpreter."""
     out = []
     for lib in ("torch", "jitgrad"):
         r = subprocess.run([sys.executable, "-c", f"import {lib} as torch\n{code}"],
                            capture_output=True, text=True, timeout=300,
-                           env={"PYTHONPATH": "/work/main", "PATH": "/usr/bin:/bin"})
+                           env={"PYTHONPATH": _ROOT, "PATH": os.environ.get("PATH", "")})
         out.append((r.stdout, r.stderr.strip().splitlines()[-1:] if r.returncode else None))
     assert out[1] == out[0]
 
