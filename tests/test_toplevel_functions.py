@@ -86,6 +86,10 @@ ASARRAY = [
     "(r.requires_grad, type(r.grad_fn).__name__)",
     "t = torch.tensor([1., 2.]); r = torch.asarray(t, requires_grad=True)\n"
     "(r is t, t.requires_grad)",
+    "t = torch.tensor([1., 2.], requires_grad=True); r = torch.asarray(t, requires_grad=False)\n"
+    "(r is t, r.requires_grad, t.requires_grad)",
+    "t = torch.tensor([1., 2.], requires_grad=True); r = torch.asarray(t, dtype=torch.float64)\n"
+    "(r.requires_grad, type(r.grad_fn).__name__)",
     "a = np.array([1., 2.]); r = torch.asarray(a); a[0] = 9; r",
     "a = np.array([1., 2.]); r = torch.asarray(a, copy=True); a[0] = 9; r",
     "a = np.array([1., 2.]); torch.asarray(a, dtype=torch.float32)",

@@ -133,6 +133,7 @@ _ASARRAY_GRAD_WARNING = (
     "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
     "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
     "warning.")
+_warned_grad = [False]
 
 
 def _alias_error(src, dt):
@@ -144,10 +145,10 @@ def _from_tensor(obj, dt, device, copy):
     from .._size import check_device
     same_device = device is None or check_device(device) == obj.device
     if dt is obj.dtype and same_device:
-        return obj.clone() if copy else obj
+        return obj.clone() if copy else obj  # (clone is recorded: CloneBackward0)
     if copy is False:
         raise _alias_error(obj.dtype, dt)
-    return obj.to(dtype=dt, device=device)
+    return obj.to(dtype=dt, device=device)  # (ToCopyBackward0)
 
 
 def _is_buffer(obj) -> bool:
@@ -161,11 +162,13 @@ def _is_buffer(obj) -> bool:
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     dt = D.to_dtype(dtype) if dtype is not None else None
     if isinstance(obj, Tensor):
-        if requires_grad is None and obj.requires_grad:
+        if requires_grad is None and obj.requires_grad and not _warned_grad[0]:
+            _warned_grad[0] = True  # PyTorch: TORCH_WARN_ONCE
             warnings.warn(_ASARRAY_GRAD_WARNING, UserWarning, stacklevel=2)
         r = _from_tensor(obj, dt or obj.dtype, device, copy)
         if requires_grad is False and r.requires_grad:
-            r = r.detach()
+            # PyTorch sets the flag on what it returns: obj itself when nothing was copied
+            r = r.requires_grad_(False) if r._grad_fn is None else r.detach()
     else:
         if isinstance(obj, np.ndarray):
             from .basic import from_numpy
