@@ -247,8 +247,8 @@ _NN_FUNCTIONS.update({n: f"_aten.{n}" for n in (
     "adaptive_max_pool1d",
     "batch_norm", "native_batch_norm", "instance_norm", "group_norm", "layer_norm",
     "native_layer_norm", "rms_norm", "dropout", "alpha_dropout", "feature_alpha_dropout")})
-# more of them (nn/functional/_aten_extra.py: int reductions, embedding's weight first, ...)
 _NN_FUNCTIONS["ctc_loss"] = "loss_ctc.torch_ctc_loss"  # ATen's signature (int reduction)
+# more of them (nn/functional/_aten_extra.py: int reductions, embedding's weight first, ...)
 _NN_FUNCTIONS.update({n: f"_aten_extra.{n}" for n in (
     "selu", "selu_", "celu", "celu_", "threshold", "threshold_", "rrelu", "rrelu_", "kl_div",
     "margin_ranking_loss", "hinge_embedding_loss", "poisson_nll_loss", "triplet_margin_loss",
