@@ -265,7 +265,7 @@ def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
     if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
-                "distributed", "distributions", "func"):
+                "distributed", "distributions", "func", "signal"):
         return importlib.import_module(f"jitgrad.{name}")
     if name == "has_mkl":  # asks the BLAS backend, which loads MKL
         from ._settings import _has_mkl

@@ -243,3 +243,48 @@ def test_histogram_grad_out_and_errors():
               lambda T: T.histogramdd(T.tensor(x).reshape(5, 1), 2, weight=T.ones(4)),
               lambda T: T.histogramdd(T.empty(0, 2), 2)):
         agree(f)
+
+
+SIGNAL_WINDOWS = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine",
+                  "general_hamming", "hamming", "hann", "kaiser", "nuttall"]
+
+
+@pytest.mark.parametrize("name", SIGNAL_WINDOWS)
+def test_signal_windows(name):
+    """torch.signal.windows: shapes, dtypes, grad_fn names and requires_grad as PyTorch's;
+    bartlett bit for bit, the others within a few ulps (PyTorch's vectorized exp/sin/cos/sqrt
+    are SLEEF's and round some arguments differently from jitgrad's)."""
+    assert dir(jitgrad.signal.windows) == dir(torch.signal.windows)
+    kw = {"general_cosine": {"a": [0.5, 0.3, 0.2]}, "kaiser": {"beta": 5.0},
+          "gaussian": {"std": 2.5}, "exponential": {"tau": 3.0}}.get(name, {})
+    for M in [*range(0, 12), 31, 100]:
+        for sym in (True, False):
+            for dt in ("float32", "float64"):
+                def make(T):
+                    extra = dict(kw)
+                    if name == "exponential" and not sym:
+                        extra["center"] = 2.0
+                    return getattr(T.signal.windows, name)(
+                        M, sym=sym, dtype=getattr(T, dt), requires_grad=True, **extra)
+                got, want = make(jitgrad), make(torch)
+                assert (tuple(got.shape), str(got.dtype), got.requires_grad,
+                        type(got.grad_fn).__name__) == \
+                    (tuple(want.shape), str(want.dtype), want.requires_grad,
+                     type(want.grad_fn).__name__)
+                g, w = got.detach().numpy(), want.detach().numpy()
+                if name == "bartlett":
+                    assert g.tobytes() == w.tobytes()
+                else:
+                    np.testing.assert_allclose(g, w, rtol=0, atol=8 * np.finfo(dt).eps)
+
+
+def test_signal_window_errors():
+    for f in (lambda T: T.signal.windows.hann(-1),
+              lambda T: T.signal.windows.hann(3, dtype=T.float16),
+              lambda T: T.signal.windows.gaussian(3, std=0.0),
+              lambda T: T.signal.windows.exponential(3, tau=-1.0),
+              lambda T: T.signal.windows.exponential(3, center=1.0),
+              lambda T: T.signal.windows.kaiser(3, beta=-1.0),
+              lambda T: T.signal.windows.general_cosine(3, a=[]),
+              lambda T: T.signal.windows.general_cosine(3, a=3)):
+        agree(f)
