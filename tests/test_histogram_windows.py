@@ -2,6 +2,8 @@
 """frexp, the window factories and histogram/histogramdd against PyTorch: exact values where
 PyTorch's are reproducible (frexp, bartlett/kaiser windows, histogram counts and edges),
 gradients, return types, out= and errors."""
+import warnings
+
 import numpy as np
 import pytest
 from _parity import agree, raises_like
@@ -219,6 +221,17 @@ def test_histogram_grad_out_and_errors():
         r = T.histogram(T.tensor(x), 3, out=(ho, eo))
         return type(r).__name__, r.hist is ho, r.bin_edges is eo, ho, eo
     agree(out)
+
+    def out_grad(T):  # no autograd refusal here, a non-empty out resized with the warning
+        ho, eo = T.empty(0), T.empty(5)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            T.histogram(T.tensor(x, requires_grad=True), 3, out=(ho, eo))
+        return ho, eo, len(caught)
+    agree(out_grad)
+    for f in (lambda T: T.histogram(T.tensor(x), 2, out=(T.empty(0).double(), T.empty(0))),
+              lambda T: T.histogram(T.tensor(x), 2, out=(T.empty(0), T.empty(0).double()))):
+        agree(f)
     nan = np.array([1.0, np.nan], np.float32)
     for f in (lambda T: T.histogram(T.tensor(nan), 3),
               lambda T: T.histogram(T.tensor(x).long(), 3),

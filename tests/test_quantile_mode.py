@@ -176,5 +176,8 @@ def test_mode_grad_out_errors():
     for f in (lambda T: T.mode(T.empty(0)),
               lambda T: T.mode(T.empty(2, 0), 1),
               lambda T: T.mode(T.tensor(a), 2),
-              lambda T: T.mode(T.tensor(a), 1.0)):
+              lambda T: T.mode(T.tensor(a), 1.0),
+              lambda T: T.mode(T.tensor(a), 0, out=(T.empty(0), T.empty(0, dtype=T.long))),
+              lambda T: T.mode(T.tensor(a), 0, out=(T.empty(0).double(), T.empty(0).int())),
+              lambda T: T.mode(T.tensor(a), 0, out=(T.empty(0), T.empty(0).int()))):
         agree(f)

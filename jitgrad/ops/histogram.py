@@ -289,10 +289,25 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     hist, edge = _mark("histogram", inputs, hist), _mark("histogram", inputs, edges[0])
     if out is None:
         return HistogramResult(hist, edge)
-    from .out import write_out
     ho, eo = out
-    return HistogramOutResult(write_out("histogram", hist, ho, inputs, cast="exact"),
-                              write_out("histogram", edge, eo, inputs, cast="exact"))
+    name = D.c_name(input.dtype)
+    if ho.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogram: input tensor and hist tensor should have the same "
+                           f"dtype, but got input {name} and hist {D.c_name(ho.dtype)}")
+    if eo.dtype is not input.dtype:
+        raise RuntimeError(f"torch.histogram: input tensor and bin_edges tensor should have the "
+                           f"same dtype, but got input {name} and bin_edges "
+                           f"{D.c_name(eo.dtype)} for dimension 0")
+    return HistogramOutResult(_write(hist, ho), _write(edge, eo))
+
+
+def _write(result, out):
+    """ATen's out= here: resized (with its warning) and filled; no autograd refusal."""
+    from .quantile import _resize_output
+    _resize_output(out, list(result.shape))
+    with grad_mode.no_grad():
+        out.copy_(result)
+    return out
 
 
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False):  # noqa: A002

@@ -68,8 +68,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         raise TypeError(f"mode(): argument 'out' must be tuple of Tensors, not "
                         f"{type(out).__name__}")
     vo, io = out
-    if io.dtype is not D.int64:
-        raise RuntimeError(f"mode(): Expected out tensor to have dtype long int, but got "
-                           f"{D.c_name(io.dtype)} instead")
+    for t, want, what in ((vo, input.dtype, "values"), (io, D.int64, "indices")):
+        if t.dtype is not want:
+            raise RuntimeError(f"expected scalar type '{D.scalar_name(want)}' but got "
+                               f"'{D.scalar_name(t.dtype)}' for {what} output")
     return ModeOutResult(write_out("mode", res.values, vo, (input,), cast="exact"),
                          write_out("mode", res.indices, io, (input,), cast="exact"))
