@@ -216,12 +216,17 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     # PyTorch fills the first half from start and the second half from end (symmetric rounding)
     if steps <= 1:
         data = np.array([start] * steps, dtype=np.float64)
-    elif dt is D.float32:
-        s32 = np.float32((end - start) / (steps - 1))
-        idx = np.arange(steps, dtype=np.float32)
-        half = steps // 2
-        data = np.where(idx < half, np.float32(start) + s32 * idx,
-                        np.float32(end) - s32 * (np.float32(steps - 1) - idx))
+    elif dt in (D.float32, D.float64):
+        # ATen: start/end converted to the dtype, the step computed in it, one fma per value
+        from ._linspace_kernel import float_linspace
+        data = float_linspace(start, end, steps, dt.np)
+    elif not dt.is_floating_point:
+        # ATen: start/end converted (checked) to the integer type, the step in double, each
+        # double value truncated into the type
+        from ._linspace_kernel import fill_linspace
+        s, e = float(_checked_fill(start, dt)), float(_checked_fill(end, dt))
+        data = np.empty(steps, np.float64)
+        fill_linspace(s, e, (e - s) / (steps - 1), data)
     else:
         step = (end - start) / (steps - 1)
         idx = np.arange(steps, dtype=np.float64)

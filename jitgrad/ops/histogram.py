@@ -176,29 +176,16 @@ def _mark(name, inputs, t):
 
 
 def aten_linspace(start, end, steps, dt):
-    """ATen's CPU linspace kernel for a float dtype ``dt``: step ``(end - start) / (steps - 1)``
-    in the dtype, the first half ``start + step * k`` and the second ``end - step * (steps - 1
-    - k)``, each a fused multiply-add (the compiler contracts them) — here the product is exact
-    in long double and the sum rounded once more (the edges jitgrad's linspace does not
-    reproduce bit for bit)."""
+    """ATen's CPU linspace for a float dtype ``dt`` (``factories.linspace``'s kernel: the
+    step in the dtype, one fused multiply-add per value from the nearer end); float16 and
+    other dtypes round a float64 linspace."""
     t = np.dtype(dt).type
-    s, e = t(start), t(end)
     if steps <= 1:
-        return np.full(steps, s, dt)
-    with np.errstate(all="ignore"):
-        step = t((e - s) / t(steps - 1))
-        half = steps // 2
-        if t is np.float64 and steps <= 1 << 16:  # exact sums, rounded once (a true fma)
-            from fractions import Fraction
-            fs, fe, fst = Fraction(float(s)), Fraction(float(e)), Fraction(float(step))
-            return np.array([float(fs + fst * k) if k < half else
-                             float(fe - fst * (steps - 1 - k)) for k in builtins_range(steps)],
-                            dt)
-        k = np.arange(steps)  # float32: the long double product is exact, its sum too
-        wide = np.longdouble
-        lo = wide(s) + wide(step) * k.astype(wide)
-        hi = wide(e) - wide(step) * (steps - 1 - k).astype(wide)
-        return np.where(k < half, lo, hi).astype(dt)
+        return np.full(steps, t(start), dt)
+    if t not in (np.float32, np.float64):
+        return aten_linspace(start, end, steps, np.float64).astype(dt)
+    from ._linspace_kernel import float_linspace
+    return float_linspace(start, end, steps, dt)
 
 
 def _multi_row_sum(x):

@@ -463,14 +463,14 @@ from . import linalg_lu as _linalg_lu  # noqa: E402
 for _name, _fn in {**_linalg_lu.methods(), **_linalg_legacy.methods()}.items():
     setattr(Tensor, _name, _fn)
 
-# quantile/nanquantile (ops/quantile.py)
+# quantile/nanquantile (ops/quantile.py), frexp, mode, histogram (their own modules)
+from . import frexp as _frexp_ops  # noqa: E402
+from . import histogram as _histogram_ops  # noqa: E402
+from . import mode as _mode_ops  # noqa: E402
 from . import quantile as _quantile_ops  # noqa: E402
 
 Tensor.quantile = _quantile_ops.quantile
 Tensor.nanquantile = _quantile_ops.nanquantile
-from . import frexp as _frexp_ops  # noqa: E402
-Tensor.frexp = _frexp_ops.frexp  # ops/frexp.py
-from . import mode as _mode_ops  # noqa: E402
-Tensor.mode = _mode_ops.mode  # ops/mode.py
-from . import histogram as _histogram_ops  # noqa: E402
-Tensor.histogram = _histogram_ops.histogram  # ops/histogram.py
+Tensor.frexp = _frexp_ops.frexp
+Tensor.mode = _mode_ops.mode
+Tensor.histogram = _histogram_ops.histogram

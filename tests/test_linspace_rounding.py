@@ -1,0 +1,35 @@
+"""linspace as ATen computes it, bit for bit: start/end converted to the dtype, the step in it
+(double for integer dtypes), each value one fused multiply-add from the nearer end; integer
+dtypes truncate and check start/end with PyTorch's overflow error."""
+import numpy as np
+import pytest
+import torch
+
+import jitgrad
+
+CASES = [(0, 1, 7), (0, 1, 100), (-3.3, 7.1, 1000), (0.1, 0.9, 33), (1e-3, 5e3, 257), (-1, 1, 5),
+         (2, -2, 11), (0, 10, 5000), (0, 1, 70000), (-5.5, 1e6, 100001), (3, 3, 4), (0, 1, 2),
+         (1e-40, 1e-38, 9), (0.5, 10.7, 5), (-7.9, 3.2, 13), (0, 1, 1), (0, 1, 0),
+         (float("inf"), 1, 3), (0, float("nan"), 3), (-1, 300, 7), (250, -3, 6)]
+
+
+def _run(lib, a, b, n, dt):
+    try:
+        return lib.linspace(a, b, n, dtype=getattr(lib, dt)).numpy()
+    except Exception as e:  # noqa: BLE001 - the error is what is compared
+        return (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "int64", "int32", "int16", "int8",
+                                "uint8"])
+@pytest.mark.parametrize("a,b,n", CASES)
+def test_linspace_bits_as_pytorch(a, b, n, dt):
+    want, got = _run(torch, a, b, n, dt), _run(jitgrad, a, b, n, dt)
+    if isinstance(want, tuple):
+        assert got == want
+        return
+    assert isinstance(got, np.ndarray), got
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)  # NaN equal to NaN, values bit for bit otherwise
+    real = ~np.isnan(want.astype(np.float64))
+    assert np.array_equal(np.signbit(got)[real], np.signbit(want)[real])  # -0.0 too
