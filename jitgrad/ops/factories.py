@@ -237,11 +237,31 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
+    """ATen's CPU logspace: start/end converted to the dtype, their difference taken in it, then
+    ``pow(base, exponent)`` in double per value (``_linspace_kernel.fill_logspace``)."""
+    from ._linspace_kernel import fill_logspace
     dev = check_device(device)
-    lin = linspace(start, end, steps, dtype=D.float64)
     dt = _factory_dtype(dtype)
+    steps = int(steps)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    start = start.item() if isinstance(start, Tensor) else start
+    end = end.item() if isinstance(end, Tensor) else end
+    data = np.empty(steps, np.float64)
     with np.errstate(all="ignore"):
-        return _finish((base ** lin._data).astype(dt.np), requires_grad, dev)
+        if steps == 1:
+            data[0] = float(base) ** float(start)
+        elif steps > 1:
+            s, e = _checked_fill(start, dt), _checked_fill(end, dt)
+            if dt.is_floating_point:
+                s, e = dt.np.type(s), dt.np.type(e)
+                diff = float(e - s)
+            else:  # C++ promotes the two integers to int before subtracting
+                diff = float(int(e) - int(s))
+            fill_logspace(float(base), float(s), float(e), diff / (steps - 1), data)
+        if dt is D.float16:  # double -> c10::Half goes through float
+            data = data.astype(np.float32)
+        return _finish(data.astype(dt.np), requires_grad, dev)
 
 
 def _like_device(t, device, name):
