@@ -58,3 +58,33 @@ def test_logspace_bits_as_pytorch(a, b, n, base, dt):
         return
     assert isinstance(got, np.ndarray) and got.dtype == want.dtype, got
     np.testing.assert_array_equal(got, want)
+
+
+ARANGE_CASES = [(0, 1, 0.1), (0, 10, 0.3), (-3.3, 7.1, 0.01), (1e-3, 5, 1e-3), (0, 1, 1 / 3),
+                (10, 0, -0.7), (0.5, 100.5), (5,), (-1000.5, 3e5, 1.1)]
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("args", ARANGE_CASES)
+def test_arange_bits_as_pytorch(args, dt):
+    """ATen's vectorized arange: per 256-bit vector a base start + step * i rounded to the
+    dtype, lanes base + j * step fused in the accumulate type, a scalar tail; the last case is
+    long enough for parallel_for's chunks (both libraries on the same thread count)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(jitgrad.get_num_threads())
+    try:
+        want = torch.arange(*args, dtype=getattr(torch, dt)).numpy()
+    finally:
+        torch.set_num_threads(threads)
+    got = jitgrad.arange(*args, dtype=getattr(jitgrad, dt)).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.filterwarnings("ignore:torch.range is deprecated")
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16"])
+def test_range_float16_length_in_float(dt):
+    """torch.range counts its elements in the accumulate type (float for float16)."""
+    want = torch.range(-3.3, 7.1, 0.01, dtype=getattr(torch, dt)).numpy()
+    got = jitgrad.range(-3.3, 7.1, 0.01, dtype=getattr(jitgrad, dt)).numpy()
+    np.testing.assert_array_equal(got, want)

@@ -179,9 +179,13 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dt.is_floating_point:
         n = int(np.ceil((fe - fs) / float(step)))
-        # computed in float64 like PyTorch, then cast (so float32 aranges match torch's values)
         check_storage((n,), dt.np)
-        data = fs + np.arange(n, dtype=np.float64) * float(step)
+        # ATen's vectorized loop, bit for bit (its parallel chunks: our thread count)
+        from .._settings import get_num_threads
+        from ._range_kernels import float_arange, half_arange
+        data = half_arange(fs, step, n, get_num_threads()) if dt is D.float16 else \
+            float_arange(fs, float(step), n, dt.np, get_num_threads())
+        return _finish(data, requires_grad, dev)
     else:
         # PyTorch casts start/end/step to the integer type first
         xs, xe, xst = int(start), int(end), int(step)
@@ -218,12 +222,12 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
         data = np.array([start] * steps, dtype=np.float64)
     elif dt in (D.float32, D.float64):
         # ATen: start/end converted to the dtype, the step computed in it, one fma per value
-        from ._linspace_kernel import float_linspace
+        from ._range_kernels import float_linspace
         data = float_linspace(start, end, steps, dt.np)
     elif not dt.is_floating_point:
         # ATen: start/end converted (checked) to the integer type, the step in double, each
         # double value truncated into the type
-        from ._linspace_kernel import fill_linspace
+        from ._range_kernels import fill_linspace
         s, e = float(_checked_fill(start, dt)), float(_checked_fill(end, dt))
         data = np.empty(steps, np.float64)
         fill_linspace(s, e, (e - s) / (steps - 1), data)
@@ -238,8 +242,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None, requires_grad=False):
     """ATen's CPU logspace: start/end converted to the dtype, their difference taken in it, then
-    ``pow(base, exponent)`` in double per value (``_linspace_kernel.fill_logspace``)."""
-    from ._linspace_kernel import fill_logspace
+    ``pow(base, exponent)`` in double per value (``_range_kernels.fill_logspace``)."""
+    from ._range_kernels import fill_logspace
     dev = check_device(device)
     dt = _factory_dtype(dtype)
     steps = int(steps)

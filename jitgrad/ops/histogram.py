@@ -184,7 +184,7 @@ def aten_linspace(start, end, steps, dt):
         return np.full(steps, t(start), dt)
     if t not in (np.float32, np.float64):
         return aten_linspace(start, end, steps, np.float64).astype(dt)
-    from ._linspace_kernel import float_linspace
+    from ._range_kernels import float_linspace
     return float_linspace(start, end, steps, dt)
 
 

@@ -101,7 +101,8 @@ def range(start=0, end=_MISSING, step=1, *, out=None, dtype=None, layout=None, d
     warnings.warn(_RANGE_WARNING, UserWarning, stacklevel=2)
     dt = D.to_dtype(dtype) if dtype is not None else (
         out.dtype if out is not None else D.get_default_dtype())
-    acc = np.float64 if dt.is_floating_point else np.int64
+    # ATen's accumulate type: double for float32/float64, float for float16, int64 otherwise
+    acc = np.float32 if dt is D.float16 else np.float64 if dt.is_floating_point else np.int64
     xs, xe, st = (acc(_scalar(v)) for v in (start, end, step))
     if st == 0:
         raise RuntimeError("step must be nonzero")
