@@ -12,7 +12,11 @@ Vocabulary reminders for writing one: write every constant as ``lit(like, value)
 math stays float32 (a bare literal promotes it to float64 in Numba); write branches as
 ``select(cond, a, b)``; the names in ``registry.SCALAR_VOCABULARY`` are the only functions
 available. NaN propagation follows PyTorch (relu/clamp/maximum propagate NaN). Node names and
-derivative formulas are PyTorch's (tools/autograd/derivatives.yaml).
+derivative formulas are PyTorch's (tools/autograd/derivatives.yaml). A zero gradient that PyTorch
+writes with ``where``/``masked_fill``/``zeros_like`` is ``lit(g, 0.0)`` (exactly +0 whatever g
+is; a VJP may return it alone); ``g * lit(g, 0.0)`` (-0 for a negative g, NaN for a NaN or
+infinite one) only where PyTorch's formula multiplies (abs, nan_to_num, ...):
+tests/test_zero_gradient_signs.py checks each against PyTorch.
 """
 # the topic modules register on import; each op name is declared once, so their order is free
 from . import (  # noqa: F401

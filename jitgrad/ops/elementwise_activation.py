@@ -11,7 +11,9 @@ class relu:
         return select(a < lit(a, 0), lit(a, 0), a)
 
     def da(g, out):
-        return select(out > lit(out, 0), g, g * lit(g, 0.0))
+        # threshold_backward(grad, result, 0): zero where result <= 0 (a NaN result passes
+        # grad through)
+        return select(out <= lit(out, 0), lit(g, 0.0), g)
 
 
 @elementwise(node="LeakyReluBackward0", aux={"negative_slope": "compute"}, dtype="float")

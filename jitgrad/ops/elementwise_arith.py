@@ -101,7 +101,7 @@ class pow:  # noqa: A001 - torch.pow
         return pow_(a, exponent)
 
     def da(g, a, exponent):
-        return select(exponent == lit(exponent, 0), g * lit(g, 0.0),
+        return select(exponent == lit(exponent, 0), lit(g, 0.0),
                       g * exponent * pow_(a, exponent - lit(exponent, 1)))
 
 
@@ -132,7 +132,7 @@ class _pow_tensor:
             lit(a, 0))), p)
 
     def da(g, a, b):
-        return select(b == lit(b, 0), g * lit(g, 0.0), g * b * pow_(a, b - lit(b, 1)))
+        return select(b == lit(b, 0), lit(g, 0.0), g * b * pow_(a, b - lit(b, 1)))
 
     def db(g, a, b, out):
         return select((a == lit(a, 0)) & (b >= lit(b, 0)), g * lit(g, 0.0), g * out * log(a))
@@ -172,7 +172,7 @@ class _floor:
         return floor(a)
 
     def da(g):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="CeilBackward0", name="ceil")
@@ -181,7 +181,7 @@ class _ceil:
         return ceil(a)
 
     def da(g):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="TruncBackward0", name="trunc")
@@ -190,7 +190,7 @@ class _trunc:
         return trunc(a)
 
     def da(g):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="RoundBackward0", name="round")
@@ -199,7 +199,7 @@ class _round:
         return rint(a)  # half to even, as PyTorch (std::nearbyint)
 
     def da(g):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="RoundBackward1", aux={"ten_pow": "compute", "neg": "bool"}, dtype="float")
@@ -210,7 +210,7 @@ class round_decimals:
         return select(neg, rint(a / ten_pow) * ten_pow, rint(a * ten_pow) / ten_pow)
 
     def da(g):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="FracBackward0")

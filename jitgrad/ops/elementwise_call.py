@@ -361,7 +361,7 @@ class ElementwiseNode(Node):
         env = {"g": g}
         for name, s in self.saved.items():
             env[name] = s.tensor(self) if isinstance(s, SavedTensor) else s.item()
-        return [evaluate(self.op.vjp[i], env) if nd else None
+        return [_as_grad(evaluate(self.op.vjp[i], env), g) if nd else None
                 for i, nd in zip(self.op.inputs, self.needs)]
 
     def release(self) -> None:
@@ -369,6 +369,15 @@ class ElementwiseNode(Node):
         for s in self.saved.values():
             if isinstance(s, SavedTensor):
                 s.free()
+
+
+def _as_grad(d, g):
+    """A VJP evaluated on Tensors that returns a constant (``lit(g, 0.0)``: floor, sign, ... whose
+    PyTorch gradient is ``zeros_like(grad)``) becomes that constant as a Tensor like ``g``."""
+    if isinstance(d, Tensor):
+        return d
+    from .factories import full_like
+    return full_like(g, d)
 
 
 class _VjpPlan:

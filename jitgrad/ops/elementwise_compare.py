@@ -17,7 +17,7 @@ class clamp:
         return select(hi != hi, hi, select(m > hi, hi, m))
 
     def da(g, a, lo, hi):
-        return select((a >= lo) & (a <= hi), g, g * lit(g, 0.0))
+        return select((a >= lo) & (a <= hi), g, lit(g, 0.0))
 
 
 @elementwise(node="MaximumBackward0")
@@ -27,10 +27,10 @@ class maximum:
         return select(a != a, a, select(b != b, b, select(a < b, b, a)))
 
     def da(g, a, b):
-        return select(a < b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+        return select(a < b, lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
 
     def db(g, a, b):
-        return select(a > b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+        return select(a > b, lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
 
 
 @elementwise(node="MinimumBackward0")
@@ -39,10 +39,10 @@ class minimum:
         return select(a != a, a, select(b != b, b, select(a > b, b, a)))
 
     def da(g, a, b):
-        return select(a > b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+        return select(a > b, lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
 
     def db(g, a, b):
-        return select(a < b, g * lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
+        return select(a < b, lit(g, 0.0), select(a == b, g * lit(g, 0.5), g))
 
 
 @elementwise(node="WhereBackward0", aux={"cond": "bool"})
@@ -51,10 +51,10 @@ class where:
         return select(cond, a, b)
 
     def da(g, cond):
-        return select(cond, g, g * lit(g, 0.0))
+        return select(cond, g, lit(g, 0.0))
 
     def db(g, cond):
-        return select(cond, g * lit(g, 0.0), g)
+        return select(cond, lit(g, 0.0), g)
 
 
 @elementwise(node="FmaxBackward0")
@@ -63,10 +63,10 @@ class fmax:
         return select(b != b, a, select(a != a, b, select(a < b, b, a)))
 
     def da(g, a, b):
-        return select((a >= b) | (b != b), g, g * lit(g, 0.0))
+        return select((a >= b) | (b != b), g, lit(g, 0.0))
 
     def db(g, a, b):
-        return select((a >= b) | (b != b), g * lit(g, 0.0), g)
+        return select((a >= b) | (b != b), lit(g, 0.0), g)
 
 
 @elementwise(node="FminBackward0")
@@ -75,10 +75,10 @@ class fmin:
         return select(b != b, a, select(a != a, b, select(a > b, b, a)))
 
     def da(g, a, b):
-        return select((a <= b) | (b != b), g, g * lit(g, 0.0))
+        return select((a <= b) | (b != b), g, lit(g, 0.0))
 
     def db(g, a, b):
-        return select((a <= b) | (b != b), g * lit(g, 0.0), g)
+        return select((a <= b) | (b != b), lit(g, 0.0), g)
 
 
 @elementwise(node="NanToNumBackward0", aux={"nan": "compute", "posinf": "compute",

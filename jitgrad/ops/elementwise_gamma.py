@@ -133,7 +133,7 @@ class _xlog1py:
 
     def da(g, a, b):
         # xlog1py(g, b), zero where a == 0 and b <= -1 (derivatives.yaml)
-        return select((a == lit(a, 0.0)) & (b <= lit(b, -1.0)), g * lit(g, 0.0),
+        return select((a == lit(a, 0.0)) & (b <= lit(b, -1.0)), lit(g, 0.0),
                       select(b != b, b, select(g == lit(g, 0.0), g * lit(g, 0.0),
                                                g * log1p(b))))
 
@@ -149,7 +149,7 @@ class _xlog1py_scalar:
                       select(a == lit(a, 0.0), lit(a, 0.0), a * log1p(other)))
 
     def da(g, a, other):
-        return select((a == lit(a, 0.0)) & (other <= lit(other, -1.0)), g * lit(g, 0.0),
+        return select((a == lit(a, 0.0)) & (other <= lit(other, -1.0)), lit(g, 0.0),
                       select(other != other, g * other,
                              select(g == lit(g, 0.0), g * lit(g, 0.0), g * log1p(other))))
 

@@ -78,7 +78,7 @@ class sign:
         return select(a > lit(a, 0), lit(a, 1), select(a < lit(a, 0), lit(a, -1), lit(a, 0)))
 
     def da(g):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="SinBackward0", dtype="float", name="sin")
@@ -237,7 +237,7 @@ class sinc:
 
     def da(g, a):
         p = a * lit(a, 3.141592653589793)
-        return select(a == lit(a, 0.0), g * lit(g, 0.0),
+        return select(a == lit(a, 0.0), lit(g, 0.0),
                       g * ((p * cos(p) - sin(p)) / (p * a)))
 
 
@@ -256,7 +256,7 @@ class logit:
         out_e = (a < lo) | (a > hi)
         # abs: g * +inf at 0 and 1 (PyTorch's kernel), whatever the sign of zero
         return select(select(noeps, out_n, out_e),
-                      select(noeps, g * lit(g, 0.0) / lit(g, 0.0), g * lit(g, 0.0)),
+                      select(noeps, g * lit(g, 0.0) / lit(g, 0.0), lit(g, 0.0)),
                       g / abs(a * (lit(a, 1.0) - a)))
 
 
@@ -318,7 +318,7 @@ class xlogy:
 
     def da(g, a, b):
         # xlogy(g, b), zero where a == 0 and b <= 0 (derivatives.yaml)
-        return select((a == lit(a, 0.0)) & (b <= lit(b, 0.0)), g * lit(g, 0.0),
+        return select((a == lit(a, 0.0)) & (b <= lit(b, 0.0)), lit(g, 0.0),
                       select((g == lit(g, 0.0)) & (b == b), g * lit(g, 0.0), g * log(b)))
 
     def db(g, a, b):
@@ -332,7 +332,7 @@ class xlogy_scalar:
                       select(a == lit(a, 0.0), lit(a, 0.0), a * log(other)))
 
     def da(g, a, other):
-        return select((a == lit(a, 0.0)) & (other <= lit(other, 0.0)), g * lit(g, 0.0),
+        return select((a == lit(a, 0.0)) & (other <= lit(other, 0.0)), lit(g, 0.0),
                       select((g == lit(g, 0.0)) & (other == other), g * lit(g, 0.0),
                              g * log(other)))
 
@@ -358,7 +358,7 @@ class copysign:
         return select(a == lit(a, 0), g * lit(g, 0.0), g * (out / a))
 
     def db(g, b):
-        return g * lit(g, 0.0)
+        return lit(g, 0.0)
 
 
 @elementwise(node="CopysignBackward1", dtype="float", aux={"other": "compute"})

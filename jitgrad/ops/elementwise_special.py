@@ -40,11 +40,15 @@ class _atan2:
     def f(a, b):
         return atan2(a, b)
 
+    # PyTorch's atan2_backward: 1 / (a * a + b * b), 0 where that sum is 0 (the origin, or
+    # underflow), times grad * b / grad * -a (so +-0 there, NaN for a NaN or infinite grad)
     def da(g, a, b):
-        return g * b * (lit(a, 1.0) / (a * a + b * b))
+        d = a * a + b * b
+        return g * b * select(d == lit(d, 0.0), lit(d, 0.0), lit(d, 1.0) / d)
 
     def db(g, a, b):
-        return g * -a * (lit(a, 1.0) / (a * a + b * b))
+        d = a * a + b * b
+        return g * -a * select(d == lit(d, 0.0), lit(d, 0.0), lit(d, 1.0) / d)
 
 
 @elementwise(node="ErfcBackward0", dtype="float", name="erfc")

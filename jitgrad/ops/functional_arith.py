@@ -303,7 +303,9 @@ def _div_rounded(input, other, mode):
     if (res.dtype.is_floating_point and grad_mode.is_grad_enabled()
             and any(isinstance(t, Tensor) and t.requires_grad for t in (input, other))):
         def backward(node, g):
-            return [g * 0.0 if need else None for need in node.ctx.needs_input_grad]
+            # PyTorch: zeros (exactly +0: a negative, NaN or infinite grad does not show)
+            from .factories import zeros_like
+            return [zeros_like(g) if need else None for need in node.ctx.needs_input_grad]
         return record("DivBackward2", [input, other], res._data, backward)
     return res
 
