@@ -24,8 +24,13 @@ def _evenly_backward(node, g):
     every NaN of the input: PyTorch's evenly_distribute_backward)."""
     x = node.saved("x")
     out = node.saved("out")
-    mask = ((x == out) | (x.isnan() & out.isnan())).to(x.dtype)
-    return (g * mask / mask.sum(),)
+    hit = (x == out) | (x.isnan() & out.isnan())
+    mask = hit.to(x.dtype)
+    if x.is_cuda:  # PyTorch's CUDA branch multiplies: mask * (grad / count)
+        return (mask * (g / mask.sum()),)
+    # its CPU branch writes grad / count into zeros: the other elements are exactly +0
+    from .functional import where
+    return (where(hit, g / mask.sum(), 0.0),)
 
 
 def _count_backward(node, g):

@@ -7,9 +7,10 @@ import warnings
 import numpy as np
 
 from ... import _dtype as D
+from ...autograd import grad_mode
 from ...ops import functional as _F
 from ...ops import softmax as _softmax
-from ...ops.composite import record_composition
+from ...ops.composite import record, record_composition
 from ...tensor import Tensor
 
 
@@ -58,12 +59,29 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
             return input
         return Tensor._make(data)
 
-    def build(t):
-        return _F.clamp(t, min_val, max_val)
-
     if inplace:
-        return _inplace_named(input, "HardtanhBackward0", build)
-    return _named("HardtanhBackward0", input, build)
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, lambda t: _hardtanh(t, min_val, max_val))
+    return _hardtanh(input, min_val, max_val)
+
+
+def _hardtanh_backward(node, g):
+    # ATen's vectorized hardtanh_backward: ``(x > min_val) & (x < max_val) & grad``, so exactly
+    # +0 at and beyond the bounds and at a NaN x, whatever grad is (NaN and inf included).
+    # (Its scalar tail, the last elements of a row that fill no vector, passes grad through at
+    # a NaN x; the vector lanes' answer is the one most elements get.)
+    x = node.saved("x")
+    a = node.ctx.attrs
+    return (g.masked_fill(~((x > a["lo"]) & (x < a["hi"])), 0.0),)
+
+
+def _hardtanh(t, min_val, max_val):
+    with grad_mode.no_grad():
+        out = _F.clamp(t, min_val, max_val)
+    # the bounds as the kernel's scalar_t (a float32 tensor compares with float32 bounds)
+    lo, hi = (float(t.dtype.np.type(v)) for v in (min_val, max_val))
+    return record("HardtanhBackward0", (t,), out._data, _hardtanh_backward,
+                  save=(("x", t),), attrs={"lo": lo, "hi": hi})
 
 
 def gelu(input, approximate="none"):
@@ -84,12 +102,9 @@ def silu(input, inplace=False):
 def elu(input, alpha=1.0, inplace=False):
     _float_only(input, "elu_cpu")
 
-    def build(t):
-        return _F.where(t > 0, t, (_F.exp(_F.clamp(t, max=0.0)) - 1) * alpha)
-
-    if inplace:  # PyTorch's elu_ records EluBackward1
-        return _inplace_named(input, "EluBackward1", build)
-    return _named("EluBackward0", input, build)
+    from .activation_extra import _elu_family
+    # EluBackward0 (elu_: EluBackward1, through the result), ATen's elu_backward
+    return _elu_family(input, alpha, 1.0, 1.0, "EluBackward", inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

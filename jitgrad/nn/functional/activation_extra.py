@@ -52,8 +52,19 @@ def _relu6_shifted(t):
     return _F.where(inside, t + 3, _F.clamp(t.detach() + 3, 0.0, 6.0))
 
 
+def _hardswish_backward(node, g):
+    # ATen's vectorized hardswish_backward: exactly +0 up to -3 (a NaN or infinite grad does
+    # not leak), grad from 3 up, grad * (x / 3 + 0.5) between (NaN for a NaN x; the scalar tail
+    # of a row would pass grad there)
+    x = node.saved("x")
+    return (_F.where(x <= -3.0, 0.0, _F.where(x >= 3.0, g, g * (x / 3.0 + 0.5))),)
+
+
 def _hardswish(t):
-    return t * _relu6_shifted(t) / 6
+    with grad_mode.no_grad():
+        out = t * _relu6_shifted(t) / 6
+    return record("HardswishBackward0", (t,), out._data, _hardswish_backward,
+                  save=(("x", t),))
 
 
 def hardswish(input, inplace=False):
@@ -61,8 +72,9 @@ def hardswish(input, inplace=False):
     _check_tensor(input, "hardswish")
     _float_only(input, "hardswish_cpu")
     if inplace:
-        return _inplace_named(input, "HardswishBackward0", _hardswish)
-    return _named("HardswishBackward0", input, _hardswish)
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, _hardswish)
+    return _hardswish(input)
 
 
 def _hardsigmoid_backward(node, g):
@@ -108,10 +120,37 @@ def selu(input, inplace=False):
     EluBackward1), as ATen computes it with its elu kernel."""
     _check_tensor(input, "selu")
     _float_only(input, "elu_cpu")
-    build = _elu_build(_SELU_ALPHA, _SELU_SCALE, 1.0, input.dtype)
+    return _elu_family(input, _SELU_ALPHA, _SELU_SCALE, 1.0, "EluBackward", inplace)
+
+
+def _elu_family(input, alpha, scale, input_scale, node, inplace, ipt=None):
+    """elu/selu/celu as ATen's elu kernel, one node (``node`` + "0"; in place + "1") whose
+    backward is ATen's vectorized elu_backward: ``x > 0 ? grad * scale : grad * input_scale *
+    negcoef * exp(x * input_scale)`` (NaN at a NaN x; -0 at -inf for a negative grad), in place
+    through the result (``is_result``). ``ipt``: the input scale the backward uses, if not
+    ``input_scale``."""
+    dt = input.dtype
+    build = _elu_build(alpha, scale, input_scale, dt)
+    attrs = {"negcoef": _in_dtype(_in_dtype(alpha, dt) * _in_dtype(scale, dt), dt),
+             "ipt": _in_dtype(input_scale if ipt is None else ipt, dt),
+             "pos": _in_dtype(scale, dt)}
+
+    def fn(t):
+        with grad_mode.no_grad():
+            out = build(t)
+        return record(node + "0", (t,), out._data, _elu_backward, save=(("x", t),),
+                      attrs=attrs)
+
+    def fn_(t):  # elu_/selu_/celu_ differentiate through their result (ATen's is_result form)
+        with grad_mode.no_grad():
+            out = build(t)
+        return record(node + "1", (t,), out._data, _elu_backward_result,
+                      save_outputs=(("out", 0),), attrs=attrs)
+
     if inplace:
-        return _inplace_named(input, "EluBackward1", build)
-    return _named("EluBackward0", input, build)
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, fn_)
+    return fn(input)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -121,42 +160,27 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
     _float_only(input, "elu_cpu")
-    dt = input.dtype
-    build = _elu_build(alpha, 1.0, 1.0 / alpha, dt)
     # PyTorch's derivative scales the input by 1.0 / float(alpha) (float32's alpha even for
     # float64 tensors), not by the forward's 1 / alpha: its own backward, so gradients match
-    attrs = {"negcoef": _in_dtype(alpha, dt),
-             "ipt": _in_dtype(1.0 / float(np.float32(alpha)), dt)}
-
-    def fn(t):
-        with grad_mode.no_grad():
-            out = build(t)
-        return record("CeluBackward0", (t,), out._data, _celu_backward, save=(("x", t),),
-                      attrs=attrs)
-
-    def fn_(t):  # celu_ differentiates through its result (ATen's is_result form)
-        with grad_mode.no_grad():
-            out = build(t)
-        return record("CeluBackward1", (t,), out._data, _celu_backward_result,
-                      save_outputs=(("out", 0),), attrs=attrs)
-
-    if inplace:
-        from ...ops.inplace import apply_inplace
-        return apply_inplace(input, fn_)
-    return fn(input)
+    return _elu_family(input, alpha, 1.0, 1.0 / alpha, "CeluBackward", inplace,
+                       ipt=1.0 / float(np.float32(alpha)))
 
 
-def _celu_backward(node, g):
+def _pos(g, a):
+    return g if a["pos"] == 1.0 else g * a["pos"]
+
+
+def _elu_backward(node, g):
     a = node.ctx.attrs
     x = node.saved("x")
     neg = g * a["ipt"] * a["negcoef"] * _F.exp(_F.clamp(x, max=0.0) * a["ipt"])
-    return (_F.where(x > 0, g, neg),)
+    return (_F.where(x > 0, _pos(g, a), neg),)
 
 
-def _celu_backward_result(node, g):
+def _elu_backward_result(node, g):
     a = node.ctx.attrs
     y = node.saved("out")
-    return (_F.where(y > 0, g, g * a["ipt"] * (y + a["negcoef"])),)
+    return (_F.where(y > 0, _pos(g, a), g * a["ipt"] * (y + a["negcoef"])),)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -199,10 +223,19 @@ def softshrink(input, lambd=0.5):
     _shrink_lambda_check(input, lambd)
     lam = _in_dtype(lambd, input.dtype)
 
-    def build(t):
-        return _F.where(t > lam, t - lam, _F.where(t < -lam, t + lam, t * 0))
+    with grad_mode.no_grad():
+        out = _F.where(input > lam, input - lam, _F.where(input < -lam, input + lam, input * 0))
+    return record("SoftshrinkBackward0", (input,), out._data, _shrink_backward,
+                  save=(("x", input),), attrs={"lambd": lam})
 
-    return _named("SoftshrinkBackward0", input, build)
+
+def _shrink_backward(node, g):
+    # ATen's vectorized softshrink/hardshrink_backward: ``((x < -lambd) | (x > lambd)) & grad``,
+    # exactly +0 on [-lambd, lambd] and at a NaN x whatever grad is (the scalar tail of a row
+    # would pass grad at a NaN x)
+    x = node.saved("x")
+    lam = node.ctx.attrs["lambd"]
+    return (g.masked_fill(~((x < -lam) | (x > lam)), 0.0),)
 
 
 def hardshrink(input, lambd=0.5):
@@ -211,10 +244,10 @@ def hardshrink(input, lambd=0.5):
     _float_only(input, "hardshrink_cpu")
     lam = _in_dtype(lambd, input.dtype)
 
-    def build(t):
-        return _F.where((t >= -lam) & (t <= lam), 0.0, t)
-
-    return _named("HardshrinkBackward0", input, build)
+    with grad_mode.no_grad():
+        out = _F.where((input >= -lam) & (input <= lam), 0.0, input)
+    return record("HardshrinkBackward0", (input,), out._data, _shrink_backward,
+                  save=(("x", input),), attrs={"lambd": lam})
 
 
 def tanhshrink(input):
