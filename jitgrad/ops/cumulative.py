@@ -24,6 +24,8 @@ __all__ = ["cumprod", "cummax", "cummin", "logcumsumexp", "trapezoid", "trapz",
 CummaxResult = _return_type("cummax")
 CumminResult = _return_type("cummin")
 
+from .reduce_sums import _SCAN_ACC  # noqa: E402
+
 _NP_ACCUMULATE = {"max": np.maximum, "min": np.minimum, "prod": np.multiply,
                   "logaddexp": np.logaddexp}
 
@@ -35,8 +37,11 @@ def _running(data, d, op, dtype=None):
     if data.__class__ is np.ndarray:
         if data.ndim == 0:
             return data.astype(dtype)
+        # ATen's CPU scans accumulate in acc_type: double for float32, float for float16
+        acc = _SCAN_ACC.get(dtype, dtype) if op == "prod" else dtype
         with np.errstate(all="ignore"):
-            return _NP_ACCUMULATE[op].accumulate(data, axis=d, dtype=dtype)
+            return _NP_ACCUMULATE[op].accumulate(data, axis=d, dtype=acc).astype(dtype,
+                                                                                 copy=False)
     if data.ndim == 0:
         return data.astype(dtype)
     from .._cuda_array import CudaArray

@@ -208,6 +208,9 @@ def _cumsum_backward(node, g):
     return (g.flip(d).cumsum(d).flip(d),)
 
 
+_SCAN_ACC = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.float16): np.dtype(np.float32)}
+
+
 @with_out("cumsum", "dtype")
 @ieee_quiet
 def cumsum(input, dim, *, dtype=None):
@@ -218,7 +221,9 @@ def cumsum(input, dim, *, dtype=None):
     if _on_device(input):
         data = _cuda().device_cumsum(input, d, out_dt)
         return record("CumsumBackward0", (input,), data, _cumsum_backward, attrs={"dim": d})
-    data = np.cumsum(input._data, axis=d if input.ndim else None, dtype=out_dt.np)
+    # ATen's CPU scan accumulates in acc_type (double for float32, float for float16)
+    data = np.cumsum(input._data, axis=d if input.ndim else None,
+                     dtype=_SCAN_ACC.get(out_dt.np, out_dt.np)).astype(out_dt.np, copy=False)
     return record("CumsumBackward0", (input,), data.reshape(input._data.shape), _cumsum_backward,
                   attrs={"dim": d})
 
