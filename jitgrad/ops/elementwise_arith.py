@@ -31,7 +31,7 @@ class sub:
         return -g
 
 
-@elementwise(node="RsubBackward1", aux={"other": "compute"})
+@elementwise(node="RsubBackward1", aux={"other": "compute"}, half_scalar={"other": "common"})
 class rsub:
     def f(a, other):
         return other - a
@@ -53,7 +53,8 @@ class _rsub_tensor:
         return g
 
 
-@elementwise(node="MulBackward0")
+# ATens mul_kernel reads a scalar second operand as float (opmath) for half
+@elementwise(node="MulBackward0", half_scalar={"b": "opmath"})
 class mul:
     def f(a, b):
         return a * b
@@ -65,7 +66,7 @@ class mul:
         return g * a
 
 
-@elementwise(node="DivBackward0", dtype="float")
+@elementwise(node="DivBackward0", dtype="float", half_scalar={"b": "opmath"})
 class div:
     def f(a, b):
         return a / b
@@ -95,7 +96,8 @@ class neg:
         return -g
 
 
-@elementwise(node="PowBackward0", aux={"exponent": "compute"})
+# the half kernel takes ``exp_scalar.to<Half>()``
+@elementwise(node="PowBackward0", aux={"exponent": "compute"}, half_scalar={"exponent": "common"})
 class pow:  # noqa: A001 - torch.pow
     def f(a, exponent):
         return pow_(a, exponent)
@@ -138,7 +140,9 @@ class _pow_tensor:
         return select((a == lit(a, 0)) & (b >= lit(b, 0)), g * lit(g, 0.0), g * out * log(a))
 
 
-@elementwise(node="PowBackward2", aux={"base": "compute"}, name="rpow")
+# the base is a wrapped number cast to the common dtype (pow(Tensor, Tensor))
+@elementwise(node="PowBackward2", aux={"base": "compute"}, name="rpow",
+             half_scalar={"base": "common"})
 class _rpow:
     def f(b, base):
         neg = (lit(b, 0.5) == lit(b, 0)) & (b < lit(b, 0))
@@ -241,7 +245,7 @@ class _fmod:
         return -g * trunc(a / b)
 
 
-@elementwise(node="FmodBackward0", aux={"other": "compute"})
+@elementwise(node="FmodBackward0", aux={"other": "compute"}, half_scalar={"other": "common"})
 class fmod_scalar:
     def f(a, other):
         return fmod(a, other)
@@ -272,7 +276,8 @@ class remainder:
         return -g * select(b == lit(b, 0.0), a / b, q)
 
 
-@elementwise(node="RemainderBackward0", aux={"other": "compute"})
+@elementwise(node="RemainderBackward0", aux={"other": "compute"},
+             half_scalar={"other": "common"})
 class remainder_scalar:
     def f(a, other):
         r = fmod(a, other)
@@ -283,7 +288,7 @@ class remainder_scalar:
         return g
 
 
-@elementwise(node=None)
+@elementwise(node=None, half_scalar={"b": "opmath"})  # div_floor_kernel: as mul
 class floor_divide:
     # PyTorch records a NotImplemented node (no derivative): the wrapper attaches it
     def f(a, b):

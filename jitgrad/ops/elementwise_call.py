@@ -143,31 +143,44 @@ def _forward_plan(backend, op, kinds):
 def _operands(op, args, aux, shape, cnp, flat, half):
     """Kernel operands by name (arrays flattened to ``shape`` in the kernel dtype by ``flat``,
     scalars typed) and the array/scalar pattern, in ``op.arg_names`` order. ``half``: the op
-    computes in float16, whose scalar operands PyTorch rounds to half first."""
+    computes in float16 (with float32 kernels); a scalar operand named in ``op.half_rounded``
+    is rounded to half first, as ATen's TensorIterator casts it to the common dtype; the others
+    enter as float (ATen's opmath scalar). A tensor of another dtype (a 0-d one, which type
+    promotion lets stay float32 or an integer) is cast to half the same way."""
     values, kinds = {}, []
+    rounded = op.half_rounded if half else ()
     for name, a in zip(op.inputs, args):
         if isinstance(a, Tensor):
-            values[name] = flat(a._data, shape, cnp)
+            d = a._data
+            if half and d.dtype != _F16 and (name in rounded or d.shape != ()):
+                with np.errstate(over="ignore"):  # beyond half's range: inf
+                    d = d.astype(_F16)
+            values[name] = flat(d, shape, cnp)
             kinds.append("a")
         else:
-            values[name] = _scalar(a, cnp, half)
+            values[name] = _scalar(a, cnp, name in rounded)
             kinds.append("s")
     for name, kind in op.aux.items():
         v = aux[name]
         if isinstance(v, Tensor):
-            values[name] = flat(v._data, shape, _BOOL if kind == "bool" else cnp)
+            d = v._data
+            if half and kind != "bool" and d.dtype != _F16 and name in rounded:
+                with np.errstate(over="ignore"):
+                    d = d.astype(_F16)
+            values[name] = flat(d, shape, _BOOL if kind == "bool" else cnp)
             kinds.append("a")
         else:
-            values[name] = np.bool_(v) if kind == "bool" else _scalar(v, cnp, False)
+            values[name] = np.bool_(v) if kind == "bool" else _scalar(v, cnp, name in rounded)
             kinds.append("s")
     return values, tuple(kinds)
 
 
 def _scalar(v, cnp, half):
     """A Python scalar in the kernel dtype: integers out of its range wrap (C casts, as PyTorch:
-    ``uint8_tensor + -1`` adds 255); float16 math rounds the scalar to half first."""
+    ``uint8_tensor + -1`` adds 255); ``half``: rounded to half first (beyond its range: inf)."""
     if half:
-        return cnp.type(np.float16(v))
+        with np.errstate(over="ignore"):
+            return cnp.type(np.float16(v))
     try:
         return cnp.type(v)
     except OverflowError:
@@ -238,6 +251,7 @@ def _shapes(args, cond):
 
 _BOOL = np.dtype(np.bool_)
 _F32 = np.dtype(np.float32)
+_F16 = np.dtype(np.float16)
 _ND = np.ndarray
 
 

@@ -361,7 +361,8 @@ class copysign:
         return lit(g, 0.0)
 
 
-@elementwise(node="CopysignBackward1", dtype="float", aux={"other": "compute"})
+@elementwise(node="CopysignBackward1", dtype="float", aux={"other": "compute"},
+             half_scalar={"other": "common"})
 class copysign_scalar:
     def f(a, other):
         neg = (other < lit(other, 0)) | ((other == lit(other, 0))

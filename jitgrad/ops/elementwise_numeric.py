@@ -26,8 +26,10 @@ class _lcm:
 
 
 # forward only: LdexpBackward0 is recorded by ops/numeric.ldexp (its self gradient is
-# ``g * pow(2, other)`` in other's dtype: 0 for negative integer exponents, as PyTorch's)
-@elementwise(node=None, dtype="float", name="ldexp")
+# ``g * pow(2, other)`` in other's dtype: 0 for negative integer exponents, as PyTorch's).
+# PyTorch's ldexp is mul(a, pow(2, other)): a 0-d float32 ``other`` gives a float32 2**other
+# that mul's half kernel reads as float (opmath)
+@elementwise(node=None, dtype="float", name="ldexp", half_scalar={"b": "opmath"})
 class _ldexp:
     def f(a, b):
         return a * pow_(lit(a, 2.0), b)

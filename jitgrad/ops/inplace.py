@@ -216,7 +216,10 @@ def _broadcast(a, b):
 def _fast_binary(np_fn, self, other):
     """No-graph fast path: NumPy in place, with PyTorch's casting rule."""
     if self._data.__class__ is not np.ndarray or (
-            isinstance(other, Tensor) and other._data.__class__ is not np.ndarray):
+            isinstance(other, Tensor) and other._data.__class__ is not np.ndarray) \
+            or self._data.dtype == np.float16:
+        # float16: NumPy's half loops would not follow ATen's scalar rule (a scalar rounded to
+        # half or kept as float, per op: registry ``half_scalar``); the registry kernel does
         from . import functional as F
         fn = {np.add: F.add, np.subtract: F.sub, np.multiply: F.mul, np.true_divide: F.div}[np_fn]
         return apply_inplace(self, fn, other)

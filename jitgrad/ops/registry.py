@@ -58,6 +58,15 @@ OPS: dict[str, ElementwiseOp] = {}
 
 _DTYPE_RULES = ("promote", "float", "compare", "logical")
 
+# How a scalar operand (a Python number, or a 0-d tensor of another dtype) enters a float16
+# computation. "common": TensorIterator casts it to the common dtype, so it is rounded to half
+# before the float math (ATen's generic kernels: add, sub, fmod, pow's exponent, ...). "opmath":
+# the kernel reads the scalar's original value as float (``iter.original_scalar_value<opmath_t>``
+# in mul_kernel/div_*_kernel, only for the second operand). Inputs default to "common"; aux
+# "compute" operands (lerp's weight, addcmul's value, clamp's bounds, ...) to "opmath": ATen
+# converts those Scalars to opmath_t itself.
+_HALF_SCALAR_RULES = ("common", "opmath")
+
 
 @dataclass(eq=False)
 class ScalarFn:
@@ -91,6 +100,9 @@ class ElementwiseOp:
     f: ScalarFn
     vjp: dict  # input name -> ScalarFn
     differentiable: bool
+    # operand names whose scalar value is rounded to half before float16 math (see
+    # ``_HALF_SCALAR_RULES``); the others enter as float
+    half_rounded: frozenset = frozenset()
     _saved_cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -119,11 +131,16 @@ def _scalar_fn(op: str, part: str, fn) -> ScalarFn:
 
 
 def elementwise(*, node: str | None, aux: dict | None = None, dtype: str = "promote",
-                name: str | None = None):
-    """Declare an elementwise op from a namespace holding ``f`` and ``d<input>`` functions."""
+                name: str | None = None, half_scalar: dict | None = None):
+    """Declare an elementwise op from a namespace holding ``f`` and ``d<input>`` functions.
+    ``half_scalar``: operand name -> "common" | "opmath", where ATen's rule for a scalar operand
+    of a float16 computation differs from the default (``_HALF_SCALAR_RULES``)."""
     if dtype not in _DTYPE_RULES:
         raise ValueError(f"dtype rule must be one of {_DTYPE_RULES}")
     aux = dict(aux or {})
+    half_scalar = dict(half_scalar or {})
+    if set(half_scalar.values()) - set(_HALF_SCALAR_RULES):
+        raise ValueError(f"half_scalar rules must be among {_HALF_SCALAR_RULES}")
 
     def register(ns):
         op_name = name or ns.__name__
@@ -151,7 +168,13 @@ def elementwise(*, node: str | None, aux: dict | None = None, dtype: str = "prom
         extra = set(body) - {"f"} - {"d" + i for i in inputs}
         if extra:
             raise TypeError(f"op {op_name!r}: unexpected functions {sorted(extra)}")
-        op = ElementwiseOp(op_name, node, inputs, aux, dtype, f, vjp, differentiable)
+        unknown = set(half_scalar) - set(f.params)
+        if unknown:
+            raise TypeError(f"op {op_name!r}: half_scalar names unknown operands {sorted(unknown)}")
+        rounded = frozenset(
+            n for n in f.params if aux.get(n) != "bool"
+            and half_scalar.get(n, "opmath" if n in aux else "common") == "common")
+        op = ElementwiseOp(op_name, node, inputs, aux, dtype, f, vjp, differentiable, rounded)
         if op_name in OPS:
             raise ValueError(f"op {op_name!r} declared twice")
         OPS[op_name] = op
