@@ -39,6 +39,8 @@ CASES = {
     "acos": ("acos", 1, lambda L, a: L.acos(a)),
     "acosh": ("acosh", 1, lambda L, a: L.acosh(a)),
     "add": ("add", 2, lambda L, a, b: a + b),
+    "add_alpha": ("add_alpha", 2, lambda L, a, b: L.add(a, b, alpha=-0.5)),
+    "sub_alpha": ("sub_alpha", 2, lambda L, a, b: L.sub(a, b, alpha=2.5)),
     "addcdiv": ("addcdiv", 3, lambda L, a, b, c: L.addcdiv(a, b, c, value=0.5)),
     "addcmul": ("addcmul", 3, lambda L, a, b, c: L.addcmul(a, b, c, value=0.5)),
     "asin": ("asin", 1, lambda L, a: L.asin(a)),

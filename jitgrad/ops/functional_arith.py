@@ -39,37 +39,62 @@ def _check_sub(input, other):
                            "operator instead.")
 
 
-def _scaled(name, input, other, alpha):
-    """``alpha * other`` for add/sub with PyTorch's alpha checks (on the result dtype)."""
+def _alpha_dtype(input, other, alpha):
+    """The result dtype of add/sub with ``alpha``, after PyTorch's alpha checks."""
     ct = D.result_type(input, other)
     if isinstance(alpha, (bool, np.bool_)) and ct is not D.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if not ct.is_floating_point and not isinstance(alpha, (int, np.integer, np.bool_)):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    return ct
+
+
+def _check_half_scalar(ct, v):
+    """A Scalar that ATen's kernel converts to half itself (``to<Half>()``: pow's exponent,
+    add's alpha) must be within half's range; inf and NaN pass."""
+    if ct is D.float16 and not isinstance(v, (bool, np.bool_)) and isinstance(v, _Number) \
+            and abs(v) > 65504 and abs(v) != float("inf"):
+        raise RuntimeError("value cannot be converted to type c10::Half without overflow")
+
+
+def _scaled(name, input, other, alpha):
+    """``alpha * other`` for rsub with PyTorch's alpha checks (on the result dtype)."""
+    ct = _alpha_dtype(input, other, alpha)
     if ct is D.bool_:
         return call(OPS["logical_and"], other, bool(alpha)) if isinstance(other, Tensor) \
             else bool(other) and bool(alpha)
     return mul(other, alpha)
 
 
+def _with_alpha(name, input, other, alpha):
+    """add/sub with alpha != 1: one fused multiply-add (registry ``add_alpha``/``sub_alpha``),
+    or ``other and alpha`` on bool."""
+    _check(input, name, 1)
+    _check(other, name, 2)
+    ct = _alpha_dtype(input, other, alpha)
+    if ct is D.bool_:
+        return _binary(name, input, _scaled(name, input, other, alpha))
+    _check_half_scalar(ct, alpha)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        from .basic import tensor
+        input = tensor(input)
+    return call(OPS[name + "_alpha"], input, other, alpha=alpha)
+
+
 def add(input, other, *, alpha=1):
     if alpha != 1 or alpha.__class__ is bool:
-        _check(input, "add", 1)
-        _check(other, "add", 2)
-        other = _scaled("add", input, other, alpha)
+        return _with_alpha("add", input, other, alpha)
     return _binary("add", input, other)
 
 
 def sub(input, other, *, alpha=1):
     _check_sub(input, other)
-    if alpha != 1 or alpha.__class__ is bool:
-        _check(input, "sub", 1)
-        _check(other, "sub", 2)
-        other = _scaled("sub", input, other, alpha)
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         _check(input, "sub", 1)
         input = _wrapped(input, other)  # torch.sub(2, x): SubBackward0, as PyTorch
+    if alpha != 1 or alpha.__class__ is bool:
+        return _with_alpha("sub", input, other, alpha)
     return _binary("sub", input, other)
 
 
@@ -175,6 +200,7 @@ def _pow_scalar_exponent(x, e):
         if e > info.max or e < info.min:  # PyTorch converts the exponent to the tensor's type
             raise RuntimeError(f"value cannot be converted to type {ct.name}_t without "
                                "overflow")
+    _check_half_scalar(ct, e)
     if e == 0.5 and (ct is D.float32 or ct is D.float64):  # PyTorch's kernel: sqrt
         return call(OPS["pow_sqrt"], x)
     return call(OPS["pow"], x, exponent=e)

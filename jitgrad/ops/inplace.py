@@ -243,9 +243,10 @@ def _fast_binary(np_fn, self, other):
 
 
 def add_(self, other, *, alpha=1):
-    if alpha != 1:
-        from .functional import mul
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if alpha != 1:  # one fused multiply-add, as ATen (functional add)
+        _check_complex(self, other)
+        from .functional import add
+        return apply_inplace(self, add, other, alpha=alpha)
     if not _recording(self, (other,)):  # the common case: no import statement on its path
         return _fast_binary(np.add, self, other)
     _check_complex(self, other)
@@ -254,9 +255,10 @@ def add_(self, other, *, alpha=1):
 
 
 def sub_(self, other, *, alpha=1):
-    if alpha != 1:
-        from .functional import mul
-        other = mul(other, alpha) if isinstance(other, Tensor) else other * alpha
+    if alpha != 1:  # one fused multiply-add, as ATen (functional sub)
+        _check_complex(self, other)
+        from .functional import sub
+        return apply_inplace(self, sub, other, alpha=alpha)
     if not _recording(self, (other,)):  # the common case: no import statement on its path
         return _fast_binary(np.subtract, self, other)
     _check_complex(self, other)

@@ -28,6 +28,8 @@ BOUNDED = {"exp", "expm1", "tan", "rpow", "pow_tensor", "square", "reciprocal", 
            "exp2"}
 AUX = {
     "rsub": {"other": 0.7},
+    "add_alpha": {"alpha": 0.3},
+    "sub_alpha": {"alpha": -1.7},
     "pow": {"exponent": 2.5},
     "rpow": {"base": 1.7},
     "leaky_relu": {"negative_slope": 0.1},
