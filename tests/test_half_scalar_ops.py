@@ -65,6 +65,13 @@ CASES = {
     "div out": lambda T, a, s: T.div(a, s, out=T.empty_like(a)),
     "a//s": lambda T, a, s: a // s,
     "div floor": lambda T, a, s: T.div(a, s, rounding_mode="floor"),
+    "div trunc": lambda T, a, s: T.div(a, s, rounding_mode="trunc"),
+    "div trunc t0": lambda T, a, s: T.div(a, T.tensor(s), rounding_mode="trunc"),
+    "div_ trunc": lambda T, a, s: a.clone().div_(s, rounding_mode="trunc"),
+    "div(s,a) trunc": lambda T, a, s: T.div(s, a, rounding_mode="trunc"),
+    "div trunc tensors": lambda T, a, s: T.div(a, a.flip(0) * s, rounding_mode="trunc"),
+    "div trunc (1,)": lambda T, a, s: T.div(a, T.tensor([s], dtype=T.float16),
+                                            rounding_mode="trunc"),
     "abs**s": lambda T, a, s: a.abs() ** s,
     "pow_": lambda T, a, s: a.abs().pow_(s),
     "s**a": lambda T, a, s: s ** a,
@@ -96,10 +103,8 @@ CASES = {
     "le t0": lambda T, a, s: a <= T.tensor(s),
 }
 
-# measured and not matched yet: div(rounding_mode="trunc") (ATen truncates the float quotient;
-# jitgrad truncates the half one) and rsub's alpha (jitgrad multiplies first, ATen fuses)
+# measured and not matched yet: rsub's alpha (jitgrad multiplies first, ATen fuses)
 KNOWN = {
-    "div trunc": lambda T, a, s: T.div(a, s, rounding_mode="trunc"),
     "rsub alpha": lambda T, a, s: T.rsub(a, 0.3, alpha=s),
 }
 

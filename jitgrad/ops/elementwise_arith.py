@@ -325,6 +325,15 @@ class floor_divide:
         return a // b
 
 
+# div(rounding_mode="trunc") on floats: ATen's div_trunc_kernel truncates the quotient in the
+# compute type (float for half: one rounding of the truncated value, not trunc of a rounded
+# quotient); gradients are DivBackward2's zeros, recorded by the wrapper
+@elementwise(node=None, dtype="float", name="div_trunc", half_scalar={"b": "opmath"})
+class _div_trunc:
+    def f(a, b):
+        return trunc(a / b)
+
+
 # --------------------------------------------------------------------------- lerp, addcmul, addcdiv
 
 

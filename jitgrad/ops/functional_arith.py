@@ -323,7 +323,12 @@ def _div_rounded(input, other, mode):
             if not isinstance(input, Tensor):  # a true division, not scalar * reciprocal
                 input_t = _scalar_tensor(input, ct, other.device)
             if ct.is_floating_point:
-                res = trunc(div(input_t, other))
+                if ct is D.float16 and isinstance(other, Tensor) and other.numel() != 1:
+                    # ATen's Half kernel without a scalar divisor: (a / b).trunc() on
+                    # Vectorized<Half>, the quotient rounded to half before trunc
+                    res = trunc(div(input_t, other))
+                else:  # the float quotient truncated (div_trunc_cpu_reduced_float)
+                    res = call(OPS["div_trunc"], input_t, other)
             else:
                 res = floor_divide(_binary("sub", input_t, fmod(input_t, other)), other)
     if (res.dtype.is_floating_point and grad_mode.is_grad_enabled()
