@@ -44,6 +44,9 @@ NOT_HALF = uniform(-2.0, 2.0, kinks=(-1.5, -0.5, 0.5, 1.5))  # round's jumps
 REFERENCE = {
     "add": (np.add, (ANY, ANY), {}),
     "sub": (np.subtract, (ANY, ANY), {}),
+    "add_alpha": (lambda a, b, alpha: a + alpha * b, (ANY, ANY), {"alpha": 0.3}),
+    "sub_alpha": (lambda a, b, alpha: a - alpha * b, (ANY, ANY), {"alpha": 0.3}),
+    "div_trunc": (lambda a, b: np.trunc(a / b), (ANY, NONZERO), {}),
     "rsub": (lambda a, other: other - a, (ANY,), {"other": 1.5}),
     "mul": (np.multiply, (ANY, ANY), {}),
     "div": (np.divide, (ANY, NONZERO), {}),

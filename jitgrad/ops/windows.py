@@ -62,6 +62,17 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, body):
     return w
 
 
+def _k(x, v):
+    """A window's scalar factor: ATen's window functions on float16 multiply by factors rounded
+    to half (measured: bartlett_window(5, dtype=float16) differs in one value otherwise), where
+    Python's ``half_tensor * 0.4`` reads 0.4 as float (ops/elementwise_call's half_scalar
+    rule); a 0-d half tensor gives the rounded factor."""
+    if x.dtype is not D.float16:
+        return v
+    from .factories import full
+    return full((), v, dtype=x.dtype, device=x.device)
+
+
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    layout=None, device=None, pin_memory=False, requires_grad=False):
     """``alpha - beta * cos(2 pi n / (N - 1))``."""
@@ -71,7 +82,8 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
 
 def _hamming(name, window_length, periodic, alpha, beta, dtype, device, requires_grad):
     def body(x, n):
-        return (x * (math.pi * 2.0 / float(n - 1))).cos() * (-float(beta)) + float(alpha)
+        return (x * _k(x, math.pi * 2.0 / float(n - 1))).cos() * _k(x, -float(beta)) + \
+            _k(x, float(alpha))
     return _window(name, window_length, periodic, dtype, device, requires_grad, body)
 
 
@@ -86,8 +98,8 @@ def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, de
                     pin_memory=False, requires_grad=False):
     """``0.08 cos(4 pi n / (N-1)) - 0.5 cos(2 pi n / (N-1)) + 0.42``, in ATen's order."""
     def body(x, n):
-        w = x * (math.pi / float(n - 1))
-        return (w * 4).cos() * 0.08 - (w * 2).cos() * 0.5 + 0.42
+        w = x * _k(x, math.pi / float(n - 1))
+        return (w * 4).cos() * _k(x, 0.08) - (w * 2).cos() * 0.5 + _k(x, 0.42)
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
                    body)
 
@@ -97,7 +109,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, de
     """``2n / (N-1)`` rising, ``2 - 2n / (N-1)`` past the middle."""
     def body(x, n):
         from .shape_join import cat
-        w = x * (2.0 / float(n - 1))
+        w = x * _k(x, 2.0 / float(n - 1))
         half = ((n - 1) >> 1) + 1
         return cat([w[:half], w[half:] * -1 + 2])
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
