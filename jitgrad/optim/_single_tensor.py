@@ -68,10 +68,11 @@ def init_step(p, capturable):
     return new_scalar(p, 0.0, capturable)
 
 
-def params_with_grad(opt, group, buffers, scalars=()):
+def params_with_grad(opt, group, buffers=(), scalars=(), init=None):
     """The group's parameters that have a gradient, each one's state made on first use as
     PyTorch's ``_init_group`` makes it, in its key order (``state_dict`` keeps it): ``step``,
-    the 0-d ``scalars`` ((name, initial value) pairs), a zero buffer per name in ``buffers``."""
+    the 0-d ``scalars`` ((name, initial value) pairs), a zero buffer per name in ``buffers``;
+    or ``init(p, state)`` for an optimizer whose first state is none of these."""
     from ..ops.basic import zeros_like
     params = []
     for p in group["params"]:
@@ -79,7 +80,9 @@ def params_with_grad(opt, group, buffers, scalars=()):
             continue
         params.append(p)
         state = opt.state[p]
-        if len(state) == 0:
+        if len(state) == 0 and init is not None:
+            init(p, state)
+        elif len(state) == 0:
             state["step"] = init_step(p, group["capturable"])
             for name, value in scalars:
                 state[name] = new_scalar(p, value, group["capturable"])

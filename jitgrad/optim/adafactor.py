@@ -10,7 +10,13 @@ from ..autograd import grad_mode
 from ..ops.basic import zeros_like
 from ..ops.reduce_norm import norm
 from ..tensor import Tensor
-from ._single_tensor import lerp_, new_scalar, setstate_scalars, to_scalar_lr
+from ._single_tensor import (
+    lerp_,
+    new_scalar,
+    params_with_grad,
+    setstate_scalars,
+    to_scalar_lr,
+)
 from .optimizer import Optimizer, _closure_loss
 
 __all__ = ["Adafactor"]
@@ -49,27 +55,20 @@ class Adafactor(Optimizer):
         setstate_scalars(self, {"foreach": None})
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            if p.is_complex():
-                raise RuntimeError("Adafactor does not support complex parameters")
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:
-                # step stays on the host (no capturable mode): PyTorch's choice
-                state["step"] = new_scalar(p, 0.0, False)
-                if p.grad.dim() > 1:
-                    row_shape = list(p.grad.shape)
-                    row_shape[-1] = 1
-                    state["row_var"] = p.grad.new_zeros(row_shape)
-                    col_shape = list(p.grad.shape)
-                    col_shape[-2] = 1
-                    state["col_var"] = p.grad.new_zeros(col_shape)
-                else:
-                    state["variance"] = zeros_like(p.grad)
-        return params
+        def init(p, state):
+            # step stays on the host (no capturable mode): PyTorch's choice
+            state["step"] = new_scalar(p, 0.0, False)
+            if p.grad.dim() > 1:
+                row_shape = list(p.grad.shape)
+                row_shape[-1] = 1
+                state["row_var"] = p.grad.new_zeros(row_shape)
+                col_shape = list(p.grad.shape)
+                col_shape[-2] = 1
+                state["col_var"] = p.grad.new_zeros(col_shape)
+            else:
+                state["variance"] = zeros_like(p.grad)
+        # (PyTorch also refuses complex parameters here; jitgrad has no complex dtypes)
+        return params_with_grad(self, group, init=init)
 
     def step(self, closure=None):
         loss = _closure_loss(closure)

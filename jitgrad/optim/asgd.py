@@ -13,6 +13,7 @@ from ._single_tensor import (
     addcmul_,
     check_lr,
     grad_for_differentiable,
+    params_with_grad,
     to_scalar_lr,
 )
 from .optimizer import Optimizer, _closure_loss
@@ -53,18 +54,12 @@ class ASGD(Optimizer):
                             p_state[key] = _scalar_on(p, p_state[key])
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:  # PyTorch's key order: step, eta, mu, ax
-                state["step"] = _scalar_on(p, 0.0)
-                state["eta"] = _scalar_on(p, to_scalar_lr(group["lr"]))
-                state["mu"] = _scalar_on(p, 1.0)
-                state["ax"] = zeros_like(p.detach())
-        return params
+        def init(p, state):  # PyTorch's key order: step, eta, mu, ax (all on p's device)
+            state["step"] = _scalar_on(p, 0.0)
+            state["eta"] = _scalar_on(p, to_scalar_lr(group["lr"]))
+            state["mu"] = _scalar_on(p, 1.0)
+            state["ax"] = zeros_like(p.detach())
+        return params_with_grad(self, group, init=init)
 
     @grad_for_differentiable
     def step(self, closure=None):

@@ -12,6 +12,7 @@ from ._single_tensor import (
     check_lr,
     grad_for_differentiable,
     init_step,
+    params_with_grad,
     setstate_scalars,
 )
 from .optimizer import Optimizer, _closure_loss, _to_scalar
@@ -36,17 +37,11 @@ class Rprop(Optimizer):
                                 "capturable": False})
 
     def _init_group(self, group):
-        params = []
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            params.append(p)
-            state = self.state[p]
-            if len(state) == 0:  # PyTorch's key order: step, prev, step_size
-                state["step"] = init_step(p, group["capturable"])
-                state["prev"] = zeros_like(p.detach())
-                state["step_size"] = full_like(p.grad, _to_scalar(group["lr"]))
-        return params
+        def init(p, state):  # PyTorch's key order: step, prev, step_size
+            state["step"] = init_step(p, group["capturable"])
+            state["prev"] = zeros_like(p.detach())
+            state["step_size"] = full_like(p.grad, _to_scalar(group["lr"]))
+        return params_with_grad(self, group, init=init)
 
     @grad_for_differentiable
     def step(self, closure=None):
