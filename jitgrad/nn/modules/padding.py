@@ -66,7 +66,9 @@ class ConstantPad3d(_ConstantPadNd):
     _sides = 6
 
 
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPad:
+    """A constant pad of 0.0 (repr without the value)."""
+
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
@@ -74,20 +76,16 @@ class ZeroPad1d(ConstantPad1d):
         return f"{self.padding}"
 
 
-class ZeroPad2d(ConstantPad2d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
+    pass
 
 
-class ZeroPad3d(ConstantPad3d):
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
+    pass
 
-    def extra_repr(self):
-        return f"{self.padding}"
+
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
+    pass
 
 
 # ----------------------------------------------------------------------------- reflect / replicate
