@@ -1451,3 +1451,32 @@ def test_grad_version_counts_inplace_accumulation():
         (x * 2).sum().backward()
         (x * 2).sum().backward()
         assert x.grad._version - v1 == 2, lib.__name__
+
+
+def _function_node_facts(lib):
+    """Two custom Functions of one name (as in two modules) and the node classes they give."""
+    def make():
+        class Sq(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a):
+                return a * a
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        return Sq
+    first, second = make(), make()
+    a = lib.ones(2, requires_grad=True)
+    n1, n2 = first.apply(a).grad_fn, second.apply(a).grad_fn
+    cls = type(n1)
+    return (cls is type(n2), cls.__name__, cls.__qualname__, n1.name(),
+            repr(n1).split(" object at ")[0], isinstance(n1, lib.autograd.function.BackwardCFunction))
+
+
+def test_custom_function_node_class_and_repr_as_pytorch():
+    torch = pytest.importorskip("torch")
+    ours = _function_node_facts(jitgrad)
+    theirs = _function_node_facts(torch)
+    assert ours[:4] == theirs[:4]
+    assert ours[4] == theirs[4].replace("torch.", "jitgrad.")
+    assert ours[5] and theirs[5]

@@ -61,6 +61,10 @@ class BackwardCFunction(Node, FunctionCtx):
         self.materialize_grads = True
         self.to_save = None
 
+    def __repr__(self):  # a Python object's repr, as PyTorch's Function nodes print
+        cls = type(self)
+        return f"<{cls.__module__}.{cls.__qualname__} object at {hex(id(self))}>"
+
     @property
     def saved_tensors(self):
         saved = self._saved
@@ -168,10 +172,14 @@ def _setup_context_defined(fn) -> bool:
 
 
 class _FunctionMeta(type):
-    """Gives each Function subclass its node class, named ``<Name>Backward``."""
+    """Gives each Function subclass its own node class, named ``<Name>Backward`` in this module,
+    as PyTorch does (two Functions of the same name in different modules get different
+    classes; ``repr(grad_fn)`` reads ``<jitgrad.autograd.function.<Name>Backward object ...>``)."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = node_class(name + "Backward", BackwardCFunction)
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
+                                 {"__slots__": (), "__module__": __name__,
+                                  "__qualname__": name + "Backward"})
         super().__init__(name, bases, attrs)
 
 
