@@ -130,3 +130,8 @@ from . import adaptive as _adaptive  # noqa: E402
 from .adaptive import *  # noqa: E402,F401,F403
 
 __all__ += _adaptive.__all__
+
+from . import lazy as _lazy  # noqa: E402
+from .lazy import *  # noqa: E402,F401,F403
+
+__all__ += [n for n in _lazy.__all__ if n != "LazyModuleMixin"]

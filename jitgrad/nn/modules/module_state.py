@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from ...autograd import grad_mode
 from ...tensor import Tensor
 from ...utils.hooks import RemovableHandle
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -164,10 +164,11 @@ class _ModuleStateDict:
                         f'While copying the parameter named "{key}", expected torch.Tensor or '
                         f"Tensor-like object from checkpoint but received {type(input_param)}")
                     continue
-                if len(param.shape) == 0 and len(input_param.shape) == 1 and \
-                        input_param.shape[0] == 1:
+                is_param_lazy = is_lazy(param)  # its shape is unknown: the lazy hook sized it
+                if not is_param_lazy and len(param.shape) == 0 and \
+                        len(input_param.shape) == 1 and input_param.shape[0] == 1:
                     input_param = input_param[0]
-                if input_param.shape != param.shape:
+                if not is_param_lazy and input_param.shape != param.shape:
                     error_msgs.append(
                         f"size mismatch for {key}: copying a param with shape "
                         f"{input_param.shape} from checkpoint, the shape in current model is "
