@@ -1,4 +1,5 @@
-"""``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm`` (``LayerNorm`` lives in misc.py)."""
+"""``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm``, ``CrossMapLRN2d`` (``LayerNorm`` lives in
+misc.py)."""
 from __future__ import annotations
 
 import numbers
@@ -8,9 +9,10 @@ from ...ops.basic import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ._functions import CrossMapLRN2d as _cross_map_lrn2d
 from .module import Module
 
-__all__ = ["GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _factory(device, dtype):
@@ -83,6 +85,23 @@ class RMSNorm(Module):
     def extra_repr(self):
         return ("{normalized_shape}, eps={eps}, "
                 "elementwise_affine={elementwise_affine}".format(**self.__dict__))
+
+
+class CrossMapLRN2d(Module):
+    """Lua-torch's cross-channel LRN over a 4-D input (``_functions.CrossMapLRN2d``)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return _cross_map_lrn2d.apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
 class LocalResponseNorm(Module):
