@@ -163,6 +163,24 @@ from .ops.toplevel_functions import (  # noqa: F401,A004 - torch.range shadows t
     asarray, dist, fill, frombuffer, range, typename,
 )
 from .ops.shape_as_strided import as_strided  # noqa: E402
+from .ops.view_copies import (  # noqa: F401,E402 - torch.t_copy & co. (ops/view_copies.py)
+    alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, narrow_copy,
+    permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy,
+    t_copy, transpose_copy, unbind_copy, unfold_copy, unsafe_chunk, unsafe_split,
+    unsafe_split_with_sizes, unsqueeze_copy, view_copy,
+)
+from .ops.view_scatter import as_strided_scatter  # noqa: E402
+from .ops.gradient import gradient  # noqa: E402
+from .ops.index_reduce import index_reduce  # noqa: E402
+from .ops.toplevel_more import (  # noqa: F401,E402 - ops/toplevel_more.py
+    empty_permuted, frobenius_norm, init_num_threads, is_distributed, is_storage, matrix_rank,
+    nuclear_norm, set_anomaly_enabled, set_default_tensor_type, vander,
+)
+from .ops import index_reduce as _index_reduce, toplevel_more as _toplevel_more  # noqa: E402
+from .ops import view_copies as _view_copies  # noqa: E402
+_index_reduce.install()  # x.index_reduce(_)
+_toplevel_more.install()  # x.dist, x.matrix_exp, x.hardshrink, x.prelu, x.new_empty_strided
+_view_copies.install()  # x.narrow_copy, x.unsafe_split & co.
 from ._settings import (  # noqa: F401 - process settings (_settings.py says what each does)
     are_deterministic_algorithms_enabled, get_deterministic_debug_mode,
     get_float32_matmul_precision, get_num_interop_threads, get_num_threads, has_lapack,
@@ -255,17 +273,27 @@ _NN_FUNCTIONS.update({n: f"_aten_extra.{n}" for n in (
     "cosine_embedding_loss", "binary_cross_entropy_with_logits", "embedding",
     "constant_pad_nd", "dropout_", "alpha_dropout_", "feature_dropout", "feature_dropout_",
     "feature_alpha_dropout_")})
+# more ATen spellings (nn/functional/_aten_more.py, _aten_rnn.py)
+_NN_FUNCTIONS.update({n: f"_aten_more.{n}" for n in (
+    "convolution", "conv_tbc", "affine_grid_generator", "grid_sampler", "grid_sampler_2d",
+    "grid_sampler_3d", "native_dropout", "native_group_norm", "embedding_renorm_")})
+_NN_FUNCTIONS.update({n: f"_aten_rnn.{n}" for n in (
+    "rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm",
+    "gru")})
 # and those whose torch.X is F.X
 _NN_FUNCTIONS.update({n: n for n in ("hardshrink", "prelu", "bilinear", "cosine_similarity",
                                       "pairwise_distance", "channel_shuffle",
                                       "native_channel_shuffle")})
 
 
+_LAZY_MODULES = ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
+                 "distributed", "distributions", "func", "signal")
+
+
 def __getattr__(name):
     # Subpackages that import Numba or are large load on first access, keeping import fast.
     import importlib
-    if name in ("nn", "optim", "cuda", "utils", "fusion", "math", "backends", "testing",
-                "distributed", "distributions", "func", "signal"):
+    if name in _LAZY_MODULES:
         return importlib.import_module(f"jitgrad.{name}")
     if name == "has_mkl":  # asks the BLAS backend, which loads MKL
         from ._settings import _has_mkl
@@ -274,3 +302,8 @@ def __getattr__(name):
         module, _, attr = f"nn.functional.{_NN_FUNCTIONS[name]}".rpartition(".")
         return getattr(importlib.import_module(f"jitgrad.{module}"), attr)
     raise AttributeError(f"module 'jitgrad' has no attribute {name!r}")
+
+
+def __dir__():
+    # the lazily bound names are part of the namespace too (dir(torch) lists them)
+    return sorted(set(globals()) | set(_NN_FUNCTIONS) | set(_LAZY_MODULES) | {"has_mkl"})

@@ -198,7 +198,8 @@ def expand(input, *args, size=_NOT_GIVEN):
                            f"({len(shp)})")
     lead = len(sizes) - len(shp)
     target = []
-    for i, s in enumerate(sizes):
+    for i in reversed(range(len(sizes))):  # ATen's inferExpandGeometry checks the last dim first
+        s = sizes[i]
         if i < lead:
             if s < 0:
                 raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
@@ -214,6 +215,7 @@ def expand(input, *args, size=_NOT_GIVEN):
                     f" at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor "
                     f"sizes: {list(shp)}")
             target.append(s)
+    target.reverse()
     x = input._data
     data = np.broadcast_to(x, tuple(target)) if x.__class__ is np.ndarray else \
         x.broadcast_to(tuple(target))

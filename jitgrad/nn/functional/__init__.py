@@ -138,3 +138,6 @@ from . import loss_ctc as _loss_ctc  # noqa: E402
 from .loss_ctc import *  # noqa: E402,F401,F403
 
 __all__ += _loss_ctc.__all__
+
+# F.conv_tbc is torch.conv_tbc (ATen's signature; PyTorch's F has no __all__ entry for it)
+from ._aten_more import conv_tbc  # noqa: E402,F401
