@@ -38,6 +38,14 @@ def _broadcast_error(tgt, src, cause=None):
 # ----------------------------------------------------------------------------- setitem
 
 
+def _zero_written(g, keep):
+    """``g`` with the written elements (``keep`` 0) set to zero, not multiplied by it: a NaN or
+    inf gradient there (from a value computed after the write) must still give 0, as
+    ATen's ``index_put_(indices, 0)`` does."""
+    from .. import where
+    return where(keep != 0, g, 0.0)
+
+
 def _copy_slices_backward(node, g):
     """Gradients of ``base[keys[0]][keys[1]]... = value``: zero where written for the old base,
     the written region for the value."""
@@ -54,14 +62,14 @@ def _copy_slices_backward(node, g):
         for k in keys[:-1]:
             region = region[k]
         _cuda().device_zero_at(region, keys[-1])
-        gs = g * Tensor._make(mask)
+        gs = _zero_written(g, Tensor._make(mask))
     elif need_self:
         mask = np.ones(g._data.shape, dtype=bool)
         region = mask
         for k in keys[:-1]:
             region = region[k]  # basic view keys: still a view into mask
         region[keys[-1]] = False
-        gs = g * Tensor._make(mask.astype(g._data.dtype))
+        gs = _zero_written(g, Tensor._make(mask))
     if need_value:
         gv = g
         for k in keys:
@@ -82,7 +90,7 @@ def _replayed_view_backward(view_fn, key, g, need_self, need_value):
         written = np.asarray(view_fn(numbers)._data[key]).reshape(-1)
         mask = np.ones(n, dtype=g._data.dtype)
         mask[written] = 0
-        gs = g * Tensor._make(mask.reshape(g._data.shape))
+        gs = _zero_written(g, Tensor._make(mask.reshape(g._data.shape)))
     if need_value:
         gv = getitem(view_fn(g), key)
     return (gs, gv)
@@ -339,7 +347,7 @@ def _index_put_backward(node, g):
             with grad_mode.no_grad():
                 mask = ones_like(g)
                 setitem(mask, key, 0.0)
-            gs = g * mask
+            gs = _zero_written(g, mask)
     if need_values:
         gv = getitem(g, key)
     return (gs, gv)

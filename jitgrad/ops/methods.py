@@ -75,7 +75,9 @@ def _sum(self, dim=reduce.NO_DIM, keepdim=False, *, dtype=None):
 def _new_factory(factory):
     """``x.new_zeros(...)`` & co: ``x``'s dtype and device unless given (PyTorch's rule)."""
     def m(self, *size, dtype=None, device=None, requires_grad=False):
-        return factory(*_size_args(size), dtype=dtype if dtype is not None else self.dtype,
+        # the size as given: ``x.new_ones(())`` is 0-d (unpacking the empty tuple would
+        # leave no size at all)
+        return factory(*size, dtype=dtype if dtype is not None else self.dtype,
                        device=device if device is not None else self.device,
                        requires_grad=requires_grad)
     return m
