@@ -150,6 +150,7 @@ from .random import (Generator, bernoulli, default_generator, get_rng_state, ini
                      multinomial, normal, seed, set_rng_state)
 from .ops.random_gamma import (_dirichlet_grad, _sample_dirichlet, _standard_gamma,
                                 _standard_gamma_grad)
+from .ops.random_poisson import binomial, poisson
 _install_special_methods()  # x.lgamma(), x.polygamma_(n), ...
 from .ops import tensor_extras as _tensor_extras  # noqa: F401 - binds x.resize_(), x.new(), ...
 from .ops.toplevel_inplace import functional_forms as _functional_forms
