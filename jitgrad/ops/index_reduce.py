@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from ..autograd import grad_mode
 from ..tensor import Tensor
 
 __all__ = ["index_reduce"]
@@ -80,7 +81,19 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         idx = index.long().reshape(view).expand(tuple(s1.shape))
         out = scatter_reduce(x1, d, idx, s1, reduce, include_self=include_self)
         return out.reshape(()) if x.ndim == 0 else out
+    if not include_self and index.dtype is D.int32 and grad_mode.is_grad_enabled() and (
+            input.requires_grad or source.requires_grad):
+        # ATen's backward zeroes the reduced-into slices with index_fill, which refuses an
+        # int32 index: the backward raises
+        from .composite import record
+        with grad_mode.no_grad():
+            out = build(input, source)
+        return record("IndexReduceBackward0", (input, source), out._data, _int32_backward)
     return record_composition("IndexReduceBackward0", (input, source), build)
+
+
+def _int32_backward(node, g):
+    raise IndexError("index_fill_(): Expected dtype int64 for index.")
 
 
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):

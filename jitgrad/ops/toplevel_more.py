@@ -61,9 +61,11 @@ def vander(x, N=None, increasing=False):
 
 # ----------------------------------------------------------------------------- deprecated norms
 
-def frobenius_norm(input, dim, keepdim=False):
+def frobenius_norm(input, dim=None, keepdim=False):
     """``at::frobenius_norm``: ``at::norm(input, 2, dim, keepdim)`` (NormBackward1)."""
     _need_tensor(input, "frobenius_norm")
+    if dim is None:  # required, as in PyTorch's parser
+        raise TypeError('frobenius_norm() missing 1 required positional arguments: "dim"')
     dim = [dim] if isinstance(dim, int) else list(dim)
     _warn_once("frobenius_norm",
                "at::frobenius_norm is deprecated and it is just left for JIT compatibility. It "
@@ -82,15 +84,12 @@ _NO_DIM = object()
 
 
 def nuclear_norm(input, dim=_NO_DIM, keepdim=False):
-    """``at::nuclear_norm``: ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``; without
-    ``dim`` the input must be a matrix. ``nuclear_norm(x, True)`` is the keepdim overload."""
+    """``at::nuclear_norm``: ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``, ``dim``
+    (-2, -1) when not given (a batch of matrices too, as ATen). ``nuclear_norm(x, True)`` is
+    the keepdim overload."""
     _need_tensor(input, "nuclear_norm")
     if dim is _NO_DIM or isinstance(dim, bool):
         keepdim = keepdim if dim is _NO_DIM else dim
-        if input.dim() != 2:
-            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "
-                               f"{input.dim()} dimension{'' if input.dim() == 1 else 's'} "
-                               "instead.")
         dim = (-2, -1)
     _warn_once("nuclear_norm",
                "at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
