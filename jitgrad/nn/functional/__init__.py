@@ -108,11 +108,13 @@ __all__ += _channel_dropout.__all__
 
 # ----------------------------------------------------------------------------- pooling, resampling
 from . import pooling as _pooling  # noqa: E402
+from . import pooling_fractional as _pooling_fractional  # noqa: E402
 from . import upsampling as _upsampling  # noqa: E402
 from .pooling import *  # noqa: E402,F401,F403
+from .pooling_fractional import *  # noqa: E402,F401,F403
 from .upsampling import *  # noqa: E402,F401,F403
 
-__all__ += _pooling.__all__ + _upsampling.__all__
+__all__ += _pooling.__all__ + _pooling_fractional.__all__ + _upsampling.__all__
 
 # ----------------------------------------------------------------------------- spatial transformers
 from . import sampling as _sampling  # noqa: E402

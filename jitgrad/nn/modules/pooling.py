@@ -8,7 +8,7 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
-           "LPPool1d", "LPPool2d", "LPPool3d"]
+           "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 def _single(v):
@@ -231,3 +231,46 @@ class LPPool3d(_LPPoolNd):
     def forward(self, input):
         return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    """PyTorch's FractionalMaxPool2d/3d: arguments checked here, the pool in
+    ``F.fractional_max_pool{2,3}d`` (``_random_samples`` a buffer, None: drawn per call)."""
+
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+    _nd = 0
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        nd = self._nd
+        tup = _pair if nd == 2 else _triple
+        if nd == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{nd}d requires specifying either an output "
+                             "size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None:
+            if not all(0 < r < 1 for r in self.output_ratio[:nd]):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._nd == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    _nd = 3
