@@ -4,9 +4,10 @@ Most are aliases of functions jitgrad already has (``gammaln`` is ``lgamma``, ``
 ``sigmoid``, ``psi`` is ``digamma``, ...): the same function runs, under a wrapper that only
 renames a TypeError about the arguments the way PyTorch's ``special_<name>()`` parser words it.
 The gamma/Bessel/normal functions live in ``ops/special_functions.py`` (declarations in
-``ops/elementwise_gamma.py``). Not provided yet: the Airy, Bessel J/Y/K, ``modified_bessel_i1``
-(not ``i1``'s kernel), ``modified_bessel_k0/k1``, their scaled forms and the orthogonal
-polynomials (ATen kernels of their own, no composition of these).
+``ops/elementwise_gamma.py``); the Airy, Bessel J/Y, ``modified_bessel_i1/k0/k1`` (with the
+scaled K) and the orthogonal polynomials in ``ops/special_bessel.py`` (declarations in
+``ops/elementwise_bessel.py``, ATen's kernels ported in ``ops/special_bessel_scalar.py`` and
+``ops/special_polynomial_scalar.py``).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import functools
 
 import jitgrad as _jg
 
+from .ops import special_bessel as _sb
 from .ops import special_functions as _sf
 from .tensor import Tensor
 
@@ -21,7 +23,7 @@ __all__ = ["gammaln", "digamma", "psi", "polygamma", "multigammaln", "erf", "erf
            "expit", "logit", "exp2", "expm1", "log1p", "xlogy", "xlog1py", "sinc", "round",
            "entr", "ndtr", "ndtri", "i0", "i0e", "i1", "i1e", "logsumexp", "softmax",
            "log_softmax", "zeta", "erfcx", "log_ndtr", "gammainc", "gammaincc",
-           "modified_bessel_i0", "spherical_bessel_j0"]
+           "modified_bessel_i0", "spherical_bessel_j0", *_sb.UNARY, *_sb.POLYNOMIALS]
 
 _TWO_OPERANDS = ("() received an invalid combination of arguments - got ({got}), but expected "
                  "one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
@@ -103,3 +105,8 @@ gammaincc = _named(_jg.igammac, "gammaincc")
 # values bit for bit; spherical_bessel_j0 is ATen's series / sin(x) / x (sin: jitgrad.math's)
 modified_bessel_i0 = _named(_sf.special_modified_bessel_i0, "modified_bessel_i0")
 spherical_bessel_j0 = _named(_sf.special_spherical_bessel_j0, "spherical_bessel_j0")
+
+# ATen's Airy/Bessel kernels and orthogonal polynomials: no derivative in PyTorch either
+for _name in (*_sb.UNARY, *_sb.POLYNOMIALS):
+    globals()[_name] = _named(getattr(_sb, "special_" + _name), _name)
+del _name

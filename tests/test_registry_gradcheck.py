@@ -40,6 +40,25 @@ INSIDE = uniform(-0.9, 0.9)  # asin/acos: inside the domain, away from the poles
 NOT_INT = uniform(-2.0, 2.0, kinks=(-2.0, -1.0, 0.0, 1.0, 2.0))  # floor/ceil/trunc/frac jumps
 NOT_HALF = uniform(-2.0, 2.0, kinks=(-1.5, -0.5, 0.5, 1.5))  # round's jumps
 
+SHIFTED = uniform(0.05, 0.95)  # the shifted Chebyshev polynomials' (0, 1)
+
+
+def DEGREE(shape):  # noqa: N802 - a generator among the upper-case ones
+    """Polynomial degrees 0..8 (integer-valued floats, as the kernels take n)."""
+    return RNG.integers(0, 9, size=shape).astype(np.float64)
+
+
+def LOW_DEGREE(shape):  # noqa: N802
+    """Degrees 0..5: Hermite's larger coefficients cancel beyond float32's 2e-6 at higher ones."""
+    return RNG.integers(0, 6, size=shape).astype(np.float64)
+
+
+def _chebyshev_vw(x, n, trig):
+    """V_n (cos) / W_n (sin) of the third / fourth kind: trig((n + 1/2) t) / trig(t / 2)."""
+    t = np.arccos(x.astype(np.float64))  # the reference in double for float32 inputs too
+    return trig((n + 0.5) * t) / trig(t / 2)
+
+
 # op name -> (numpy reference(*inputs, **aux), input generators, aux values)
 REFERENCE = {
     "add": (np.add, (ANY, ANY), {}),
@@ -174,6 +193,42 @@ REFERENCE = {
     "special_zeta": (sp.zeta, (uniform(1.5, 4.0), uniform(0.5, 3.0)), {}),
     "igamma": (sp.gammainc, (uniform(0.2, 6.0), uniform(0.1, 8.0)), {}),
     "igammac": (sp.gammaincc, (uniform(0.2, 6.0), uniform(0.1, 8.0)), {}),
+    # torch.special's Airy/Bessel functions and orthogonal polynomials (elementwise_bessel; no
+    # derivatives): SciPy's functions, V/W through their trigonometric forms inside (-1, 1)
+    # ATen's ports drop the implicit leading 1 of Cephes' p1evl denominators, so J/Y drift from
+    # SciPy's as |x| grows (1e-8 relative at 5, 2e-6 near 6) and Airy below -2.09 is good to
+    # ~1e-9: the float64 tolerance holds on |x| <= 1 and for Airy above -2.09; the rest is
+    # compared with PyTorch bit for bit in test_special_bessel_polynomials.py
+    "special_airy_ai": (lambda a: sp.airy(a)[0], (uniform(-2.0, 6.0),), {}),
+    "special_bessel_j0": (sp.j0, (uniform(-1.0, 1.0),), {}),
+    "special_bessel_j1": (sp.j1, (uniform(-1.0, 1.0),), {}),
+    "special_bessel_y0": (sp.y0, (uniform(0.2, 1.0),), {}),
+    "special_bessel_y1": (sp.y1, (uniform(0.2, 1.0),), {}),
+    "special_modified_bessel_i1": (sp.i1, (uniform(-10.0, 10.0),), {}),
+    "special_modified_bessel_k0": (sp.k0, (uniform(0.1, 10.0),), {}),
+    "special_modified_bessel_k1": (sp.k1, (uniform(0.1, 10.0),), {}),
+    "special_scaled_modified_bessel_k0": (sp.k0e, (uniform(0.1, 10.0),), {}),
+    "special_scaled_modified_bessel_k1": (sp.k1e, (uniform(0.1, 10.0),), {}),
+    "special_chebyshev_polynomial_t": (lambda x, n: sp.eval_chebyt(n, x), (INSIDE, DEGREE), {}),
+    "special_chebyshev_polynomial_u": (lambda x, n: sp.eval_chebyu(n, x), (INSIDE, DEGREE), {}),
+    "special_chebyshev_polynomial_v": (lambda x, n: _chebyshev_vw(x, n, np.cos), (INSIDE, DEGREE),
+                                       {}),
+    "special_chebyshev_polynomial_w": (lambda x, n: _chebyshev_vw(x, n, np.sin), (INSIDE, DEGREE),
+                                       {}),
+    "special_shifted_chebyshev_polynomial_t": (lambda x, n: sp.eval_sh_chebyt(n, x),
+                                               (SHIFTED, DEGREE), {}),
+    "special_shifted_chebyshev_polynomial_u": (lambda x, n: sp.eval_sh_chebyu(n, x),
+                                               (SHIFTED, DEGREE), {}),
+    "special_shifted_chebyshev_polynomial_v": (lambda x, n: _chebyshev_vw(2 * x - 1, n, np.cos),
+                                               (SHIFTED, DEGREE), {}),
+    "special_shifted_chebyshev_polynomial_w": (lambda x, n: _chebyshev_vw(2 * x - 1, n, np.sin),
+                                               (SHIFTED, DEGREE), {}),
+    "special_hermite_polynomial_h": (lambda x, n: sp.eval_hermite(n.astype(int), x),
+                                     (UNIT, LOW_DEGREE), {}),
+    "special_hermite_polynomial_he": (lambda x, n: sp.eval_hermitenorm(n.astype(int), x),
+                                      (UNIT, LOW_DEGREE), {}),
+    "special_laguerre_polynomial_l": (lambda x, n: sp.eval_laguerre(n, x), (POS, DEGREE), {}),
+    "special_legendre_polynomial_p": (lambda x, n: sp.eval_legendre(n, x), (INSIDE, DEGREE), {}),
     # integer-only: tested on integer dtypes below (counts inside [0, 8), where NumPy's shifts
     # are defined; the out-of-range counts are compared with PyTorch in test_special_ops.py)
     "bitwise_left_shift": (np.left_shift, (lambda s: RNG.integers(-100, 100, s),

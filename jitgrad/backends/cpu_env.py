@@ -180,6 +180,11 @@ lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "
 i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
 erfcx, log_ndtr = _special["erfcx"], _special["log_ndtr"]
 igamma, igammac = _special["igamma"], _special["igammac"]
+# torch.special's Airy/Bessel functions and orthogonal polynomials (ops/special_bessel_scalar.py,
+# ops/special_polynomial_scalar.py), one global each
+from .special_targets import EXTRA_NAMES as _EXTRA  # noqa: E402
+
+globals().update({name: _special[name] for name in _EXTRA})
 
 
 def _fingerprint() -> str:
@@ -195,7 +200,9 @@ def _fingerprint() -> str:
              here.parent.parent / "ops" / "special_scalar.py",
              here.parent.parent / "ops" / "special_erfcx_table.py",
              here.parent.parent / "ops" / "special_igamma_scalar.py",
-             here.parent.parent / "ops" / "special_igamma_table.py"]
+             here.parent.parent / "ops" / "special_igamma_table.py",
+             here.parent.parent / "ops" / "special_bessel_scalar.py",
+             here.parent.parent / "ops" / "special_polynomial_scalar.py"]
     files += sorted((here.parent.parent / "math").glob("*.py"))
     for f in files:
         h.update(f.read_bytes())
@@ -211,4 +218,4 @@ __all__ = ["math", "numba", "lit", "select", "isnan", "pow_", "exp", "expm1", "l
            "ceil", "trunc", "rint", "fmod", "asin", "acos", "atan", "asinh", "acosh", "atanh",
            "atan2", "erfc", "lshift", "rshift", "gcd", "nextafter", "fma",
            "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
-           "erfcx", "log_ndtr", "igamma", "igammac"]
+           "erfcx", "log_ndtr", "igamma", "igammac", *_EXTRA]

@@ -339,6 +339,10 @@ lgamma, digamma, polygamma, zeta = (_special[n] for n in ("lgamma", "digamma", "
 i0, i0e, i1, i1e, ndtri = (_special[n] for n in ("i0", "i0e", "i1", "i1e", "ndtri"))
 erfcx, log_ndtr = _special["erfcx"], _special["log_ndtr"]
 igamma, igammac = _special["igamma"], _special["igammac"]
+# torch.special's Airy/Bessel functions and orthogonal polynomials, one global each
+from .special_targets import EXTRA_NAMES as _EXTRA  # noqa: E402
+
+globals().update({name: _special[name] for name in _EXTRA})
 
 __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "log",
            "log1p", "sqrt", "sin", "cos", "tan", "tanh", "erf", "sigmoid", "softplus",
@@ -346,5 +350,5 @@ __all__ = ["math", "cuda", "lit", "select", "isnan", "pow_", "exp", "expm1", "lo
            "asinh", "acosh", "atanh", "atan2", "erfc", "lshift", "rshift", "fma",
            "gcd", "nextafter",
            "lgamma", "digamma", "polygamma", "zeta", "i0", "i0e", "i1", "i1e", "ndtri",
-           "erfcx", "log_ndtr", "igamma", "igammac",
+           "erfcx", "log_ndtr", "igamma", "igammac", *_EXTRA,
            "device_jit", "kernel_jit", "SIMULATOR"]

@@ -15,7 +15,12 @@ import math
 
 import numpy as np
 
-from ..ops import special_igamma_scalar, special_scalar
+from ..ops import (
+    special_bessel_scalar,
+    special_igamma_scalar,
+    special_polynomial_scalar,
+    special_scalar,
+)
 from ..ops.special_erfcx_table import ERFCX_Y100 as _ERFCX
 from ..ops.special_erfcx_table import ERFCX_Y100_F32 as _ERFCX_F32
 from ..ops.special_igamma_table import IGAM_D as _IGAM_D
@@ -24,11 +29,20 @@ from ..ops.special_igamma_table import IGAM_D_F32 as _IGAM_D_F32
 __all__ = ["cpu", "cuda", "simulator", "python", "NAMES"]
 
 NAMES = ("lgamma",) + special_scalar.NAMES + special_igamma_scalar.NAMES
+#: torch.special's Airy/Bessel functions and orthogonal polynomials
+EXTRA_NAMES = special_bessel_scalar.NAMES + special_polynomial_scalar.NAMES
+NAMES += EXTRA_NAMES
 
 
 def _bind(env, jit, igamma_jit=None):
+    """``igamma_jit`` (default ``jit``) also compiles the Bessel and polynomial ports: on the
+    CPU without fast-math flags, their fmas written out."""
     out = special_scalar.bind(env, jit)
-    out.update(special_igamma_scalar.bind(env, igamma_jit or jit))
+    strict = igamma_jit or jit
+    out.update(special_igamma_scalar.bind(env, strict))
+    # the K functions call modified_bessel_i0_forward, which is calc_i0 bit for bit
+    out.update(special_bessel_scalar.bind(dict(env, i0=out["i0"]), strict))
+    out.update(special_polynomial_scalar.bind(env, strict))
     return out
 
 
@@ -106,7 +120,8 @@ def cpu() -> dict:
            "log1p": math.log1p, "erfc": math.erfc,
            "fma": fma, "lit": E.lit, "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
            "sin": math.sin, "tan": math.tan, "pow_": E.pow_, "lgamma": math.lgamma,
-           "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single}
+           "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single,
+           "cos": math.cos, "acos": math.acos, "f64": wide}
     # fastmath=False, set explicitly: a callee left unset inherits its first caller's flags
     # (Numba's inherit_if_not_set), and under a kernel's "contract" LLVM would fuse the
     # a * b + c that ATen's calc_igamma leaves unfused (results depending on compile order)
@@ -142,6 +157,10 @@ def cuda(env: dict) -> dict:
     def fma(a, b, c):
         return cuda.fma(a, b, c)
 
+    @device_jit
+    def f64(x):  # a C double on the device too (modified_bessel_k0's 0.5 * x)
+        return _types.float64(x)
+
     def erfcx_coeff(like, k, j):
         return _ERFCX[k, j]
 
@@ -162,7 +181,8 @@ def cuda(env: dict) -> dict:
              "log1p": math.log1p, "erfc": math.erfc,
              "fma": fma, "lit": env["lit"], "exp": math.exp, "log": math.log, "sqrt": math.sqrt,
              "sin": math.sin, "tan": math.tan, "pow_": env["pow_"], "lgamma": math.lgamma,
-             "trunc": env["trunc"], "floor": env["floor"], "wide": wide, "single": single}
+             "trunc": env["trunc"], "floor": env["floor"], "wide": wide, "single": single,
+             "cos": math.cos, "acos": math.acos, "f64": f64}
     out = _bind(names, device_jit)
     out["lgamma"] = math.lgamma  # libdevice lgammaf / lgamma
     return out
@@ -192,7 +212,7 @@ def _numpy_env(lit, floor, trunc):
             "fma": q(_fma_py), "lit": lit, "exp": q(np.exp), "log": q(np.log),
             "sqrt": q(np.sqrt), "sin": q(np.sin), "tan": q(np.tan), "pow_": q(lambda a, b: a ** b),
             "lgamma": _lgamma_py, "trunc": trunc, "floor": floor, "wide": lambda x: x,
-            "single": _single_py}
+            "single": _single_py, "cos": q(np.cos), "acos": q(np.arccos), "f64": np.float64}
 
 
 def simulator(env: dict) -> dict:

@@ -6,7 +6,8 @@
 maximum/minimum, where, comparisons, logical ops) and ``elementwise_special`` (inverse hyperbolic
 functions, atan2, erfc/erfinv, integer shifts), ``elementwise_gamma`` (lgamma, digamma, polygamma,
 the Bessel i0/i0e/i1/i1e, ndtri, entr, xlog1py, zeta), ``elementwise_rnn`` (an LSTM or GRU
-step's fused gate arithmetic).
+step's fused gate arithmetic), ``elementwise_bessel`` (torch.special's Airy/Bessel functions and
+orthogonal polynomials).
 
 Vocabulary reminders for writing one: write every constant as ``lit(like, value)`` so float32
 math stays float32 (a bare literal promotes it to float64 in Numba); write branches as
@@ -22,6 +23,7 @@ tests/test_zero_gradient_signs.py checks each against PyTorch.
 from . import (  # noqa: F401
     elementwise_activation,
     elementwise_arith,
+    elementwise_bessel,
     elementwise_compare,
     elementwise_gamma,
     elementwise_math,

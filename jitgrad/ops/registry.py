@@ -52,6 +52,13 @@ SCALAR_VOCABULARY = (
     "log_ndtr",
     # the regularized incomplete gamma P(a, x) / Q(a, x) (ops/special_igamma_scalar.py)
     "igamma", "igammac",
+    # torch.special's Airy and Bessel functions (ops/special_bessel_scalar.py) and orthogonal
+    # polynomials of (x, n) (ops/special_polynomial_scalar.py); PyTorch has no derivative
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i1",
+    "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1", "chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w",
+    "shifted_chebyshev_t", "shifted_chebyshev_u", "shifted_chebyshev_v", "shifted_chebyshev_w",
+    "hermite_h", "hermite_he", "laguerre_l", "legendre_p",
 )
 
 OPS: dict[str, ElementwiseOp] = {}

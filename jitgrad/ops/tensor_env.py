@@ -84,6 +84,9 @@ def _namespace():
         "erfcx": _lift(SF.special_erfcx, P["erfcx"]),
         "log_ndtr": _lift(SF.special_log_ndtr, P["log_ndtr"]),
         "igamma": _lift2(SF.igamma, P["igamma"]), "igammac": _lift2(SF.igammac, P["igammac"]),
+        # torch.special's Airy/Bessel functions and polynomials (no derivatives: bound for
+        # completeness)
+        **_bessel_namespace(P),
         # integer-only and never differentiated: bound for completeness (Python ints)
         "lshift": _lift2(S.bitwise_left_shift,
                          lambda a, b: (a << b) if 0 <= b < 64 else 0),
@@ -92,6 +95,23 @@ def _namespace():
         "gcd": _lift2(M.gcd, math.gcd),
         "nextafter": _lift2(M.nextafter, math.nextafter),
     }
+
+
+def _bessel_namespace(P):
+    from ..backends.special_targets import EXTRA_NAMES
+    from . import special_bessel as B
+    ops = {"chebyshev_t": "chebyshev_polynomial_t", "chebyshev_u": "chebyshev_polynomial_u",
+           "chebyshev_v": "chebyshev_polynomial_v", "chebyshev_w": "chebyshev_polynomial_w",
+           "hermite_h": "hermite_polynomial_h", "hermite_he": "hermite_polynomial_he",
+           "laguerre_l": "laguerre_polynomial_l", "legendre_p": "legendre_polynomial_p"}
+    ops.update({"shifted_" + k: "shifted_" + v for k, v in list(ops.items())[:4]})
+    out = {}
+    for name in EXTRA_NAMES:
+        if name in ops:
+            out[name] = _lift2(getattr(B, "special_" + ops[name]), P[name])
+        else:
+            out[name] = _lift(getattr(B, "special_" + name), P[name])
+    return out
 
 
 def evaluate(fn, env: dict):
