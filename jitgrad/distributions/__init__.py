@@ -31,3 +31,15 @@ __all__ = ["Bernoulli", "Beta", "Categorical", "Chi2", "Dirichlet", "Distributio
            "ExponentialFamily", "Gamma", "Independent", "Laplace", "MultivariateNormal", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Uniform", "kl_divergence",
            "register_kl"]
+
+# discrete and multivariate families
+from .binomial import Binomial  # noqa: E402
+from .geometric import Geometric  # noqa: E402
+from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: E402
+from .mixture_same_family import MixtureSameFamily  # noqa: E402
+from .multinomial import Multinomial  # noqa: E402
+from .negative_binomial import NegativeBinomial  # noqa: E402
+from .poisson import Poisson  # noqa: E402
+
+__all__ += ["Binomial", "Geometric", "LowRankMultivariateNormal", "MixtureSameFamily",
+            "Multinomial", "NegativeBinomial", "Poisson"]
