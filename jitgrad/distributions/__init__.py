@@ -10,8 +10,7 @@ Transforms (``transforms``), ``biject_to``/``transform_to`` (``constraint_regist
 ``TransformedDistribution`` with the families PyTorch builds on it are ported too; their KL pairs
 are in ``kl_transformed``.
 """
-from . import constraints  # noqa: F401 - torch.distributions.constraints
-from . import transforms  # noqa: F401 - torch.distributions.transforms
+from . import constraints, transforms  # noqa: F401 - torch.distributions' submodules
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .categorical import Categorical
@@ -32,7 +31,7 @@ from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kl_gamma import _kl_gamma_gamma  # noqa: F401 - registers the Gamma/Beta/Dirichlet pairs
-from .kl_transformed import _kl_gumbel_gumbel  # noqa: F401 - registers the pairs of the families below
+from .kl_transformed import _kl_gumbel_gumbel  # noqa: F401 - registers the pairs below
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
 from .log_normal import LogNormal
@@ -41,8 +40,8 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .pareto import Pareto
-from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
-from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F403 - PyTorch re-exports every transform here
@@ -54,11 +53,11 @@ __all__ = ["Bernoulli", "Beta", "Categorical", "Chi2", "Dirichlet", "Distributio
            "ExponentialFamily", "Gamma", "Independent", "Laplace", "MultivariateNormal", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Uniform", "kl_divergence",
            "register_kl"]
-__all__ += ["Cauchy", "ContinuousBernoulli", "FisherSnedecor",
-            "GeneralizedPareto", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy",
-            "LogNormal", "LogisticNormal", "Pareto", "RelaxedBernoulli",
-            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "VonMises", "Weibull",
-            "biject_to", "transform_to"] + transforms.__all__
+__all__ += ["Cauchy", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "Gumbel",
+            "HalfCauchy", "HalfNormal", "InverseGamma", "Kumaraswamy", "LogNormal",
+            "LogisticNormal", "Pareto", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
+            "TransformedDistribution", "VonMises", "Weibull", "biject_to",
+            "transform_to"] + transforms.__all__
 
 # discrete and multivariate families
 from .binomial import Binomial  # noqa: E402
