@@ -62,6 +62,7 @@ __all__ += ["Cauchy", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedParet
 # discrete and multivariate families
 from .binomial import Binomial  # noqa: E402
 from .geometric import Geometric  # noqa: E402
+from .kl_discrete import __all__ as _kl_discrete  # noqa: E402, F401 - registers their KL pairs
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: E402
 from .mixture_same_family import MixtureSameFamily  # noqa: E402
 from .multinomial import Multinomial  # noqa: E402
