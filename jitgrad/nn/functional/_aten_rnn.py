@@ -28,12 +28,26 @@ def _tensor(x, name, arg, pos):
 
 # ----------------------------------------------------------------------------- cells
 
-def _simple_cell(name, cell, input, hx, w_ih, w_hh, b_ih, b_hh):
+def _check_weights(w_ih, w_hh, gates):
+    """RNN.cpp's cell weight checks (hidden_size is w_hh's second dim), before the input's."""
+    hidden = w_hh.size(1)
+    for name, w in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if w.size(0) != gates * hidden:
+            raise RuntimeError(f"{name} first dim must be {gates} * hidden_size = "
+                               f"{gates * hidden}, but got {w.size(0)}")
+
+
+def _simple_cell(name, cell, input, hx, w_ih, w_hh, b_ih, b_hh, gates=1):
     for arg, pos, t in (("input", 1, input), ("hx", 2, hx), ("w_ih", 3, w_ih),
                         ("w_hh", 4, w_hh)):
         _tensor(t, name, arg, pos)
+    # ATen's order: the tanh/relu cells check their weights first, gru_cell last
+    if gates == 1:
+        _check_weights(w_ih, w_hh, gates)
     rnn_stack.check_cell_input(input, w_ih.size(1))
     rnn_stack.check_cell_hidden(input, hx, w_hh.size(1), 0)
+    if gates != 1:
+        _check_weights(w_ih, w_hh, gates)
     params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
     return cell(params.linear_ih(input), hx, params)
 
@@ -51,7 +65,7 @@ def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One GRU step (RNN.cpp's GRUCell: r, z, n gates; AddBackward0)."""
-    return _simple_cell("gru_cell", rnn_stack.gru_cell, input, hx, w_ih, w_hh, b_ih, b_hh)
+    return _simple_cell("gru_cell", rnn_stack.gru_cell, input, hx, w_ih, w_hh, b_ih, b_hh, 3)
 
 
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
@@ -63,6 +77,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     rnn_stack.check_cell_input(input, w_ih.size(1))
+    _check_weights(w_ih, w_hh, 4)
     rnn_stack.check_cell_hidden(input, hx[0], w_hh.size(1), 0)
     rnn_stack.check_cell_hidden(input, hx[1], w_hh.size(1), 1)
     params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
@@ -104,14 +119,16 @@ def _split_args(name, args):
 
 
 def _run(cell, input, batch_sizes, hiddens, params, num_layers, dropout, train, bidirectional,
-         batch_first, layer=None):
+         batch_first, layer=None, transpose_in_place=True):
     if batch_sizes is None and batch_first:
         input = input.transpose(0, 1)
     output, finals = rnn_stack.run_stack(cell, input, batch_sizes, hiddens, params,
                                          int(num_layers), float(dropout), bool(train),
                                          bool(bidirectional), layer)
     if batch_sizes is None and batch_first:
-        output = output.transpose(0, 1)
+        # RNN.cpp transposes rnn_tanh/relu/gru's output in place (TransposeBackward1),
+        # lstm's out of place (TransposeBackward0)
+        output = output.transpose_(0, 1) if transpose_in_place else output.transpose(0, 1)
     return output, finals
 
 
@@ -155,5 +172,5 @@ def lstm(*args):
         hiddens = list(zip(h0.unbind(0), c0.unbind(0)))
         layer = None
     output, finals = _run(rnn_stack.lstm_layer_cell, input, batch_sizes, hiddens, cells, nl,
-                          dp, tr, bi, bf, layer)
+                          dp, tr, bi, bf, layer, transpose_in_place=False)
     return output, stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0)
