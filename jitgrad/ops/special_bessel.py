@@ -54,17 +54,17 @@ def _unary(name, arg):
     keywords = (arg, "x") if arg == "input" else (arg,)
 
     def fn(*args, out=None, **kwargs):
-        unknown = [k for k in kwargs if k not in keywords]
         if len(args) > 1:
             raise TypeError(f"{public}() takes 1 positional argument but {len(args)} were given")
-        if unknown:
-            raise TypeError(f"{public}() got an unexpected keyword argument '{unknown[0]}'")
         if args:
             value = args[0]
-        elif kwargs:
-            value = next(iter(kwargs.values()))
         else:
-            raise TypeError(f'{public}() missing 1 required positional arguments: "{arg}"')
+            key = next((k for k in keywords if k in kwargs), None)
+            if key is None:
+                raise TypeError(f'{public}() missing 1 required positional arguments: "{arg}"')
+            value = kwargs.pop(key)
+        if kwargs:
+            raise TypeError(f"{public}() got an unexpected keyword argument '{next(iter(kwargs))}'")
         _need_tensor(value, public, 1, arg)
         return _run(name, (value,), out)
     fn.__name__ = fn.__qualname__ = public
