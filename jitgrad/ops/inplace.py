@@ -147,7 +147,7 @@ def _device_write(dst, src):
         raise RuntimeError("Expected all tensors to be on the same device, but found at least "
                            "two devices, cuda:0 and cpu!")
     if not hasattr(src, "kview"):  # a Python/NumPy scalar
-        src = B.full((1,), src, dst.dtype)
+        src = B.full((1,) if len(dst.shape) else (), src, dst.dtype)  # 0-d: (1,) won't expand
         B.kernels().layout.copy_into(dst.kview(), src)
         return
     B.kernels().layout.copy_into(dst.kview(), src.kview())
