@@ -6,7 +6,8 @@ It is ``scatter_reduce`` with the index broadcast over ``source`` along ``dim`` 
 the same order), shown as one IndexReduceBackward0 node whose backward differentiates that
 composition: derivatives.yaml's index_reduce_backward is scatter_reduce_backward with
 index_select for gather, so the gradients agree, on either device. The checks and messages are
-ATen's (index_func_meta_impl, then the reduction), made before any work."""
+ATen's (index_func_meta_impl, then the reduction), made before any work. CUDA tensors: all but
+reduce='prod' (NotImplementedError: the device scatter does not multiply)."""
 from __future__ import annotations
 
 import warnings
@@ -66,6 +67,9 @@ def _checks(input, dim, index, source, reduce):
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     global _warned
     d = _checks(input, dim, index, source, reduce)
+    if reduce == "prod" and input.is_cuda:  # the device scatter has no multiplying reduction
+        from .._cuda_array import unsupported
+        raise unsupported("index_reduce with reduce='prod'")
     if not _warned:  # ATen's TORCH_WARN_ONCE
         _warned = True
         warnings.warn("index_reduce() is in beta and the API may change at any time.",
