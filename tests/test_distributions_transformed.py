@@ -86,7 +86,7 @@ FAMILIES = {
     "Transformed": (_td, [A3, P3], R3),
 }
 
-def close(run, rtol=1e-12):
+def close(run, rtol=1e-12, may_raise=False):
     """``run(T)`` under both libraries: tensors to ``rtol`` (with dtype and shape), the rest
     exactly. For results computed through exp/log/..., where ATen's SLEEF kernels and
     jitgrad's differ in the last bit."""
@@ -96,6 +96,7 @@ def close(run, rtol=1e-12):
         except Exception as e:  # noqa: BLE001 - the same error is the result then
             return ["raises", type(e).__name__, str(e)]
     rj, rt = outcome(jitgrad), outcome(torch)
+    assert may_raise or rt[0] != "raises", rt
     assert len(rj) == len(rt)
     for a, b in zip(rj, rt):
         if isinstance(b, torch.Tensor):
@@ -183,7 +184,8 @@ def test_expand_shapes_support_and_repr(name):
         return (tuple(d.batch_shape), tuple(d.event_shape), tuple(e.batch_shape),
                 tuple(e.event_shape), type(e).__name__, s, e.log_prob(s), str(d.support),
                 d.support.check(T.tensor(value)), d.has_rsample, e._validate_args)
-    close(run)
+    # PyTorch's GeneralizedPareto.log_prob compares float64 parameters with a float32 zero
+    close(run, may_raise=name == "GeneralizedPareto")
 
 
 def test_scalar_parameters():
@@ -341,5 +343,6 @@ def test_kl_gradients_float64():
         "LogNormal": lambda T, a, b: D(T).LogNormal(a, b),
     }
     for p, q in pairs:
-        compare(lambda T, a, b, c, d: D(T).kl_divergence(make[p](T, a, b), make[q](T, c, d)),
+        compare(lambda T, a, b, c, d, p=p, q=q: D(T).kl_divergence(make[p](T, a, b),
+                                                                   make[q](T, c, d)),
                 [A3, P3, -A3 / 2, Q3], grad=True, rtol=1e-9, atol=1e-10)

@@ -9,8 +9,8 @@ from math import inf, nan
 import jitgrad as torch
 
 from . import constraints
-from .gamma import Chi2
 from .distribution import Distribution
+from .gamma import Chi2
 from .utils import _standard_normal, broadcast_all
 
 __all__ = ["StudentT"]
