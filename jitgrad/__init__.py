@@ -168,7 +168,7 @@ from .ops.view_copies import (  # noqa: F401,E402 - torch.t_copy & co. (ops/view
     alias_copy, as_strided_copy, detach_copy, diagonal_copy, expand_copy, narrow_copy,
     permute_copy, select_copy, slice_copy, split_copy, split_with_sizes_copy, squeeze_copy,
     t_copy, transpose_copy, unbind_copy, unfold_copy, unsafe_chunk, unsafe_split,
-    unsafe_split_with_sizes, unsqueeze_copy, view_copy,
+    unsafe_split_with_sizes, unsqueeze_copy, values_copy, view_copy,
 )
 from .ops.view_scatter import as_strided_scatter  # noqa: E402
 from .ops.gradient import gradient  # noqa: E402

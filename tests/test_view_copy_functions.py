@@ -148,7 +148,7 @@ def test_double_backward_through_copy():
     "T.narrow_copy(x, 1, 1, -1)", "T.view_copy(x, (5, 2))", "T.expand_copy(x, (2, 3))",
     "T.unsafe_split(x, -1)", "T.unsafe_chunk(x, 0)", "T.unsafe_split_with_sizes(x, [2, 2])",
     "T.permute_copy(x, (0, 0))", "T.unsqueeze_copy(x, 3)", "T.transpose_copy(x, 0, 2)",
-    "T.as_strided_scatter(x, x[:2, :2], (2, 3), (1, 2))", "T.t_copy(1)",
+    "T.as_strided_scatter(x, x[:2, :2], (2, 3), (1, 2))", "T.t_copy(1)", "T.values_copy(x)",
 ])
 def test_errors(call):
     raises_like(lambda T, x: eval(call), X)

@@ -21,8 +21,8 @@ from .composite import record, record_composition
 __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy",
            "narrow_copy", "permute_copy", "select_copy", "slice_copy", "split_copy",
            "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
-           "unfold_copy", "unsqueeze_copy", "view_copy", "unsafe_chunk", "unsafe_split",
-           "unsafe_split_with_sizes"]
+           "unfold_copy", "unsqueeze_copy", "view_copy", "values_copy", "unsafe_chunk",
+           "unsafe_split", "unsafe_split_with_sizes"]
 
 # the Tensor methods PyTorch has among them (the others are torch.* only)
 METHODS = ("narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes")
@@ -201,6 +201,12 @@ def view_copy(input, size):
         with grad_mode.no_grad():
             return _fresh(input.detach().view(size))
     return _copy_of("ViewBackward0_copy", input, lambda x: x.view(size))
+
+
+def values_copy(input):
+    """A sparse tensor's values: every jitgrad tensor is strided, so PyTorch's error."""
+    _need_tensor(input, "values_copy")
+    raise RuntimeError("values expected sparse tensor layout but got Strided")
 
 
 # ----------------------------------------------------------------------------- unsafe splits
