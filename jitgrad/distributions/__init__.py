@@ -63,11 +63,13 @@ __all__ += ["Cauchy", "ContinuousBernoulli", "FisherSnedecor", "GeneralizedParet
 from .binomial import Binomial  # noqa: E402
 from .geometric import Geometric  # noqa: E402
 from .kl_discrete import __all__ as _kl_discrete  # noqa: E402, F401 - registers their KL pairs
+from .lkj_cholesky import LKJCholesky  # noqa: E402
 from .lowrank_multivariate_normal import LowRankMultivariateNormal  # noqa: E402
 from .mixture_same_family import MixtureSameFamily  # noqa: E402
 from .multinomial import Multinomial  # noqa: E402
 from .negative_binomial import NegativeBinomial  # noqa: E402
 from .poisson import Poisson  # noqa: E402
+from .wishart import Wishart  # noqa: E402
 
-__all__ += ["Binomial", "Geometric", "LowRankMultivariateNormal", "MixtureSameFamily",
-            "Multinomial", "NegativeBinomial", "Poisson"]
+__all__ += ["Binomial", "Geometric", "LKJCholesky", "LowRankMultivariateNormal",
+            "MixtureSameFamily", "Multinomial", "NegativeBinomial", "Poisson", "Wishart"]
