@@ -51,6 +51,11 @@ CASES = {
     "native_dropout_eval": lambda x, s, dev: jg.native_dropout(x, 0.3, False)[0],
     "conv_tbc": lambda x, s, dev: jg.conv_tbc(x.reshape(4, 1, 5), s.reshape(3, 5, 1)[:2],
                                               s[0, :1]),
+    "native_group_norm": lambda x, s, dev: jg.native_group_norm(x.reshape(2, 2, 5), s[0, :2],
+                                                                s[1, :2], 2, 2, 5, 1, 1e-5),
+    "rnn_tanh": lambda x, s, dev: jg.rnn_tanh(x.reshape(2, 2, 5), x[:1, :3].reshape(1, 1, 3)
+                                              .expand(1, 2, 3), [s[:, :5], s[:, :3]], False, 1,
+                                              0.0, False, False, True),
     "gru_cell": lambda x, s, dev: jg.gru_cell(x[:, :3], x[:, 3:5], s.reshape(15)[:6].reshape(
         6, 1).expand(6, 3) * 0.5, s.reshape(15)[6:12].reshape(6, 1).expand(6, 2) * 0.5),
 }
@@ -95,6 +100,16 @@ def test_vander_and_integer_inputs_match_cpu(device):
         c, d = fn(jg.tensor(v)), fn(jg.tensor(v, device="cuda"))
         assert d.device.type == "cuda" and d.dtype is c.dtype
         np.testing.assert_array_equal(d.cpu().numpy(), c.numpy())
+
+
+def test_embedding_renorm_matches_cpu(device):
+    out = []
+    for dev in ("cpu", "cuda"):
+        w = jg.tensor(A, device=dev)
+        r = jg.embedding_renorm_(w, jg.tensor([[0, 3], [3, 1]], device=dev), 1.5, 2.0)
+        assert r is w and w.device.type == dev
+        out.append(w.cpu().numpy())
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12)
 
 
 def test_index_reduce_prod_refuses_cuda(device):
