@@ -19,7 +19,7 @@ class ConstraintRegistry:
 
     def register(self, constraint, factory=None):
         """Registers a :class:`~torch.distributions.constraints.Constraint` subclass in this
-        registry. Usage::"""
+        registry (usable as a decorator)."""
         if factory is None:
             return lambda factory: self.register(constraint, factory)
         if isinstance(constraint, constraints.Constraint):

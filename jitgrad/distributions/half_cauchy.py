@@ -16,7 +16,8 @@ __all__ = ["HalfCauchy"]
 
 
 class HalfCauchy(TransformedDistribution):
-    """Creates a half-Cauchy distribution parameterized by `scale` where::"""
+    """Creates a half-Cauchy distribution parameterized by `scale` where ``X ~ Cauchy(0, scale)``,
+    ``Y = |X| ~ HalfCauchy(scale)``."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative

@@ -16,7 +16,8 @@ __all__ = ["HalfNormal"]
 
 
 class HalfNormal(TransformedDistribution):
-    """Creates a half-normal distribution parameterized by `scale` where::"""
+    """Creates a half-normal distribution parameterized by `scale` where ``X ~ Normal(0, scale)``,
+    ``Y = |X| ~ HalfNormal(scale)``."""
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative

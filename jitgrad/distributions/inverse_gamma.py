@@ -14,7 +14,8 @@ __all__ = ["InverseGamma"]
 
 class InverseGamma(TransformedDistribution):
     """Creates an inverse gamma distribution parameterized by :attr:`concentration` and
-    :attr:`rate` where::"""
+    :attr:`rate` where ``X ~ Gamma(concentration, rate)``,
+    ``Y = 1 / X ~ InverseGamma(concentration, rate)``."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive

@@ -11,7 +11,8 @@ __all__ = ["LogNormal"]
 
 
 class LogNormal(TransformedDistribution):
-    """Creates a log-normal distribution parameterized by :attr:`loc` and :attr:`scale` where::"""
+    """Creates a log-normal distribution parameterized by :attr:`loc` and :attr:`scale`:
+    ``exp(Normal(loc, scale))``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive

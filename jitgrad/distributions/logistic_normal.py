@@ -14,7 +14,7 @@ __all__ = ["LogisticNormal"]
 class LogisticNormal(TransformedDistribution):
     """Creates a logistic-normal distribution parameterized by :attr:`loc` and :attr:`scale` that
     define the base `Normal` distribution transformed with the `StickBreakingTransform` such
-    that::"""
+    that ``X ~ Normal(loc, scale)``, ``Y = StickBreakingTransform()(X)``."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex

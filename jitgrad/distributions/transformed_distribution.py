@@ -17,7 +17,7 @@ __all__ = ["TransformedDistribution"]
 
 class TransformedDistribution(Distribution):
     """Extension of the Distribution class, which applies a sequence of Transforms to a base
-    distribution.  Let f be the composition of transforms applied::"""
+    distribution: ``Y = f(X)``, ``log p(Y) = log p(X) + log |det (dX/dY)|``."""
 
     arg_constraints = {}
 

@@ -152,6 +152,8 @@ class CatTransform(Transform):
         if dim >= 0:
             dim = dim - x.dim()
         dim = dim + self.event_dim
+        # the cat dim inside the batch: one log-det per slice, concatenated; inside the event:
+        # summed
         if dim < 0:
             return torch.cat(logdetjacs, dim=dim)
         else:

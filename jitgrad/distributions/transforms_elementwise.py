@@ -143,9 +143,11 @@ class TanhTransform(Transform):
         return x.tanh()
 
     def _inverse(self, y):
+        # no clamp to (-1, 1): it would bias algorithms near the boundary (use cache_size=1)
         return torch.atanh(y)
 
     def log_abs_det_jacobian(self, x, y):
+        # log(1 - tanh(x)^2) in a form that stays finite for large |x| (TFP's formula)
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 

@@ -20,7 +20,8 @@ class CorrCholeskyTransform(Transform):
     """Transforms an unconstrained real vector :math:`x` with length :math:`D*(D-1)/2` into the
     Cholesky factor of a D-dimension correlation matrix. This Cholesky factor is a lower
     triangular matrix with positive diagonals and unit Euclidean norm for each row. The
-    transform is processed as follows:"""
+    transform takes tanh of each row of the lower triangle, then a signed stick-breaking
+    to unit-norm rows."""
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
@@ -124,6 +125,7 @@ class StickBreakingTransform(Transform):
         y_crop = y[..., :-1]
         offset = y.shape[-1] - y.new_ones(y_crop.shape[-1]).cumsum(-1)
         sf = 1 - y_crop.cumsum(-1)
+        # sf can reach 0 (or below) when y[-1] ~ 0 or y[:-1].sum() ~ 1: keep its log finite
         sf = torch.clamp(sf, min=torch.finfo(y.dtype).tiny)
         x = y_crop.log() - sf.log() + offset.log()
         return x
@@ -131,6 +133,7 @@ class StickBreakingTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
         x = x - offset.log()
+        # 1 - sigmoid(x) = exp(-x) * sigmoid(x)
         detJ = (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
         return detJ
 

@@ -126,6 +126,8 @@ class VonMises(Distribution):
         D.J. Best and N.I. Fisher, "Efficient simulation of the von Mises distribution." Applied
         Statistics (1979): 152-157."""
         shape = self._extended_shape(sample_shape)
+        # the loop runs in float64 whatever the parameters' dtype (as PyTorch), so its uniforms
+        # are float64 draws too
         x = torch.empty(shape, dtype=self._loc.dtype, device=self.loc.device)
         return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(
             self.loc.dtype
