@@ -23,6 +23,8 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..ops import functional as F
 from ..ops.basic import zeros_like
+from ..ops.composite import ieee_quiet
+from ..ops.frexp import frexp
 from ..ops.linalg import addmm
 from ..tensor import Tensor
 from ._single_tensor import lerp_, params_with_grad, to_scalar_lr
@@ -37,13 +39,17 @@ DEFAULT_C = 2.0315
 DEFAULT_NS_STEPS = 5
 
 
+@ieee_quiet  # a carry past float32's range is inf, silently (NumPy would warn on the cast)
 def round_to_bfloat16(x):
-    """float32 ``x`` rounded to the nearest bfloat16 (ties to even), kept as float32: c10's
-    round_to_nearest_even on the bits (add 0x7FFF plus the kept part's lowest bit, drop the low
-    16 bits); NaN stays NaN (c10 writes a quiet NaN)."""
-    bits = x.view(D.int32)
-    kept = (bits + (((bits >> 16) & 1) + 0x7FFF)) & -65536
-    return F.where(F.isnan(x), x, kept.view(D.float32))
+    """float32 ``x`` rounded to the nearest bfloat16 (ties to even), kept as float32: what
+    c10's round_to_nearest_even does to the bits, in arithmetic (CUDA tensors have no bit
+    view): bfloat16 keeps 8 significant bits, so with ``x = m * 2**e`` (frexp) the quantum is
+    ``2**(e - 8)``, or ``2**-133`` among bfloat16's subnormals; ``round`` ties to even. In
+    float64, where every scaling here is exact; a carry past float32's range gives inf, as the
+    bit rounding does, and NaN stays NaN."""
+    _, e = frexp(x)
+    quantum = F.exp2((e.to(D.float64) - 8).clamp(min=-133))
+    return (F.round(x.to(D.float64) / quantum) * quantum).to(D.float32)
 
 
 def _zeropower_via_newtonschulz(grad, ns_coefficients, ns_steps, eps):

@@ -1,6 +1,6 @@
-"""fractional_max_pool2d/3d and a lazy module on CUDA tensors: the same tensor-op code as on
-the CPU (itself tested against PyTorch in tests/nn), so values, indices and gradients agree
-with the CPU's for the same samples; the pool's forward + backward reads nothing back to the host.
+"""fractional_max_pool2d/3d, lazy modules, CrossMapLRN2d and Muon on CUDA tensors: the same
+tensor-op code as on the CPU (itself tested against PyTorch in tests/nn and tests/optim), so
+results agree with the CPU's; the pool's forward + backward reads nothing back to the host.
 
     NUMBA_ENABLE_CUDASIM=1 python -m pytest tests/cuda/test_device_fractional_lazy.py
 """
@@ -88,3 +88,20 @@ def test_zero_dim_fill_on_cuda(device):
     u = jg.tensor(0.5, device="cuda").fill_(2.0)
     assert int(t.item()) == 0 and float(u.item()) == 2.0
     assert jg.nn.BatchNorm1d(2, device="cuda").num_batches_tracked.is_cuda
+
+
+def test_cross_map_lrn_and_muon_on_cuda(device):
+    x = RNG.standard_normal((1, 4, 2, 2))
+    res = []
+    for dev in ("cpu", "cuda"):
+        t = jg.tensor(x, device=dev, requires_grad=True)
+        y = jg.nn.CrossMapLRN2d(3, 0.1)(t)
+        y.backward(jg.ones_like(y))
+        w = jg.nn.Parameter(jg.tensor(x.reshape(4, 4).astype(np.float32), device=dev))
+        opt = jg.optim.Muon([w], lr=0.1)
+        w.grad = jg.tensor(np.sin(x).reshape(4, 4).astype(np.float32), device=dev)
+        opt.step()
+        res.append((_host(y), _host(t.grad), _host(w), y.grad_fn.name()))
+    for a, b in zip(res[0][:3], res[1][:3]):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-7)
+    assert res[0][3] == res[1][3] == "CrossMapLRN2dBackward"
