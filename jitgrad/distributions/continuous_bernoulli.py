@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 import jitgrad as torch
-from jitgrad.nn.functional import binary_cross_entropy_with_logits
 
 from . import constraints
 from .exp_family import ExponentialFamily
+from .transform_base import _F
 from .utils import (
     _Number,
     broadcast_all,
@@ -150,7 +150,7 @@ class ContinuousBernoulli(ExponentialFamily):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         return (
-            -binary_cross_entropy_with_logits(logits, value, reduction="none")
+            -_F().binary_cross_entropy_with_logits(logits, value, reduction="none")
             + self._cont_bern_log_norm()
         )
 

@@ -11,6 +11,14 @@ import jitgrad as torch
 from . import constraints
 from .utils import _sum_rightmost, lazy_property
 
+
+def _F():
+    """``jitgrad.nn.functional`` (softplus, logsigmoid, pad, BCE), imported on first use: importing
+    ``jitgrad.distributions`` does not load ``jitgrad.nn``."""
+    import jitgrad.nn.functional as F
+    return F
+
+
 __all__ = ["ComposeTransform", "IndependentTransform", "ReshapeTransform", "Transform",
            "identity_transform"]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 
 import jitgrad as torch
-import jitgrad.nn.functional as F
 
 from . import constraints
-from .transform_base import Transform
+from .transform_base import _F, Transform
 from .utils import _Number, broadcast_all, lazy_property
 
 __all__ = ["AbsTransform", "AffineTransform", "ExpTransform", "PowerTransform",
@@ -103,7 +102,7 @@ class SigmoidTransform(Transform):
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x, y):
-        return -F.softplus(-x) - F.softplus(x)
+        return -_F().softplus(-x) - _F().softplus(x)
 
 
 class SoftplusTransform(Transform):
@@ -119,13 +118,13 @@ class SoftplusTransform(Transform):
         return isinstance(other, SoftplusTransform)
 
     def _call(self, x):
-        return F.softplus(x)
+        return _F().softplus(x)
 
     def _inverse(self, y):
         return (-y).expm1().neg().log() + y
 
     def log_abs_det_jacobian(self, x, y):
-        return -F.softplus(-x)
+        return -_F().softplus(-x)
 
 
 class TanhTransform(Transform):
@@ -148,7 +147,7 @@ class TanhTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         # log(1 - tanh(x)^2) in a form that stays finite for large |x| (TFP's formula)
-        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
+        return 2.0 * (math.log(2.0) - x - _F().softplus(-2.0 * x))
 
 
 class AbsTransform(Transform):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import math
 
 import jitgrad as torch
-import jitgrad.nn.functional as F
 
 from . import constraints
-from .transform_base import Transform
+from .transform_base import _F, Transform
 from .transforms_elementwise import _clipped_sigmoid
 from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
@@ -35,12 +34,12 @@ class CorrCholeskyTransform(Transform):
         z = r**2
         z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
         r = r + torch.eye(r.shape[-1], dtype=r.dtype, device=r.device)
-        y = r * F.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+        y = r * _F().pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
         return y
 
     def _inverse(self, y):
         y_cumsum = 1 - torch.cumsum(y * y, dim=-1)
-        y_cumsum_shifted = F.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_cumsum_shifted = _F().pad(y_cumsum[..., :-1], [1, 0], value=1)
         y_vec = tril_matrix_to_vec(y, diag=-1)
         y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
         t = y_vec / y_cumsum_vec.sqrt()
@@ -51,7 +50,7 @@ class CorrCholeskyTransform(Transform):
         y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
         y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
         stick_breaking_logdet = 0.5 * y1m_cumsum_tril.log().sum(-1)
-        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        tanh_logdet = -2 * (x + _F().softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
         return stick_breaking_logdet + tanh_logdet
 
     def forward_shape(self, shape):
@@ -118,7 +117,7 @@ class StickBreakingTransform(Transform):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
         z = _clipped_sigmoid(x - offset.log())
         z_cumprod = (1 - z).cumprod(-1)
-        y = F.pad(z, [0, 1], value=1) * F.pad(z_cumprod, [1, 0], value=1)
+        y = _F().pad(z, [0, 1], value=1) * _F().pad(z_cumprod, [1, 0], value=1)
         return y
 
     def _inverse(self, y):
@@ -134,7 +133,7 @@ class StickBreakingTransform(Transform):
         offset = x.shape[-1] + 1 - x.new_ones(x.shape[-1]).cumsum(-1)
         x = x - offset.log()
         # 1 - sigmoid(x) = exp(-x) * sigmoid(x)
-        detJ = (-x + F.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+        detJ = (-x + _F().logsigmoid(x) + y[..., :-1].log()).sum(-1)
         return detJ
 
     def forward_shape(self, shape):
