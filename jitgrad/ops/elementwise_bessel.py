@@ -72,74 +72,75 @@ class _scaled_modified_bessel_k1:
         return scaled_modified_bessel_k1(a)
 
 
-# the polynomials: n in the compute type (ATen's kernels take it as scalar_t and truncate it)
+# the polynomials: the degree n in the compute type (ATen's kernels take it as scalar_t and
+# truncate it); not named n, the CUDA kernels' element count
 @elementwise(node=None, dtype="float", name="special_chebyshev_polynomial_t")
 class _chebyshev_polynomial_t:
-    def f(x, n):
-        return chebyshev_t(x, n)
+    def f(x, degree):
+        return chebyshev_t(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_chebyshev_polynomial_u")
 class _chebyshev_polynomial_u:
-    def f(x, n):
-        return chebyshev_u(x, n)
+    def f(x, degree):
+        return chebyshev_u(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_chebyshev_polynomial_v")
 class _chebyshev_polynomial_v:
-    def f(x, n):
-        return chebyshev_v(x, n)
+    def f(x, degree):
+        return chebyshev_v(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_chebyshev_polynomial_w")
 class _chebyshev_polynomial_w:
-    def f(x, n):
-        return chebyshev_w(x, n)
+    def f(x, degree):
+        return chebyshev_w(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_shifted_chebyshev_polynomial_t")
 class _shifted_chebyshev_polynomial_t:
-    def f(x, n):
-        return shifted_chebyshev_t(x, n)
+    def f(x, degree):
+        return shifted_chebyshev_t(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_shifted_chebyshev_polynomial_u")
 class _shifted_chebyshev_polynomial_u:
-    def f(x, n):
-        return shifted_chebyshev_u(x, n)
+    def f(x, degree):
+        return shifted_chebyshev_u(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_shifted_chebyshev_polynomial_v")
 class _shifted_chebyshev_polynomial_v:
-    def f(x, n):
-        return shifted_chebyshev_v(x, n)
+    def f(x, degree):
+        return shifted_chebyshev_v(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_shifted_chebyshev_polynomial_w")
 class _shifted_chebyshev_polynomial_w:
-    def f(x, n):
-        return shifted_chebyshev_w(x, n)
+    def f(x, degree):
+        return shifted_chebyshev_w(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_hermite_polynomial_h")
 class _hermite_polynomial_h:
-    def f(x, n):
-        return hermite_h(x, n)
+    def f(x, degree):
+        return hermite_h(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_hermite_polynomial_he")
 class _hermite_polynomial_he:
-    def f(x, n):
-        return hermite_he(x, n)
+    def f(x, degree):
+        return hermite_he(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_laguerre_polynomial_l")
 class _laguerre_polynomial_l:
-    def f(x, n):
-        return laguerre_l(x, n)
+    def f(x, degree):
+        return laguerre_l(x, degree)
 
 
 @elementwise(node=None, dtype="float", name="special_legendre_polynomial_p")
 class _legendre_polynomial_p:
-    def f(x, n):
-        return legendre_p(x, n)
+    def f(x, degree):
+        return legendre_p(x, degree)
