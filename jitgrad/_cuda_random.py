@@ -25,7 +25,7 @@ from ._random import _DEFAULT_RNG_SEED, _seed_to_u64
 
 __all__ = ["CudaGenerator", "default_generator", "manual_seed", "uniform", "normal", "randint",
            "bernoulli", "dropout_mask", "exponential", "write_into",
-           "multinomial_with_replacement"]
+           "multinomial_with_replacement", "standard_gamma"]
 
 _MASK32 = 0xFFFFFFFF
 
@@ -266,3 +266,12 @@ def exponential(shape, lambd=1.0, dtype=np.float32, out=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     ft = _uniform_dtype(dtype).type
     return _draw("exponential", shape, ft, dtype, (ft(lambd),), out=out)
+
+
+def standard_gamma(alpha):
+    """Gamma(alpha, 1) samples, one per element of the CudaArray ``alpha`` (float32/float64,
+    any layout), in its dtype: ATen's sample_gamma on the device (``_cuda_rng_kernels``), one
+    call (one offset), ``max(tiny, sample)``."""
+    dt = np.dtype(alpha.dtype)
+    return _draw("gamma", alpha.shape, dt.type, dt, (dt.type(np.finfo(dt).tiny),),
+                 (alpha.flat(),))

@@ -23,7 +23,7 @@ import inspect
 
 import numpy as np
 
-from .backends.cuda_env import cos, cuda, device_jit, kernel_jit, log, select, sqrt
+from .backends.cuda_env import cos, cuda, device_jit, kernel_jit, log, pow_, select, sqrt
 from .backends.cuda_kernels.common import scalar_type
 
 __all__ = ["philox", "make_kernel", "make_graph_safe_kernel", "KINDS"]
@@ -38,6 +38,7 @@ S32 = _U(32)
 S8 = _U(8)
 S11 = _U(11)
 S21 = _U(21)
+S20 = _U(20)
 u64 = scalar_type(np.uint64)
 i64 = scalar_type(np.int64)
 
@@ -66,6 +67,20 @@ def _block(i, k0, k1, o0, o1):
     return philox(j & MASK, j >> S32, o0, o1, k0, k1)
 
 
+#: blocks one element of a rejection sampler may use (``_block_at``'s counter layout)
+GAMMA_BLOCKS = 4096
+
+
+@device_jit
+def _block_at(i, b, k0, k1, o0, o1):
+    """Block ``b`` of element ``i``, for samplers that draw an unbounded number of words per
+    element (gamma): counter = (i, b, offset) with ``b`` above the index's high word, so blocks
+    of different (i, b) never share a counter (i < 2**52, b < GAMMA_BLOCKS = 2**12); block 0
+    is ``_block``'s."""
+    j = u64(i)
+    return philox(j & MASK, (j >> S32) | (u64(b) << S20), o0, o1, k0, k1)
+
+
 #: kind -> extra runtime scalars (after n, k0, k1, o0, o1) before the output array
 KINDS = {
     "uniform": ("low", "span", "high"),   # [low, high): low + span * u
@@ -79,6 +94,8 @@ KINDS = {
     # ``_cuda_rng_multinomial``: row i // n_sample of the flat (rows, cats) probabilities p and
     # their normalized prefix sums cum; the row's check codes (< 0 / NaN, inf, sum <= 0)
     "multinomial": ("n_sample", "cats", "c_neg", "c_inf", "c_sum", "flag", "p", "cum"),
+    # Gamma(alpha, 1) per element of the array alpha (before out): ATen's sample_gamma
+    "gamma": ("tiny", "alpha"),
 }
 
 _cache: dict = {}
@@ -163,6 +180,8 @@ def make_kernel(kind, dtype, out_dtype=None):
         pyfunc = rng_exponential
     elif kind == "multinomial":
         pyfunc = _multinomial_kernel(unit, one, zero, dtype.type(np.inf))
+    elif kind == "gamma":
+        pyfunc = _gamma_kernel(unit, dtype)
     else:
         raise ValueError(f"unknown sampler {kind!r}")
     hit = _cache[key] = (pyfunc, kernel_jit(pyfunc))
@@ -215,6 +234,49 @@ def _multinomial_kernel(unit, one, zero, inf):
                 lo -= 1
             out[i] = lo
     return rng_multinomial
+
+
+def _gamma_kernel(unit, dtype):
+    """ATen's ``sample_gamma`` (Distributions.h: Marsaglia-Tsang, the alpha < 1 boost
+    ``U**(1/alpha)``, 0 for alpha == 0) per element, in the uniforms' dtype, then
+    ``max(tiny, sample)`` as ATen's kernels (NaN -> tiny, as the CPU path). Element ``i``
+    draws block 0 (the boost's uniform), then per attempt k block 2k+1 (a Box-Muller normal)
+    and 2k+2 (the acceptance uniform): the values depend only on (seed, offset, i). After
+    GAMMA_BLOCKS blocks (acceptance is >= 95% per attempt, so never in practice) the sample
+    is NaN, hence tiny."""
+    t = dtype.type
+    zero, one, two, half, nine = t(0), t(1), t(2), t(0.5), t(9)
+    third, c0331, two_pi, nan = t(1.0 / 3.0), t(0.0331), t(2 * np.pi), t(np.nan)
+    attempts = (GAMMA_BLOCKS - 1) // 2
+
+    def rng_gamma(n, k0, k1, o0, o1, tiny, alpha, out):
+        for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+            a = alpha[i]
+            res = zero
+            if a != zero:  # alpha == 0 gives 0 (NaN goes on)
+                scale = one
+                if a < one:
+                    r0, r1, _, _ = _block_at(i, 0, k0, k1, o0, o1)
+                    scale = pow_(one - unit(r0, r1), one / a)
+                    a = a + one
+                d = a - third
+                c = one / sqrt(nine * d)
+                res = nan
+                for k in range(attempts):
+                    r0, r1, r2, r3 = _block_at(i, 2 * k + 1, k0, k1, o0, o1)
+                    x = sqrt(-two * log(one - unit(r0, r1))) * cos(two_pi * unit(r2, r3))
+                    y = one + c * x
+                    if y <= zero:  # NaN goes on, as ATen's ``while (y <= 0)``
+                        continue
+                    s0, s1, _, _ = _block_at(i, 2 * k + 2, k0, k1, o0, o1)
+                    u = one - unit(s0, s1)
+                    v = y * y * y
+                    xx = x * x
+                    if u < one - c0331 * xx * xx or log(u) < half * xx + d * (one - v + log(v)):
+                        res = scale * d * v
+                        break
+            out[i] = select(tiny < res, res, tiny)
+    return rng_gamma
 
 
 def make_graph_safe_kernel(kind, dtype, out_dtype=None):

@@ -16,6 +16,7 @@ import numpy as np
 from ..autograd import grad_mode
 from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
+from .host_staged import active_scope
 
 __all__ = ["record", "record_composition", "wrap", "ieee_quiet", "regenerate_view",
            "view_rebase_error", "view_replay"]
@@ -171,7 +172,12 @@ def record(node_name: str, inputs, outputs, backward, *, save=(), save_outputs=(
     ``view_of``: the outputs share its storage; ``view_fn`` (one output): Tensor -> the same
     view of another tensor, so in-place writes into the view can be recorded on its base.
     Returns one Tensor, or a tuple when ``outputs`` is a list.
+    Inside a host-staged op (``host_staged``) the node takes the staged op's CUDA inputs and
+    its outputs are uploaded to the device.
     """
+    scope = active_scope()
+    if scope is not None and view_of is None:
+        inputs, save, outputs = scope.rehome(node_name, inputs, save, outputs)
     single = not isinstance(outputs, (list, tuple))
     outs = [wrap(o, view_of, view_fn if single else None, not single)
             for o in ([outputs] if single else outputs)]

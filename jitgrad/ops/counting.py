@@ -3,9 +3,9 @@
 bincount's output size depends on the values: the counts are made on the host (a CUDA input is
 read back, as PyTorch synchronizes there too) and the result goes back to the input's device.
 isin compares every element with every test element in tensor ops (both devices).
-unique_consecutive is CPU only, as ``unique`` (sort.py): a CUDA tensor raises
-NotImplementedError. Neither bincount (weights) nor unique_consecutive is differentiable in
-PyTorch: their nodes (NotImplemented / UniqueConsecutiveBackward0) raise its errors.
+unique_consecutive runs on the host (a CUDA input is staged: ``host_staged``). Neither
+bincount (weights) nor unique_consecutive is differentiable in PyTorch: their nodes
+(NotImplemented / UniqueConsecutiveBackward0) raise its errors.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
+from .host_staged import host_staged
 from .reduce_args import _wrap
 
 __all__ = ["bincount", "isin", "unique_consecutive"]
@@ -114,11 +115,10 @@ def _unique_consecutive_backward(node, g):
     raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
 
 
+@host_staged
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapses runs of equal consecutive elements (slices along ``dim``) to one, with the
     inverse indices (which run each element belongs to) and the run lengths on request."""
-    from .sort import _cpu_only
-    _cpu_only(input, "unique_consecutive")
     a = input._data
     if dim is None:
         flat = a.reshape(-1)

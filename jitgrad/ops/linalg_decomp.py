@@ -5,7 +5,9 @@ NumPy's LAPACK computes the factors (the same routines PyTorch calls: QR agrees 
 singular and eigen vectors are unique only up to sign, so they may differ from PyTorch's by a
 column's sign while every sign-invariant quantity agrees). Each op records one node with
 PyTorch's name; its backward is FunctionsManual's formula written with recorded ops, so
-create_graph works. CUDA tensors raise NotImplementedError (no device kernel), never copied."""
+create_graph works. CUDA tensors are staged through the host (``host_staged``: LAPACK on a
+host copy, the factors uploaded, the same node recorded on the device tensors, its backward
+on the device)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,6 +15,7 @@ import numpy as np
 from .. import _dtype as D
 from . import linalg_lapack as L
 from .composite import record, wrap
+from .host_staged import host_staged
 from .linalg_args import _tensor_arg, _write_out
 from .linalg_matmul import matmul
 from .return_types import _return_type
@@ -27,13 +30,6 @@ LstsqResult = _return_type("linalg_lstsq", ("solution", "residuals", "rank", "si
 
 def _mT(x):
     return x.transpose(-1, -2)
-
-
-def _host(fname, A):
-    if A._data.__class__ is not np.ndarray:
-        raise NotImplementedError(f"{fname}: jitgrad has no CUDA kernel for this decomposition; "
-                                  "call it on a .cpu() tensor")
-    return A._data
 
 
 def _write_many(fname, results, out):
@@ -79,6 +75,11 @@ def _qr_backward(node, gQ, gR):
 
 
 def qr(A, mode="reduced", *, out=None):
+    return _write_many("linalg_qr", QRResult(*_qr(A, mode)), out)
+
+
+@host_staged
+def _qr(A, mode):
     _tensor_arg("linalg_qr", "A", 1, A)
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
@@ -86,15 +87,14 @@ def qr(A, mode="reduced", *, out=None):
     L.check_matrix("linalg.qr", A)
     L.check_floating("linalg.qr", A)
     L.check_kernel_dtype("geqrf_cpu", A)
-    a = _host("linalg.qr", A)
+    a = A._data
     if mode == "r":
         q, r = np.empty((0,), a.dtype), np.linalg.qr(a, mode="r")
     else:
         q, r = np.linalg.qr(a, mode=mode)
-    res = record("LinalgQrBackward0", (A,), [np.ascontiguousarray(q), np.ascontiguousarray(r)],
-                 _qr_backward, save_outputs=(("Q", 0), ("R", 1)),
-                 attrs={"mode": mode, "m": A.shape[-2], "n": A.shape[-1]})
-    return _write_many("linalg_qr", QRResult(*res), out)
+    return record("LinalgQrBackward0", (A,), [np.ascontiguousarray(q), np.ascontiguousarray(r)],
+                  _qr_backward, save_outputs=(("Q", 0), ("R", 1)),
+                  attrs={"mode": mode, "m": A.shape[-2], "n": A.shape[-1]})
 
 
 # ------------------------------------------------------------------------------------ eigh
@@ -118,13 +118,14 @@ def _eigh_backward(node, gL, gV):
     return (matmul(V, matmul(ret, _mT(V))),)
 
 
+@host_staged
 def _eigh(A, UPLO, fname):
     _tensor_arg(fname, "A", 1, A)
     L.check_square("linalg.eigh", A)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     L.check_kernel_dtype("linalg_eigh_cpu", A)
-    a = _host(f"linalg.{fname[7:]}", A)
+    a = A._data
     try:
         w, v = np.linalg.eigh(a, UPLO=UPLO)
     except np.linalg.LinAlgError:
@@ -200,12 +201,13 @@ def _svd_backward(node, gU, gS, gVh):
     return (matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh),)
 
 
+@host_staged
 def _svd(A, full_matrices, fname):
     _tensor_arg(fname, "A", 1, A)
     L.check_matrix("linalg.svd", A)
     L.check_floating("linalg.svd", A)
     L.check_kernel_dtype("linalg_svd_cpu", A)
-    a = _host(f"linalg.{fname[7:]}", A)
+    a = A._data
     bad = ~np.isfinite(a).reshape((-1, a.shape[-2] * a.shape[-1])).all(-1)
     if bad.any():
         where = "" if a.ndim == 2 else f": (Batch element {int(np.argmax(bad))})"
@@ -259,6 +261,11 @@ def _pinv_vjp(g, P, A):
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    return _write_out("linalg_pinv", _pinv(A, atol, rtol, hermitian), out)
+
+
+@host_staged
+def _pinv(A, atol, rtol, hermitian):
     _tensor_arg("linalg_pinv", "input", 1, A)
     if A.ndim < 2 or A.dtype.name not in ("float32", "float64"):
         raise RuntimeError(f"linalg.pinv({D.scalar_name(A.dtype)}{{{list(A.shape)}}}): expected "
@@ -266,7 +273,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
                            "cdouble types")
     if hermitian:
         L.check_square("linalg.eigh", A)
-    a = _host("linalg.pinv", A)
+    a = A._data
     at, rt = _tolerances(A, atol, rtol)
     with np.errstate(all="ignore"):
         if hermitian:
@@ -281,17 +288,21 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
             keep = s > np.maximum(at, rt * big)
             sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0).astype(a.dtype)
             p = (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
-    res = record("LinalgPinvBackward0", (A,), np.ascontiguousarray(p, a.dtype), _pinv_backward,
-                 save=(("A", A),), save_outputs=(("P", 0),))
-    return _write_out("linalg_pinv", res, out)
+    return record("LinalgPinvBackward0", (A,), np.ascontiguousarray(p, a.dtype),
+                  _pinv_backward, save=(("A", A),), save_outputs=(("P", 0),))
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    return _write_out("linalg_matrix_rank", _matrix_rank(A, atol, rtol, hermitian), out)
+
+
+@host_staged
+def _matrix_rank(A, atol, rtol, hermitian):
     _tensor_arg("linalg_matrix_rank", "input", 1, A)
     L.check_matrix("torch.linalg.matrix_rank", A, "input")
     if A.dtype.name not in ("float32", "float64"):
         raise RuntimeError("This function doesn't handle types other than float and double")
-    a = _host("linalg.matrix_rank", A)
+    a = A._data
     at, rt = _tolerances(A, atol, rtol)
     if hermitian:
         s = np.abs(np.linalg.eigvalsh(a))
@@ -299,7 +310,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, out=None):
         s = np.linalg.svd(a, compute_uv=False)
     big = s.max(-1, keepdims=True, initial=0.0)
     rank = (s > np.maximum(at, rt * big)).sum(-1).astype(np.int64)
-    return _write_out("linalg_matrix_rank", wrap(np.asarray(rank)), out)
+    return wrap(np.asarray(rank))
 
 
 # ----------------------------------------------------------------------------------- lstsq
@@ -390,6 +401,7 @@ def _lstsq_backward(node, gX, gres):
     return (gA, gB)
 
 
+@host_staged
 def lstsq(A, B, rcond=None, *, driver=None):
     """Least squares (the CPU drivers: gelsy by default, gelsd, gelss, gels). Residuals
     (||AX - B||^2 per column) only when m > n, the driver is not gelsy and every matrix has
@@ -399,8 +411,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = _lstsq_check(A, B, driver)
     B_ = B.unsqueeze(-1) if vector else B
     batch = L.broadcast_batch(A.shape, B_.shape)
-    a = _host(_LSTSQ, A)
-    b = _host(_LSTSQ, B_)
+    a, b = A._data, B_._data
     m, n = A.shape[-2:]
     driver = driver or "gelsy"
     rc = float(np.finfo(a.dtype).eps) * max(m, n) if rcond is None else float(rcond)

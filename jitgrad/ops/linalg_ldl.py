@@ -5,13 +5,14 @@ The factor is sytrf's lower compact form (L's strict lower part and D's blocks, 
 triangle zeroed) and the pivots LAPACK's own (1-based, negative for 2x2 blocks); sytrf runs with
 its optimal workspace, as PyTorch's, so the blocked algorithm picks the same pivots. PyTorch
 has no derivative for either op: their results carry a ``NotImplemented`` node whose backward
-raises PyTorch's error. CUDA tensors raise NotImplementedError (no device kernel)."""
+raises PyTorch's error. CUDA tensors are staged through the host (``host_staged``)."""
 from __future__ import annotations
 
 import numpy as np
 
 from . import linalg_lapack as L
 from .functional_args import _no_derivative
+from .host_staged import host_staged, to_host
 from .linalg_args import _legacy, _tensor_arg, _write_out
 from .linalg_solve import _write_many
 from .return_types import _return_type
@@ -20,12 +21,6 @@ __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 LdlFactorResult = _return_type("linalg_ldl_factor", ("LD", "pivots"))
 LdlFactorExResult = _return_type("linalg_ldl_factor_ex", ("LD", "pivots", "info"))
-
-
-def _host(fname, *ts):
-    if any(t._data.__class__ is not np.ndarray for t in ts):
-        raise NotImplementedError(f"{fname}: jitgrad has no CUDA kernel for the LDL "
-                                  "factorization; call it on a .cpu() tensor")
 
 
 def _sytrf(A: np.ndarray):
@@ -56,13 +51,13 @@ def _raise_info(info, api):
                            f"PyTorch. {api}: Unknown error code: {int(flat[bad[0]])}.")
 
 
+@host_staged
 def _ldl_factor_ex(A, fname):
     _tensor_arg(fname, "A", 1, A)
     api = "torch.linalg.ldl_factor_ex"
     L.check_square(api, A)
     L.check_floating(api, A)
     L.check_kernel_dtype("ldl_factor_kernel_cpu", A)
-    _host("linalg.ldl_factor", A)
     from .composite import wrap
     ld, piv, info = _sytrf(A._data)
     LD = _no_derivative("linalg_ldl_factor_ex", wrap(ld), (A,))
@@ -72,18 +67,23 @@ def _ldl_factor_ex(A, fname):
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     LD, piv, info = _ldl_factor_ex(A, "linalg_ldl_factor_ex")
     if check_errors:
-        _raise_info(info._data, "torch.linalg.ldl_factor_ex")
+        _raise_info(to_host(info), "torch.linalg.ldl_factor_ex")
     return _write_many("linalg_ldl_factor_ex", LdlFactorExResult(LD, piv, info), out)
 
 
 def ldl_factor(A, *, hermitian=False, out=None):
     LD, piv, info = _ldl_factor_ex(A, "linalg_ldl_factor")
-    _raise_info(info._data, "torch.linalg.ldl_factor")
+    _raise_info(to_host(info), "torch.linalg.ldl_factor")
     return _write_many("linalg_ldl_factor", LdlFactorResult(LD, piv), out)
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """X with A X = B for A's LDL factorization (LD, pivots) from ldl_factor."""
+    return _write_out("linalg_ldl_solve", _ldl_solve(LD, pivots, B), out)
+
+
+@host_staged
+def _ldl_solve(LD, pivots, B):
     api = "torch.linalg.ldl_solve"
     _tensor_arg("linalg_ldl_solve", "LD", 1, LD)
     _tensor_arg("linalg_ldl_solve", "pivots", 2, pivots)
@@ -110,7 +110,6 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
                            f"{_legacy(pivots.dtype)}")
     batch = L.broadcast_batch(B.shape, LD.shape)
     L.check_kernel_dtype("ldl_solve_cpu", LD)
-    _host("linalg.ldl_solve", LD, pivots, B)
     from scipy.linalg import lapack
 
     from .composite import wrap
@@ -123,6 +122,5 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         with np.errstate(all="ignore"):
             for i in range(X.shape[0]):
                 X[i] = sytrs(lds[i], pivs[i], bs[i], lower=1)[0]
-    res = _no_derivative("linalg_ldl_solve", wrap(X.reshape(batch + B.shape[-2:])),
-                         (LD, pivots, B))
-    return _write_out("linalg_ldl_solve", res, out)
+    return _no_derivative("linalg_ldl_solve", wrap(X.reshape(batch + B.shape[-2:])),
+                          (LD, pivots, B))

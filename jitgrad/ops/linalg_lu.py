@@ -2,7 +2,8 @@
 deprecated torch.lu / torch.lu_solve.
 
 The packed factorization is LAPACK's getrf (``linalg_lapack.lu_factor_info``; CUDA tensors: the
-thread-per-matrix getf2 kernel behind ``linalg.solve``, square matrices only), so the pivots are
+thread-per-matrix getf2 kernel behind ``linalg.solve`` for square matrices, others staged
+through the host's getrf), so the pivots are
 LAPACK's 1-based int32 row swaps. Each op records one node with PyTorch's name and its backward
 is FunctionsManual's formula (linalg_lu_backward, lu_factor_ex_backward, lu_unpack_backward,
 linalg_lu_solve_LU) written with recorded ops, so gradients of any order flow. Only pivoted LU
@@ -201,12 +202,22 @@ def _lu_factor_ex_backward(node, gLU, _gpiv, _ginfo):
     return (_lu_backward(gLU.narrow(-1, 0, k).tril(-1), gLU.narrow(-2, 0, k).triu(), P, Lf, U),)
 
 
+def _factor(A):
+    """getrf's (LU, pivots, info) arrays on A's device. The CUDA kernel factors square
+    matrices; other shapes are staged through the host's getrf (``host_staged.host_arrays``)."""
+    impl = _impl(A)
+    if impl is not L and A.shape[-1] != A.shape[-2]:
+        from .host_staged import host_arrays
+        return host_arrays(L.lu_factor_info)(A._data)
+    return impl.lu_factor_info(A._data)
+
+
 def _lu_factor_ex(A, pivot, fname, rank_name="torch.lu_factor"):
     _tensor_arg(fname, "A", 1, A)
     _check_rank(rank_name, A)
     L.check_kernel_dtype("lu_cpu", A)
     _check_pivot(A, pivot)
-    lu_, piv, info = _impl(A).lu_factor_info(A._data)
+    lu_, piv, info = _factor(A)
     LU, pivots, info = record("LinalgLuFactorExBackward0", (A,), [lu_, piv, info],
                               _lu_factor_ex_backward, save_outputs=(("LU", 0), ("pivots", 1)))
     return LU, pivots, info
@@ -239,7 +250,7 @@ def lu(A, *, pivot=True, out=None):
     L.check_kernel_dtype("lu_cpu", A)
     _check_pivot(A, pivot)
     with grad_mode.no_grad():
-        lu_, piv, _ = _impl(A).lu_factor_info(A._data)
+        lu_, piv, _ = _factor(A)
         P, Lf, U = lu_unpack(_wrap(lu_), _wrap(piv))
     P, Lf, U = record("LinalgLuBackward0", (A,), [P._data, Lf._data, U._data],
                       _linalg_lu_backward, save_outputs=(("P", 0), ("L", 1), ("U", 2)))

@@ -11,7 +11,9 @@ node (``record_composition``): the values are orgqr's up to rounding and the gra
 double backward) are the composition's. ``matrix_exp`` runs SciPy's ``expm`` (Pade with
 scaling and squaring; float32 computed in float64, then rounded) and records PyTorch's
 derivative: the upper-right block of ``matrix_exp([[A^H, G], [0, A^H]])``, itself recorded,
-so double backward works. CUDA tensors raise NotImplementedError (no device kernel).
+so double backward works. CUDA tensors: geqrf and matrix_exp are staged through the host
+(``host_staged``: the same nodes, matrix_exp's backward through the staged op itself);
+householder_product's composition runs on the device.
 """
 from __future__ import annotations
 
@@ -19,18 +21,12 @@ import numpy as np
 
 from . import linalg_lapack as L
 from .composite import record, record_composition
+from .host_staged import host_staged
 from .return_types import _return_type
 
 __all__ = ["geqrf", "householder_product", "matrix_exp"]
 
 GeqrfResult = _return_type("geqrf", ("a", "tau"))
-
-
-def _host(fname, A):
-    if A._data.__class__ is not np.ndarray:
-        raise NotImplementedError(f"{fname}: jitgrad has no CUDA kernel for this op; call it on "
-                                  "a .cpu() tensor")
-    return A._data
 
 
 def _geqrf_backward(node, *grads):
@@ -39,10 +35,20 @@ def _geqrf_backward(node, *grads):
 
 def geqrf(input, *, out=None):
     """``(a, tau)``: LAPACK geqrf's compact QR of each matrix of ``input``."""
+    res = _geqrf(input)
+    if out is not None:
+        for o, r in zip(out, res):
+            o.resize_(r.shape).copy_(r)
+        return GeqrfResult(*out)
+    return GeqrfResult(*res)
+
+
+@host_staged
+def _geqrf(input):
     if input.ndim < 2:
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     L.check_floating("torch.geqrf", input)
-    a = _host("torch.geqrf", input)
+    a = input._data
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
     flat = a.reshape((-1, m, n))
@@ -54,14 +60,9 @@ def geqrf(input, *, out=None):
         h, tau = np.linalg.qr(mat, mode="raw")  # h is geqrf's (Fortran-order) a, transposed
         qa[i] = h.T
         taus[i] = tau
-    res = record("GeqrfBackward0", (input,), [qa.reshape(a.shape),
-                                              taus.reshape(batch + (min(m, n),))],
-                 _geqrf_backward)
-    if out is not None:
-        for o, r in zip(out, res):
-            o.resize_(r.shape).copy_(r)
-        return GeqrfResult(*out)
-    return GeqrfResult(*res)
+    return record("GeqrfBackward0", (input,), [qa.reshape(a.shape),
+                                               taus.reshape(batch + (min(m, n),))],
+                  _geqrf_backward)
 
 
 def householder_product(input, tau, *, out=None):
@@ -85,11 +86,10 @@ def householder_product(input, tau, *, out=None):
     if tau.dtype != input.dtype:
         raise RuntimeError(f"{fname}: tau dtype {tau.dtype} does not match input dtype "
                            f"{input.dtype}")
-    _host(fname, input)
 
     def build(A, t):
         from .factories import eye
-        eye_mn = eye(m, n, dtype=A.dtype)
+        eye_mn = eye(m, n, dtype=A.dtype, device=A.device)
         # the reflector vectors: A's strictly lower part with an implied 1 on the diagonal
         V = A[..., :, :k].tril(-1) + eye_mn[:, :k]
         Q = eye_mn.expand(*A.shape[:-2], m, n)
@@ -114,11 +114,12 @@ def _matrix_exp_backward(node, g):
     return (matrix_exp(meta).narrow(-2, 0, n).narrow(-1, n, n),)
 
 
+@host_staged
 def matrix_exp(A):
     """``exp(A)`` of each square matrix of ``A``."""
     L.check_square("linalg.matrix_exp", A)
     L.check_floating("linalg.matrix_exp", A)
-    a = _host("linalg.matrix_exp", A)
+    a = A._data
     from scipy.linalg import expm
     wide = a.astype(np.float64) if a.dtype in (np.float16, np.float32) else a
     if wide.size == 0:

@@ -1,8 +1,8 @@
 """torch.mode: the most frequent value along ``dim`` (the smallest among equally frequent ones)
 and an index of it, as ``torch.return_types.mode``; ModeBackward0 puts the gradient at that
 index (the selection backward of kthvalue/median). The index among equal values is the one
-ATen's CPU kernel reports (_mode_kernels: its std::sort, ported). CUDA tensors raise
-NotImplementedError pointing at ``.cpu()``, as kthvalue/median do."""
+ATen's CPU kernel reports (_mode_kernels: its std::sort, ported). CUDA tensors are staged
+through the host (``host_staged``), as kthvalue/median are."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,10 +10,11 @@ import numpy as np
 from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import ieee_quiet
+from .host_staged import host_staged
 from .out import write_out
 from .reduce_args import _wrap
 from .return_types import _return_type
-from .sort import _cpu_only, _record_selection
+from .sort import _record_selection
 
 __all__ = ["mode"]
 
@@ -46,7 +47,23 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"mode(): argument 'dim' (position 2) must be int, not "
                         f"{type(dim).__name__}")
-    _cpu_only(input, "mode")
+    res = _mode(input, dim, keepdim)
+    if out is None:
+        return res
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"mode(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    vo, io = out
+    for t, want, what in ((vo, input.dtype, "values"), (io, D.int64, "indices")):
+        if t.dtype is not want:
+            raise RuntimeError(f"expected scalar type '{D.scalar_name(want)}' but got "
+                               f"'{D.scalar_name(t.dtype)}' for {what} output")
+    return ModeOutResult(write_out("mode", res.values, vo, (input,), cast="exact"),
+                         write_out("mode", res.indices, io, (input,), cast="exact"))
+
+
+@host_staged
+def _mode(input, dim, keepdim):
     a = input._data
     d = _wrap(dim, a.ndim)
     if a.ndim and a.shape[d] == 0:
@@ -62,15 +79,4 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
         else:
             vals = np.squeeze(vals, d)
         res = _record_selection("ModeBackward0", input, vals, idx, d, keepdim, ModeResult)
-    if out is None:
-        return res
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError(f"mode(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
-    vo, io = out
-    for t, want, what in ((vo, input.dtype, "values"), (io, D.int64, "indices")):
-        if t.dtype is not want:
-            raise RuntimeError(f"expected scalar type '{D.scalar_name(want)}' but got "
-                               f"'{D.scalar_name(t.dtype)}' for {what} output")
-    return ModeOutResult(write_out("mode", res.values, vo, (input,), cast="exact"),
-                         write_out("mode", res.indices, io, (input,), cast="exact"))
+    return res

@@ -8,9 +8,11 @@ Samples come from PyTorch's CPU generator (``jitgrad._random_gamma``: bit for bi
 record PyTorch's ``NotImplemented`` node, ``_standard_gamma_grad`` its
 ``StandardGammaGradBackward0`` whose backward raises, as PyTorch's do.
 
-CUDA tensors raise NotImplementedError naming the function: there is no device sampler yet
-(ATen's CUDA stream is Philox through ``curand_uniform``/``curand_normal`` per thread, which
-``_cuda_rng_kernels`` does not provide), and computing on the host is not done silently.
+CUDA tensors draw on the device from the CUDA generator (``_cuda_random.standard_gamma``:
+ATen's sample_gamma per element over Philox, reproducible under ``manual_seed``, the same
+distribution as the CPU path but not its numbers; never the CPU stream). Dirichlet normalizes
+those gammas along the last dim (as ATen's CUDA kernel) and clamps as the CPU path. The two
+gradient formulas are deterministic: staged through the host (``host_staged``).
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from ..tensor import Tensor
 from .composite import record
 from .elementwise_call import broadcast_shapes
 from .functional_args import _no_derivative
+from .host_staged import host_staged
 from .out import _RESIZE_WARNING
 
 __all__ = ["_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dirichlet_grad"]
@@ -37,11 +40,22 @@ def _tensor_arg(fname, name, pos, t):
 
 
 def _host(fname, *tensors):
+    """For samplers with no device kernel (random_poisson): a CUDA tensor raises, naming the
+    function (drawing on the host would use the CPU generator's stream)."""
     for t in tensors:
         if t._data.__class__ is not np.ndarray:
             raise NotImplementedError(f"{fname}: jitgrad has no CUDA kernel for it (it samples "
                                       "or differentiates on the CPU only); call it on a .cpu() "
                                       "tensor")
+
+
+def _device_gammas(input, generator):
+    """Gamma(alpha, 1) samples of a CUDA ``input`` from the CUDA generator (a CudaArray), or
+    None for a CPU tensor."""
+    if input._data.__class__ is np.ndarray:
+        return None
+    from .random_factories import _cuda_rng
+    return _cuda_rng(generator).standard_gamma(input._data)
 
 
 def _float_kernel(kernel, t):
@@ -70,11 +84,22 @@ def _standard_gamma(input, generator=None):
     """``torch._standard_gamma(alpha)``: Gamma(alpha, 1) samples, one per element."""
     from .._random_gamma import standard_gamma
     _tensor_arg("_standard_gamma", "input", 1, input)
-    _host("_standard_gamma", input)
     _float_kernel("gamma_cpu", input)
-    res = standard_gamma(_gen(generator), input._data)
+    res = _device_gammas(input, generator)
+    if res is None:
+        res = standard_gamma(_gen(generator), input._data)
     return record("StandardGammaBackward0", (input,), res, _standard_gamma_backward,
                   save=(("self", input),), save_outputs=(("result", 0),))
+
+
+def _normalized(gam):
+    """Dirichlet rows from gamma samples: ``gam / gam.sum(-1)`` (ATen's CUDA kernel), clamped
+    to [tiny, the float below 1] as the CPU path's ratios are."""
+    from ..autograd.grad_mode import no_grad
+    fi = np.finfo(gam._data.dtype)
+    with no_grad():
+        ratio = gam / gam.sum(-1, keepdim=True)
+        return ratio.clamp(float(fi.tiny), float(1.0 - fi.epsneg))
 
 
 def _broadcast_to_first(fname, first, *others):
@@ -91,6 +116,7 @@ def _standard_gamma_grad_backward(node, *grads):
     raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
 
 
+@host_staged
 def _standard_gamma_grad(self, output):
     """``torch._standard_gamma_grad(alpha, x)``: d x / d alpha of a Gamma(alpha, 1) sample x
     (ATen's ``standard_gamma_grad_one``). Differentiable in neither argument (backward raises
@@ -98,7 +124,6 @@ def _standard_gamma_grad(self, output):
     from .gamma_grad_kernels import standard_gamma_grad
     _tensor_arg("_standard_gamma_grad", "self", 1, self)
     _tensor_arg("_standard_gamma_grad", "output", 2, output)
-    _host("_standard_gamma_grad", self, output)
     _float_kernel("_standard_gamma_grad_cpu", self)
     _same_dtype(self, output)
     a, x = _broadcast_to_first("_standard_gamma_grad", self, output)
@@ -110,12 +135,16 @@ def _sample_dirichlet(input, generator=None):
     """``torch._sample_dirichlet(alpha)``: Dirichlet samples along the last dimension."""
     from .._random_gamma import sample_dirichlet
     _tensor_arg("_sample_dirichlet", "input", 1, input)
-    _host("_sample_dirichlet", input)
     _float_kernel("dirichlet", input)
-    res = Tensor._make(sample_dirichlet(_gen(generator), input._data))
+    gam = _device_gammas(input, generator)
+    if gam is None:
+        res = Tensor._make(sample_dirichlet(_gen(generator), input._data))
+    else:
+        res = _normalized(Tensor._make(gam))
     return _no_derivative("_sample_dirichlet", res, (input,))
 
 
+@host_staged
 def _dirichlet_grad(x, alpha, total):
     """``torch._dirichlet_grad(x, alpha, total)``: ATen's ``dirichlet_grad_one`` per element
     (the reparameterization gradient of a Beta(alpha, total - alpha) sample, scaled by
@@ -123,7 +152,6 @@ def _dirichlet_grad(x, alpha, total):
     from .gamma_grad_kernels import dirichlet_grad
     for pos, (name, t) in enumerate((("x", x), ("alpha", alpha), ("total", total)), 1):
         _tensor_arg("_dirichlet_grad", name, pos, t)
-    _host("_dirichlet_grad", x, alpha, total)
     _float_kernel("_dirichlet_grad_cpu", x)
     _same_dtype(x, alpha, total)
     arrays = _broadcast_to_first("_dirichlet_grad", x, alpha, total)

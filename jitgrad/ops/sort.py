@@ -12,8 +12,9 @@ kthvalue/median/nanmedian with ``dim`` return the index of the first occurrence 
 value; PyTorch's index among equal values depends on its selection algorithm, so it can differ.
 
 CUDA tensors: sort/argsort/msort/topk run on the device (``cuda_kernels.sort``: a stable rank
-sort, the same order as the CPU path); kthvalue/median/nanmedian/unique raise
-NotImplementedError naming the op and suggesting ``.cpu()``.
+sort, the same order as the CPU path); kthvalue/median/nanmedian/unique are staged through
+the host (``host_staged``: NumPy on a host copy, the same nodes on the device tensors, the
+gradient scattered on the device).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..tensor import Tensor
 from .composite import ieee_quiet, record
+from .host_staged import host_staged, like_device
 from .reduce_args import _wrap
 from .reduce_extremes import _evenly_backward
 from .return_types import _return_type
@@ -32,14 +34,6 @@ TopkResult = _return_type("topk")
 KthvalueResult = _return_type("kthvalue")
 MedianResult = _return_type("median")
 NanmedianResult = _return_type("nanmedian")
-
-
-def _cpu_only(input, name):
-    if input._data.__class__ is not np.ndarray:
-        raise NotImplementedError(
-            f"jitgrad: {name}() is not implemented for CUDA tensors yet; move the tensor to the "
-            f"CPU first: torch.{name}(x.cpu(), ...) (or x.cpu().{name}(...)), then .cuda() the "
-            "result if needed")
 
 
 def _is_cuda(input) -> bool:
@@ -96,7 +90,8 @@ def _selection_backward(node, g, _indices_grad=None):
     if not a["keepdim"]:
         g = g.unsqueeze(d)
         idx = np.expand_dims(idx, d)
-    return (scatter_into_zeros(g, a["shape"], d, idx),)
+    # a host-staged op's indices stay on the host: the scatter runs beside the gradient
+    return (scatter_into_zeros(g, a["shape"], d, like_device(idx, g)),)
 
 
 def _record_selection(node_name, input, values, indices, dim, keepdim, cls):
@@ -189,10 +184,10 @@ def _keep(arr, axis, keepdim):
     return np.expand_dims(arr, axis) if keepdim else arr
 
 
+@host_staged
 @ieee_quiet
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``torch.kthvalue``: the ``k``-th smallest value (1-based) along ``dim`` and its index."""
-    _cpu_only(input, "kthvalue")
     _refuse_bool(input, "kthvalue_cpu")
     _check_int("kthvalue", "k", k)
     _check_int("kthvalue", "dim", dim)
@@ -256,20 +251,20 @@ def _median_all(input, ignore_nan):
                   save_outputs=(("out", 0),))
 
 
+@host_staged
 @ieee_quiet
 def median(input, dim=None, keepdim=False):
     """``torch.median``: the lower median (of all elements: a 0-d tensor; along ``dim``:
     (values, indices)). NaN propagates."""
-    _cpu_only(input, "median")
     if dim is None:
         return _median_all(input, False)
     return _median_dim(input, dim, keepdim, False)
 
 
+@host_staged
 @ieee_quiet
 def nanmedian(input, dim=None, keepdim=False):
     """``torch.nanmedian``: ``median`` ignoring NaN."""
-    _cpu_only(input, "nanmedian")
     if dim is None:
         return _median_all(input, True)
     return _median_dim(input, dim, keepdim, True)
@@ -280,11 +275,11 @@ def _unique_backward(node, g):
                               "implemented.")
 
 
+@host_staged
 def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noqa: A002
            dim=None):
     """``torch.unique``: the distinct values (sorted; PyTorch's CPU kernel sorts also with
     ``sorted=False``), with the inverse indices and counts on request. Not differentiable."""
-    _cpu_only(input, "unique")
     a = input._data
     if dim is None:
         flat = a.reshape(-1)

@@ -10,7 +10,10 @@ PyTorch's binding, whatever its printed signature says).
 
 Deviations: targets are read only where the lengths say; ATen does not range-check those
 labels (an out-of-range one reads past the row), here one raises RuntimeError. CUDA tensors
-raise NotImplementedError (no device kernel yet).
+have no device kernel: ``_ctc_loss`` and its backward are staged through the host
+(``host_staged``: the kernels on host copies, the losses and the gradient uploaded, one
+``CtcLossBackward0`` node on the device tensors); the targets may stay on the CPU, as ATen
+moves them for the user.
 """
 from __future__ import annotations
 
@@ -19,8 +22,8 @@ import numpy as np
 from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.composite import record
+from ...ops.host_staged import host_staged, like_device, to_host
 from ...tensor import Tensor
-from .. import _device
 from ._common import _reduction
 
 __all__ = ["ctc_loss"]
@@ -87,16 +90,13 @@ def torch_ctc_loss(*args, **kwargs):
     """``torch.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0,
     reduction=0, zero_infinity=False)`` (ATen's signature: the reduction as an int)."""
     lp, tg, il, tl, blank, reduction, zero_infinity = _parse(args, kwargs)
-    if _device.is_cuda(lp, tg, il, tl):
-        raise NotImplementedError("ctc_loss: jitgrad has no CUDA kernel for the CTC loss; "
-                                  "move the tensors to the CPU")
     if isinstance(il, Tensor):  # the Tensor overload's own checks, then host int64 lists
         if _not_integral(il.dtype):
             raise RuntimeError("input_lengths must be integral")
         if _not_integral(tl.dtype):
             raise RuntimeError("target_lengths must be integral")
-        il = np.asarray(il._data).astype(np.int64).reshape(-1)
-        tl = np.asarray(tl._data).astype(np.int64).reshape(-1)
+        il = to_host(il).astype(np.int64).reshape(-1)
+        tl = to_host(tl).astype(np.int64).reshape(-1)
     else:
         il = np.array(il, dtype=np.int64).reshape(-1)
         tl = np.array(tl, dtype=np.int64).reshape(-1)
@@ -106,16 +106,17 @@ def torch_ctc_loss(*args, **kwargs):
     if zero_infinity:
         from ...ops.basic import zeros
         from ...ops.functional_compare import where
-        res = where(res == float("inf"), zeros((), dtype=res.dtype), res)
+        res = where(res == float("inf"), zeros((), dtype=res.dtype, device=res.device), res)
     if reduction == 1:
         from ...ops.basic import tensor
-        lengths = tensor(tl.tolist(), dtype=res.dtype).clamp_min(1)
+        lengths = tensor(tl.tolist(), dtype=res.dtype, device=res.device).clamp_min(1)
         return (res / lengths).mean()
     if reduction == 2:
         return res.sum()
     return res if batched else res.squeeze(0)
 
 
+@host_staged(same_device=False)
 def _ctc_loss(lp, targets, il, tl, blank, zero_infinity):
     """``at::_ctc_loss`` on the CPU: the per-item negative log-likelihoods (N,), one
     ``CtcLossBackward0`` node."""
@@ -195,10 +196,11 @@ def _ctc_backward(node, g):
     a = node.ctx.attrs
     from ._ctc_kernels import backward
     lp = node.saved("log_probs")  # checks its version: modified in place, it raises
-    gd = np.asarray(g.detach()._data) if isinstance(g, Tensor) else np.asarray(g)
-    grad = backward(np.broadcast_to(gd, a["nll"].shape), np.ascontiguousarray(lp._data),
+    gd = to_host(g.detach()) if isinstance(g, Tensor) else np.asarray(g)
+    grad = backward(np.broadcast_to(gd, a["nll"].shape), np.ascontiguousarray(to_host(lp)),
                     a["tg"], a["offs"], a["il"], a["tl"], a["blank"], a["nll"], a["la"],
                     a["zero_infinity"])
+    grad = like_device(grad, lp)  # a host-staged forward: the gradient goes back to the device
     if grad_mode.is_grad_enabled():  # create_graph: a node that refuses, as PyTorch's
         return (record("NotImplemented", (g, lp), grad, _ctc_double_backward),)
     return (Tensor._make(grad),)
