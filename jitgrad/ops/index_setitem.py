@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
-from ..autograd.node import Ctx, FunctionNode, node_class
+from ..autograd.node import Ctx, FunctionNode, SavedTensor, node_class
 from ..tensor import Tensor
 from . import inplace as _inplace
 from .composite import record
@@ -50,6 +50,8 @@ def _copy_slices_backward(node, g):
     """Gradients of ``base[keys[0]][keys[1]]... = value``: zero where written for the old base,
     the written region for the value."""
     keys = node.ctx.attrs["keys"]
+    for saved in node.ctx.attrs.get("index_tensors", ()):
+        saved.check(node)  # an index tensor written in place since: PyTorch's version error
     need_self, need_value = node.ctx.needs_input_grad
     if node.ctx.attrs.get("view_fn") is not None:
         return _replayed_view_backward(node.ctx.attrs["view_fn"], keys[-1], g, need_self,
@@ -313,7 +315,11 @@ def setitem(x: Tensor, key, value) -> None:
     if not recording:
         return
     ctx = Ctx()
-    ctx.attrs = {"keys": keys, "view_fn": view_fn}
+    # the index tensors as IndexPutBackward0 saves them: the write's keys hold their arrays,
+    # so writing into one afterwards must fail the backward as PyTorch's version check does
+    index_tensors = [SavedTensor(k) for k in (key if type(key) is tuple else (key,))
+                     if isinstance(k, Tensor)]
+    ctx.attrs = {"keys": keys, "view_fn": view_fn, "index_tensors": index_tensors}
     old_edge = target._edge() if target._requires_grad else None
     v_edge = value._edge() if is_t and value._requires_grad else None
     ctx.needs_input_grad = (old_edge is not None, v_edge is not None)
