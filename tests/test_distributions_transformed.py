@@ -346,3 +346,15 @@ def test_kl_gradients_float64():
         compare(lambda T, a, b, c, d, p=p, q=q: D(T).kl_divergence(make[p](T, a, b),
                                                                    make[q](T, c, d)),
                 [A3, P3, -A3 / 2, Q3], grad=True, rtol=1e-9, atol=1e-10)
+
+
+def test_generalized_pareto_float32():
+    """PyTorch's GeneralizedPareto compares the concentration with a float32 zero, so only
+    float32 parameters reach log_prob / log_survival_function / cdf (float64 raises in both)."""
+    def run(T, loc, scale, conc, v):
+        d = D(T).GeneralizedPareto(loc, scale, conc)
+        return [d.log_prob(v), d.log_survival_function(v), d.log_cdf(v), d.cdf(v),
+                d.icdf(T.tensor([0.2, 0.5, 0.9])), d.mean, d.variance, d.entropy()]
+    compare(run, [np.array([0.3, -1.2, 0.5]), P3, np.array([0.4, 0.0, -0.2]),
+                  np.array([0.5, 0.3, 0.6])], dtype="float32", grad=True, rtol=1e-5,
+            atol=1e-6)
