@@ -96,6 +96,10 @@ KINDS = {
     "multinomial": ("n_sample", "cats", "c_neg", "c_inf", "c_sum", "flag", "p", "cum"),
     # Gamma(alpha, 1) per element of the array alpha (before out): ATen's sample_gamma
     "gamma": ("tiny", "alpha"),
+    # ``_cuda_rng_poisson``: ATen's CPU Poisson / binomial samplers per element (double);
+    # a rate not >= 0 raises the flag with ``code``
+    "poisson": ("code", "flag", "lam"),
+    "binomial": ("count", "prob"),
 }
 
 _cache: dict = {}
@@ -182,6 +186,9 @@ def make_kernel(kind, dtype, out_dtype=None):
         pyfunc = _multinomial_kernel(unit, one, zero, dtype.type(np.inf))
     elif kind == "gamma":
         pyfunc = _gamma_kernel(unit, dtype)
+    elif kind in ("poisson", "binomial"):
+        from . import _cuda_rng_poisson as P
+        pyfunc = (P.poisson_kernel if kind == "poisson" else P.binomial_kernel)(unit)
     else:
         raise ValueError(f"unknown sampler {kind!r}")
     hit = _cache[key] = (pyfunc, kernel_jit(pyfunc))

@@ -5,18 +5,22 @@ Samples come from PyTorch's CPU generator (``jitgrad._random_poisson``: bit for 
 (derivatives.yaml: ``self: zeros_like(self)``); ``binomial`` records PyTorch's
 ``NotImplemented`` node (backward raises "derivative for aten::binomial is not implemented").
 
-CUDA tensors raise NotImplementedError naming the function, as the gamma sampler does: there is
-no device sampler yet (ATen's CUDA stream is Philox through ``curand_uniform`` per thread, which
-``_cuda_rng_kernels`` does not provide), and computing on the host is not done silently.
+CUDA tensors draw on the device from the CUDA generator (``_cuda_rng_poisson``: the same
+algorithms over Philox, reproducible under ``manual_seed``; the CPU path's distribution, not
+its numbers; never the CPU stream), as the gamma sampler does.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
+from .elementwise_call import broadcast_shapes
 from .functional_args import _no_derivative
+from .out import _RESIZE_WARNING
 from .random_gamma import _broadcast_to_first, _tensor_arg
 
 __all__ = ["poisson", "binomial"]
@@ -32,11 +36,15 @@ def _generator(fname, generator):
     return generator._impl
 
 
-def _host(fname, *tensors):
-    for t in tensors:
-        if t._data.__class__ is not np.ndarray:
-            raise NotImplementedError(f"{fname}: jitgrad has no CUDA kernel for it (it samples "
-                                      "on the CPU only); call it on a .cpu() tensor")
+def _on_device(generator, *tensors):
+    """True for CUDA tensors (all on one device, else PyTorch's error; a CPU generator is
+    refused as PyTorch refuses it)."""
+    from .elementwise_call import check_same_device
+    if check_same_device(tensors).type != "cuda":
+        return False
+    from .random_factories import _cuda_rng
+    _cuda_rng(generator)
+    return True
 
 
 def _poisson_backward(node, g):
@@ -49,11 +57,14 @@ def poisson(input, generator=None):
     from .._random_poisson import poisson as sample
     _tensor_arg("poisson", "input", 1, input)
     gen = _generator("poisson", generator)
-    _host("poisson", input)
     if input.dtype not in (D.float32, D.float64, D.float16):
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
                                   f"'{D.scalar_name(input.dtype)}'")
-    res = sample(gen, input._data)
+    if _on_device(generator, input):
+        from .._cuda_rng_poisson import poisson as device_sample
+        res = device_sample(input._data)
+    else:
+        res = sample(gen, input._data)
     return record("PoissonBackward0", (input,), res, _poisson_backward)
 
 
@@ -65,7 +76,6 @@ def binomial(count, prob, generator=None):
     _tensor_arg("binomial", "count", 1, count)
     _tensor_arg("binomial", "prob", 2, prob)
     gen = _generator("binomial", generator)
-    _host("binomial", count, prob)
     for name, t in (("count", count), ("prob", prob)):
         if not t.dtype.is_floating_point:
             raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
@@ -73,9 +83,20 @@ def binomial(count, prob, generator=None):
     if prob.dtype != count.dtype:
         raise RuntimeError(f"Found dtype {D.scalar_name(prob.dtype)} but expected "
                            f"{D.scalar_name(count.dtype)}")
-    c, p = _broadcast_to_first("binomial", count, prob)
+    device = _on_device(generator, count, prob)
+    if device:
+        shape = broadcast_shapes(tuple(count._data.shape), tuple(prob._data.shape))
+        if shape != tuple(count._data.shape):
+            warnings.warn(_RESIZE_WARNING.format(old=list(count._data.shape), new=list(shape)),
+                          UserWarning, stacklevel=2)
+    else:
+        c, p = _broadcast_to_first("binomial", count, prob)
     if count.dtype not in (D.float32, D.float64):
         raise NotImplementedError(f"\"binomial_cpu\" not implemented for "
                                   f"'{D.scalar_name(count.dtype)}'")
-    res = Tensor._make(np.asarray(sample(gen, c, p)))
+    if device:
+        from .._cuda_rng_poisson import binomial as device_sample
+        res = Tensor._make(device_sample(count._data, prob._data, shape))
+    else:
+        res = Tensor._make(np.asarray(sample(gen, c, p)))
     return _no_derivative("binomial", res, (count, prob))
