@@ -202,15 +202,28 @@ def _embedding(input, weight, padding_idx, max_norm, scale_grad_by_freq):
     """Rows of ``weight`` (index_select; the backward is index_add on the device). The row at
     ``padding_idx`` gets no gradient: where the index is the padding index the output is taken
     from a detached copy (same values, no edge)."""
-    if scale_grad_by_freq:
-        from .._cuda_array import unsupported
-        raise unsupported("embedding scale_grad_by_freq")
     idx = input.to(D.int64)
     flat = idx.reshape(-1)
     rows = weight.index_select(0, flat)
+    if scale_grad_by_freq:
+        rows = _scaled_by_frequency(rows, flat, weight.shape[0])
     if padding_idx >= 0 and weight._requires_grad:
         rows = _F.where((flat == padding_idx).unsqueeze(1), rows.detach(), rows)
     return rows.reshape(*tuple(input.shape), weight.shape[1])
+
+
+def _scaled_by_frequency(rows, flat, num):
+    """``rows`` unchanged, the gradient of each occurrence divided by the number of times its
+    index occurs in ``flat`` (PyTorch's scale_grad_by_freq), the counts made on the device."""
+    from ..ops.factories import ones, zeros
+    with grad_mode.no_grad():
+        counts = zeros(num, dtype=rows.dtype, device=rows.device).index_add(
+            0, flat, ones(flat.shape[0], dtype=rows.dtype, device=rows.device))
+        scale = (1.0 / counts).index_select(0, flat).unsqueeze(1)
+
+    def backward(node, g):
+        return (g * scale,)
+    return record("MulBackward0", (rows,), rows._data, backward)
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):

@@ -147,10 +147,9 @@ def zeros_(tensor):
 def eye_(tensor):
     if tensor.ndimension() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    import numpy as np
-    with grad_mode.no_grad():
-        tensor._data[...] = np.eye(*tensor.shape, dtype=tensor._data.dtype)
-        tensor._vc.value += 1
+    from ..ops.factories import eye
+    with grad_mode.no_grad():  # torch.eye(*shape, out=tensor): any device, one version bump
+        tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
     return tensor
 
 

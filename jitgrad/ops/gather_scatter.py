@@ -79,8 +79,11 @@ def scatter_data(dst, d, idx, src, mode, rule="scatter", checked=False):
     if _is_cuda(dst, idx):
         from .._cuda_array import CudaArray, unsupported
         from .index_cuda import device_value
-        if dst.ndim == 0:
-            raise unsupported("scatter into a 0-d tensor")
+        if dst.ndim == 0 or mode == "multiply":
+            # no 0-d scatter kernel and no float atomic multiply: the CPU scatter on host
+            # copies, written back (host staging, ops/host_staged.py); range-checked there
+            from .host_staged import host_inplace
+            return host_inplace(scatter_data, dst, d, idx, src, mode, rule)
         vi = idx.kview()
         if isinstance(src, CudaArray):
             vs = src.kview()

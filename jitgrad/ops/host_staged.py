@@ -36,7 +36,8 @@ import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["host_staged", "host_arrays", "to_host", "like_device", "active_scope"]
+__all__ = ["host_staged", "host_arrays", "host_inplace", "to_host", "like_device",
+           "active_scope"]
 
 _state = threading.local()
 
@@ -214,3 +215,18 @@ def host_arrays(fn):
             return tuple(_upload(r) if isinstance(r, np.ndarray) else r for r in res)
         return _upload(res) if isinstance(res, np.ndarray) else res
     return staged
+
+
+def host_inplace(fn, dst, *args, **kwargs):
+    """``fn(dst, *args, **kwargs)``, a host routine writing into the array ``dst`` in place,
+    for a device ``dst``: run on host copies of ``dst`` and of every device array argument,
+    then ``dst``'s new values copied back into it on the device. Returns ``dst``."""
+    from .._cuda_array import CudaArray
+    from ..backends.cuda_kernels.layout import copy_into
+    host = np.array(dst.to_host(), copy=True)
+    args = [a.to_host() if isinstance(a, CudaArray) else a for a in args]
+    fn(host, *args, **kwargs)
+    if dst.size:
+        copy_into(dst.kview(), _upload(host).kview())
+    return dst
+

@@ -200,11 +200,15 @@ def index_add(input, dim, index, source, *, alpha=1):
     if x.size == 0 and x.ndim > 1:
         pass  # PyTorch returns before looking at the indices
     elif _is_cuda(x, idx):
-        if data.ndim == 0:
-            from .._cuda_array import unsupported
-            raise unsupported("index_add into a 0-d tensor")
-        _kernels().index.index_add(_dst(data), d, idx.kview(), source._data.kview(), alpha,
-                                   device_check(rule, d))
+        if data.ndim == 0:  # no 0-d kernel: the CPU loop on host copies (ops/host_staged.py)
+            from .host_staged import host_inplace
+
+            def add_on_host(dst, i, src):
+                _write_along(dst, d, i, src * alpha if alpha != 1 else src, rule, add=True)
+            host_inplace(add_on_host, data, idx, source._data)
+        else:
+            _kernels().index.index_add(_dst(data), d, idx.kview(), source._data.kview(),
+                                       alpha, device_check(rule, d))
     else:
         _write_along(data, d, idx, source._data * alpha if alpha != 1 else source._data, rule,
                      add=True)

@@ -208,3 +208,54 @@ def test_misuse_is_loud(device):
 def test_lu_without_pivoting_still_refuses(device):
     with pytest.raises(NotImplementedError, match="pivot=False"):
         L.lu(jg.tensor(SQ, device="cuda"), pivot=False)
+
+
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+def test_in_place_array_staging(device):
+    """``host_inplace``: scatter with a multiplying reduction (no float atomic multiply) and
+    index_add/scatter into a 0-d tensor (no 0-d kernel), gradients included."""
+    res = []
+    for dev in ("cpu", "cuda"):
+        x = jg.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+        s = jg.tensor([2.0, 3.0, 4.0, 5.0], device=dev, requires_grad=True)
+        i = jg.tensor([0, 1, 0, 2], device=dev)
+        y = jg.scatter_reduce(x, 0, i, s, "prod", include_self=False)
+        (y * jg.tensor([1.0, 2.0, 3.0], device=dev)).sum().backward()
+        z = jg.scatter(x.detach(), 0, i, s.detach(), reduce="multiply")
+        zero_d = jg.tensor(1.5, device=dev)
+        a = zero_d.index_add(0, jg.tensor([0, 0], device=dev), jg.tensor([2.0, 4.0], device=dev),
+                             alpha=2)
+        b = jg.scatter(zero_d, 0, jg.tensor(0, device=dev), 5.0)
+        outs = (y, x.grad, s.grad, z, a, b)
+        assert all(t.device.type == dev for t in outs) and y.grad_fn.name() == \
+            "ScatterReduceBackward0"
+        res.append([t.detach().cpu().numpy() for t in outs])
+    for d, c in zip(res[1], res[0]):
+        np.testing.assert_array_equal(d, c)
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 0 with size"):
+        jg.scatter(jg.ones(3, device="cuda"), 0, jg.tensor([5], device="cuda"), 2.0,
+                   reduce="multiply")
+
+
+def test_embedding_scale_grad_by_freq_on_the_device(device):
+    """Each occurrence's gradient divided by its index's count (counted on the device),
+    against PyTorch."""
+    w0 = np.arange(12.0).reshape(4, 3)
+    idx, g = [[0, 1, 2, 1], [1, 1, 3, 0]], np.arange(24.0).reshape(2, 4, 3)
+    w = jg.tensor(w0, device="cuda", requires_grad=True)
+    y = F.embedding(jg.tensor(idx, device="cuda"), w, padding_idx=3, scale_grad_by_freq=True)
+    (y * jg.tensor(g, device="cuda")).sum().backward()
+    wt = torch.tensor(w0, requires_grad=True)
+    yt = torch.nn.functional.embedding(torch.tensor(idx), wt, padding_idx=3,
+                                       scale_grad_by_freq=True)
+    (yt * torch.tensor(g)).sum().backward()
+    assert y.grad_fn.name() == yt.grad_fn.name() and w.grad.device.type == "cuda"
+    np.testing.assert_array_equal(y.detach().cpu().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(w.grad.cpu().numpy(), wt.grad.numpy())
+
+
+def test_init_eye_on_the_device(device):
+    w = jg.empty(3, 5, device="cuda")
+    version = w._version
+    assert jg.nn.init.eye_(w) is w and w._version == version + 1
+    np.testing.assert_array_equal(w.cpu().numpy(), torch.nn.init.eye_(torch.empty(3, 5)))
