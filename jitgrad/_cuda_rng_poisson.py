@@ -59,6 +59,7 @@ def poisson_kernel(unit):
     """``rng_poisson(n, k0, k1, o0, o1, code, flag, lam, out)``: ``unit`` makes a float64
     uniform in [0, 1) from two words."""
     nan = np.float64(np.nan)
+    two63 = np.float64(2.0 ** 63)
 
     def rng_poisson(n, k0, k1, o0, o1, code, flag, lam, out):
         for i in range(cuda.grid(1), n, cuda.gridsize(1)):
@@ -109,7 +110,8 @@ def poisson_kernel(unit):
                     break
                 if done:
                     res = x
-            out[i] = res
+            # static_cast<int64_t> as x86 gives it (the CPU path): out of range -> INT64_MIN
+            out[i] = res if -two63 <= res < two63 else -two63
     return rng_poisson
 
 
