@@ -47,6 +47,11 @@ def _on_device(generator, *tensors):
     return True
 
 
+def _kind(t):
+    """The device in ATen's kernel names (poisson_cpu / poisson_cuda)."""
+    return "cpu" if t._data.__class__ is np.ndarray else "cuda"
+
+
 def _poisson_backward(node, g):
     from .basic import zeros_like
     return (zeros_like(g),)
@@ -58,7 +63,7 @@ def poisson(input, generator=None):
     _tensor_arg("poisson", "input", 1, input)
     gen = _generator("poisson", generator)
     if input.dtype not in (D.float32, D.float64, D.float16):
-        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+        raise NotImplementedError(f"\"poisson_{_kind(input)}\" not implemented for "
                                   f"'{D.scalar_name(input.dtype)}'")
     if _on_device(generator, input):
         from .._cuda_rng_poisson import poisson as device_sample
@@ -92,7 +97,7 @@ def binomial(count, prob, generator=None):
     else:
         c, p = _broadcast_to_first("binomial", count, prob)
     if count.dtype not in (D.float32, D.float64):
-        raise NotImplementedError(f"\"binomial_cpu\" not implemented for "
+        raise NotImplementedError(f"\"binomial_{_kind(count)}\" not implemented for "
                                   f"'{D.scalar_name(count.dtype)}'")
     if device:
         from .._cuda_rng_poisson import binomial as device_sample
