@@ -108,7 +108,7 @@ def test_wishart_rsample_backward_fails_as_pytorchs():
         try:
             s.sum().backward()
         except RuntimeError as e:
-            return str(e).split("]")[-1]  # the type name in brackets is spelled differently
+            return str(e)
         return df.grad
     agree(run)
 
@@ -181,6 +181,6 @@ def test_index_mask_written_after_a_recorded_write_fails_backward():
             try:
                 out.append(T.autograd.grad(s.sum(), (x, v)))
             except RuntimeError as e:
-                out.append(str(e).split("]")[-1])
+                out.append(str(e))
         return out
     agree(run)

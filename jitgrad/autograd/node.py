@@ -167,8 +167,10 @@ def _tensor_type_name(t) -> str:
     names = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
              "int32": "IntTensor", "bool": "BoolTensor", "float16": "HalfTensor",
              "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
-    prefix = "torch.cuda." if getattr(t, "is_cuda", False) else "torch."
-    return prefix + names.get(t.dtype.name, "Tensor")
+    cuda = getattr(t, "is_cuda", False)
+    if t.dtype.name == "bool":  # no legacy Python type: ATen's own name, as PyTorch prints it
+        return "CUDABoolType" if cuda else "CPUBoolType"
+    return ("torch.cuda." if cuda else "torch.") + names.get(t.dtype.name, "Tensor")
 
 
 def _short_node_name(node) -> str:
