@@ -8,7 +8,8 @@ dtype rules and autograd bookkeeping run unchanged; the numerical work is routed
 
 Anything else — a NumPy function, ``np.array(x)``, indexing, an unknown attribute — raises
 ``NotImplementedError`` naming the jitgrad op that tried it and the device: an op without a
-device path never silently copies to the host and back.
+device path never silently copies to the host and back (the ops that deliberately do, and
+say so, go through ``ops/host_staged.py``).
 
 Views (transpose/permute/expand/squeeze/unsqueeze/t, basic slicing, view/reshape of a
 contiguous tensor) are ``CudaArray``\\ s sharing ``buf`` with other strides/offset; kernels read

@@ -186,7 +186,6 @@ def host_staged(fn=None, *, same_device=True):
         args = tuple(host(v) for v in args)
         kwargs = {k: host(v) for k, v in kwargs.items()}
         return scope.finish(_run(scope, fn, args, kwargs))
-    staged.__wrapped_host_staged__ = True
     return staged
 
 

@@ -28,6 +28,6 @@ def test_ctc_loss_is_staged_through_the_host(device, call):
         y.backward()
         assert y.device.type == dev and x.grad.device.type == dev
         res.append((y.detach().cpu().numpy(), x.grad.cpu().numpy(), y.grad_fn.name()))
-    np.testing.assert_array_equal(res[1][0], res[0][0])
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-12)  # reduced on the device
     np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-12, atol=1e-14)
     assert res[1][2] == res[0][2]

@@ -79,6 +79,11 @@ CASES = [
 ]
 
 
+# outputs with device arithmetic after the staged part (a device matmul, sum or mean): equal
+# to rounding on a GPU (its kernels may contract to FMAs), not necessarily bit for bit
+DEVICE_ARITHMETIC = {"householder_product", "matrix_norm_nuc", "ctc_mean", "ctc_sum"}
+
+
 def _flat(r):
     return [t for t in (r if isinstance(r, (tuple, list)) else (r,)) if isinstance(t, jg.Tensor)]
 
@@ -106,8 +111,11 @@ def test_matches_the_cpu_path(device, name, fn, arrays, grad):
         assert (d.grad_fn is None) == (c.grad_fn is None)
         if c.grad_fn is not None:
             assert d.grad_fn.name() == c.grad_fn.name()
-        # the same host code computed both: bit for bit (NaN where NaN)
-        np.testing.assert_array_equal(d.detach().cpu().numpy(), c.detach().numpy())
+        if name in DEVICE_ARITHMETIC:
+            np.testing.assert_allclose(d.detach().cpu().numpy(), c.detach().numpy(),
+                                       rtol=1e-12, atol=1e-14)
+        else:  # the same host code computed both: bit for bit (NaN where NaN)
+            np.testing.assert_array_equal(d.detach().cpu().numpy(), c.detach().numpy())
     if grad:
         for gd, gc in zip(dev_grads, cpu_grads):
             assert (gd is None) == (gc is None)
