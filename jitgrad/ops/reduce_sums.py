@@ -3,12 +3,12 @@ cumsum. VJPs are written with registered ops; CUDA tensors take the kernel layer
 reductions and scans (``reduce_cuda``), so forward and backward stay on the device."""
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
+from .cascade_sum import cascade_sum
+from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
 from .reduce_args import (
@@ -44,11 +44,25 @@ def sum(input, dim=NO_DIM, keepdim=False, *, dtype=None):  # noqa: A001 - torch.
     out_dt = input.dtype if input.dtype.is_floating_point or dtype is not None else D.int64
     if input._data.__class__ is not np.ndarray:
         data = _cuda().device_reduce("sum", input, axes, keepdim, out_dt.np)
+    elif cascade_supports(input._data):  # float32/float64: PyTorch's order of additions
+        data = cascade_sum(input._data, axes, keepdim)
     else:
         data = np.sum(input._data, axis=_np_axes(input, axes), keepdims=keepdim, dtype=out_dt.np)
     name = "SumBackward0" if not named and not keepdim else "SumBackward1"
     return record(name, (input,), _asarray(data), _sum_backward,
                   attrs=_attrs(input, axes, keepdim))
+
+
+def _host_mean(x, axes, keepdim, n):
+    """ATen's CPU mean: the sum (float16 summed in float32) divided by the element count in
+    the sum's dtype, then rounded back to half."""
+    with np.errstate(all="ignore"):  # an empty mean is NaN without a warning in PyTorch
+        if x.dtype == np.float16:
+            return (cascade_sum(x.astype(np.float32), axes, keepdim)
+                    / np.float32(n)).astype(np.float16)
+        if cascade_supports(x):
+            return cascade_sum(x, axes, keepdim) / x.dtype.type(n)
+        return np.mean(x, axis=axes if x.ndim else None, keepdims=keepdim)
 
 
 def _mean_backward(node, g):
@@ -75,9 +89,7 @@ def mean(input, dim=NO_DIM, keepdim=False, *, dtype=None):
     if input._data.__class__ is not np.ndarray:
         data = _cuda().device_reduce("mean", input, axes, keepdim, input._data.dtype)
     else:
-        with warnings.catch_warnings():  # an empty mean is NaN without a warning in PyTorch
-            warnings.simplefilter("ignore", RuntimeWarning)
-            data = np.mean(input._data, axis=_np_axes(input, axes), keepdims=keepdim)
+        data = _host_mean(input._data, axes, keepdim, n)
     name = "MeanBackward0" if not named and not keepdim else "MeanBackward1"
     return record(name, (input,), _asarray(data, input._data.dtype), _mean_backward,
                   attrs=_attrs(input, axes, keepdim, n=n))
