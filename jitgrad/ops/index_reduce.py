@@ -72,8 +72,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise unsupported("index_reduce with reduce='prod'")
     if not _warned:  # ATen's TORCH_WARN_ONCE
         _warned = True
-        warnings.warn("index_reduce() is in beta and the API may change at any time.",
-                      UserWarning, stacklevel=2)
+        warnings.warn("index_reduce() is in beta and the API may change at any time. "
+                      "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/"
+                      "TensorAdvancedIndexing.cpp:1523.)", UserWarning, stacklevel=2)
     from .composite import record_composition
     from .gather_scatter import scatter_reduce
 
