@@ -5,7 +5,11 @@ import jitgrad as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _Number, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    BinaryProbs,
+    _Number,
+    broadcast_all,
+)
 
 __all__ = ["Bernoulli"]
 
@@ -18,7 +22,7 @@ def _bce_with_logits(logits, target):
     return binary_cross_entropy_with_logits(logits, target, reduction="none")
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbs, ExponentialFamily):
     """1 with probability ``probs`` (or ``sigmoid(logits)``), else 0."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -66,17 +70,6 @@ class Bernoulli(ExponentialFamily):
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=torch.Size()):
         shape = self._extended_shape(sample_shape)

@@ -8,7 +8,7 @@ import jitgrad as torch
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import BinaryProbs, broadcast_all, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -18,7 +18,7 @@ def _logsigmoid(x):
     return logsigmoid(x)
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbs, Distribution):
     """Successes before ``total_count`` failures, success probability ``probs`` in [0, 1)."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -53,9 +53,6 @@ class NegativeBinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @property
     def mean(self):
         return self.total_count * torch.exp(self.logits)
@@ -68,17 +65,6 @@ class NegativeBinomial(Distribution):
     def variance(self):
         return self.mean / torch.sigmoid(-self.logits)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

@@ -9,7 +9,7 @@ import jitgrad as torch
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
-__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits",
+__all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "BinaryProbs",
            "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 # torch.types._Number: a bool is a number here too
@@ -123,3 +123,24 @@ def vec_to_tril_matrix(vec, diag=0):
     tril_mask = arange < arange.view(-1, 1) + (diag + 1)
     mat[..., tril_mask] = vec
     return mat
+
+
+class BinaryProbs:
+    """``probs``/``logits`` of a distribution given by either one (a success probability):
+    each computed from the other on first use, as PyTorch's Bernoulli-family classes all
+    write it out; ``param_shape`` and ``_new`` follow whichever was given (``self._param``)."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
