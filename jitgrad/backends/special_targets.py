@@ -35,8 +35,8 @@ NAMES += EXTRA_NAMES
 
 
 def _bind(env, jit, igamma_jit=None):
-    """``igamma_jit`` (default ``jit``) also compiles the Bessel and polynomial ports: on the
-    CPU without fast-math flags, their fmas written out."""
+    """``igamma_jit`` (default ``jit``) compiles the incomplete gamma, Bessel and polynomial
+    ports."""
     out = special_scalar.bind(env, jit)
     strict = igamma_jit or jit
     out.update(special_igamma_scalar.bind(env, strict))
@@ -122,11 +122,12 @@ def cpu() -> dict:
            "sin": math.sin, "tan": math.tan, "pow_": E.pow_, "lgamma": math.lgamma,
            "trunc": E.trunc, "floor": E.floor, "wide": wide, "single": single,
            "cos": math.cos, "acos": math.acos, "f64": wide}
-    # fastmath=False, set explicitly: a callee left unset inherits its first caller's flags
-    # (Numba's inherit_if_not_set), and under a kernel's "contract" LLVM would fuse the
-    # a * b + c that ATen's calc_igamma leaves unfused (results depending on compile order)
-    out = _bind(env, numba.njit(error_model="numpy"),
-                numba.njit(error_model="numpy", fastmath=False))
+    # fastmath=False, set explicitly for every port: a callee left unset inherits its first
+    # caller's flags (Numba's inherit_if_not_set), so under a kernel's "contract" LLVM would fuse
+    # products that PyTorch's build leaves rounded (log_ndtr's, calc_igamma's), with results
+    # depending on which caller compiled a function first; the fmas GCC does form are written out
+    strict = numba.njit(error_model="numpy", fastmath=False)
+    out = _bind(env, strict, strict)
     # libm's lgamma / lgammaf; ATen's vectorized CPU lgamma is SLEEF's (within 1 ulp of
     # each other's exact value: the two differ by up to a few ulps)
     out["lgamma"] = math.lgamma

@@ -3,7 +3,8 @@
 ``calc_i0``/``calc_i0e``/``calc_i1``/``calc_i1e`` with their Chebyshev coefficients,
 ``calc_ndtri``, ``calc_erfcx``/``erfcx_y100`` with ``special_erfcx_table``, ``calc_log_ndtr``),
 so values match PyTorch's to a few ulps (bit for bit on the CPU where ATen's own arithmetic is
-reproduced: its compilers contract ``a + b * c`` into fma, which is written out here).
+reproduced: its compilers contract ``a + b * c`` into fma, which is written out here; the CPU
+target compiles these without fast-math flags, so nothing else is fused).
 
 They need loops and branches, so they are not scalar bodies but vocabulary functions
 (``registry.SCALAR_VOCABULARY``), written once here and bound per target by ``bind(env, jit)``:
@@ -105,10 +106,11 @@ _ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606
 
 
 def _chbevl_source(name, coeffs):
-    """ATen's ``chbevl(x, coeffs, len)`` unrolled."""
-    lines = [f"def {name}(x):", f"    b0 = lit(x, {coeffs[0]!r})", "    b1 = lit(x, 0.0)",
-             "    b2 = lit(x, 0.0)"]
-    for c in coeffs[1:]:
+    """ATen's ``chbevl(x, coeffs, len)`` unrolled. Its first step, ``x * c0 - 0 + c1``, is one
+    fma in PyTorch's build (GCC drops the ``- 0``, leaving a product feeding an addition)."""
+    lines = [f"def {name}(x):", "    b2 = lit(x, 0.0)", f"    b1 = lit(x, {coeffs[0]!r})",
+             f"    b0 = fma(x, b1, lit(x, {coeffs[1]!r}))"]
+    for c in coeffs[2:]:
         lines += ["    b2 = b1", "    b1 = b0", f"    b0 = fma(x, b1, -b2) + lit(x, {c!r})"]
     lines.append("    return lit(x, 0.5) * (b0 - b2)")
     return "\n".join(lines)
