@@ -170,18 +170,28 @@ def test_stack_integer_dtypes_fall_back_to_numpy():
 
 
 @pytest.mark.skipif(blas.backend() != "mkl", reason="MKL is not installed")
-def test_small_stacks_stay_with_numpy(monkeypatch):
-    """Below STACK_MIN_WORK multiply-adds per matrix NumPy's loop beats MKL's batched call."""
+def test_tiny_stacks_take_atens_loop(monkeypatch):
+    """Below STACK_MIN_WORK (ATen's 400) multiply-adds per matrix PyTorch's bmm sums in index
+    order without BLAS, and so does jitgrad (PyTorch's bits: tests/test_blas_bits.py); from
+    there on MKL's batched call."""
     def refuse(*args):
         raise AssertionError("MKL called for a small stack")
     for table in (blas._gemm_strided, blas._gemm_batch):
         for dt in list(table):
             monkeypatch.setitem(table, dt, refuse)
-    a, b = RNG.standard_normal((8, 16, 16)), RNG.standard_normal((8, 16, 16))
-    np.testing.assert_allclose(blas.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
-    big = RNG.standard_normal((2, 128, 64)), RNG.standard_normal((2, 64, 128))
+    a, b = RNG.standard_normal((8, 7, 8)), RNG.standard_normal((8, 8, 7))  # 392 per matrix
+    got = blas.matmul(a, b)
+    want = np.zeros_like(got)
+    for s in range(8):  # the same order of additions, in Python
+        for i in range(7):
+            for j in range(7):
+                acc = 0.0
+                for k in range(8):
+                    acc += a[s, i, k] * b[s, k, j]
+                want[s, i, j] = acc
+    np.testing.assert_array_equal(got, want)
     with pytest.raises(AssertionError, match="MKL called"):
-        blas.matmul(*big)  # 128 * 64 * 128 multiply-adds per matrix: MKL's
+        blas.matmul(RNG.standard_normal((8, 8, 7)), RNG.standard_normal((8, 7, 8)))  # 448
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.kcache import njit_cached as njit
-from ..nn.functional._dense_kernels import column_sums
 from ..nn.functional._loss_kernels import (
     log_softmax_rows,
     log_softmax_rows_backward,
     nll_rows_total,
 )
+from ..ops._cascade_sum_kernels import column_sums_aten
 from ..optim._kernels import sgd_step
 
 
@@ -84,10 +84,8 @@ def run_program(code, f, ints, scal, out64, gemm):
             relu(a.reshape(-1), f[code[k, 2]].reshape(-1))
         elif op == RELU_VJP:  # f[1] = relu_vjp(f[1], relu's output f[2])
             relu_vjp(a.reshape(-1), f[code[k, 2]].reshape(-1))
-        elif op == COLUMN_SUMS:  # the (1, n) f[2] = column sums of f[1]
-            b = f[code[k, 2]]
-            b[0, :] = 0
-            column_sums(a, b[0])
+        elif op == COLUMN_SUMS:  # the (1, n) f[2] = column sums of f[1], code[k, 3] threads
+            column_sums_aten(a, f[code[k, 2]][0], code[k, 3])
         elif op == CE_FORWARD:  # f[2] = log_softmax(f[1]); out64[4] = -sum f[2][r, ints[3][r]]
             b = f[code[k, 2]]
             log_softmax_rows(a, b)

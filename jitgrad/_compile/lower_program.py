@@ -2,7 +2,7 @@
 
 ``lower.py`` plans a step as lowered ops (``Dense``, ``Relu``, ``CrossEntropy``), each able to
 run itself from Python. ``ArrayProgram`` instead writes the same work as instructions for the
-interpreter — the same kernels (``relu``, ``column_sums``, ``log_softmax_rows``, ...) and the
+interpreter — the same kernels (``relu``, ``column_sums_aten``, ``log_softmax_rows``, ...) and the
 same BLAS calls (MKL's ``cblas_?gemm``, called from compiled code through its address), so the
 same bits — and runs them in one call: no Python between the GEMMs (whose memory traffic evicts
 the interpreter's state: the step's non-GEMM work took 0.29 ms on its own and 0.77 ms as Python
@@ -22,6 +22,7 @@ import ctypes
 
 import numpy as np
 
+from .._settings import get_num_threads
 from ..backends import blas, cpu
 from . import lower_kernels as K
 from . import pending
@@ -185,6 +186,7 @@ class ArrayProgram:
                     gb = np.empty((1, b._data.shape[0]), dt)
                     f[s["gb"]] = gb
                     code[s["sum"], 0] = K.COLUMN_SUMS
+                    code[s["sum"], 3] = get_num_threads()  # the eager bias gradient's split
                     leaves.append((b, gb.reshape(-1)))
                 else:
                     code[s["sum"], 0] = K.NOP

@@ -7,9 +7,16 @@ So when ``libmkl_rt`` is present (``pip install "jitgrad[mkl]"``) 2-D float32/fl
 call ``cblas_?gemm`` directly through ctypes, passing transposed operands as flags instead of
 copying them. ``JITGRAD_BLAS=numpy`` forces NumPy.
 
-Stacks of matrices (3-D and up, batch dims broadcast as ``np.matmul`` does) of large enough
-matrices go to MKL too, in one call: NumPy's stacked matmul calls OpenBLAS once per matrix, and
-those per-matrix calls are what collapses when the cores are busy. When every operand's batch
+MKL releases differ in the kernel (the order of additions) they pick for a shape, so PyTorch's
+bits come from the MKL its CPU wheels link (2024.2 for PyTorch 2.13; pyproject pins the extra):
+the calls below are the ones ATen makes (its column-major call with the operands swapped is
+``cblas_?gemm``'s row-major call; ``addmm`` puts the bias in C with beta), and with the same MKL
+they give the same bits (tests/test_blas_bits.py).
+
+Stacks of matrices (3-D and up, batch dims broadcast as ``np.matmul`` does) go to MKL too
+(stacks of tiny matrices take ATen's own loop, ``bmm_small``), in one call: NumPy's stacked
+matmul calls OpenBLAS once per matrix, and those per-matrix calls are what collapses when the
+cores are busy. When every operand's batch
 folds into one uniform stride (contiguous stacks, broadcast stacks: stride 0, sliced stacks)
 that is ``cblas_?gemm_batch_strided``; other batch layouts pass one pointer per matrix to
 ``cblas_?gemm_batch``; an MKL without either gets a loop of ``cblas_?gemm`` calls. Each matrix
@@ -26,21 +33,21 @@ import numpy as np
 
 from . import cpu
 
-__all__ = ["matmul", "matmul_batch", "backend", "max_threads", "set_local_threads",
-           "set_max_threads"]
+__all__ = ["matmul", "matmul_batch", "backend", "mkl_version", "max_threads",
+           "set_local_threads", "set_max_threads"]
 
-_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS = 101, 102, 111, 112
 _gemm = None  # {np.dtype: ctypes function} once loaded, {} when MKL is unavailable
 _gemm_strided = {}  # {np.dtype: cblas_?gemm_batch_strided} where this MKL has it
 _gemm_batch = {}  # {np.dtype: cblas_?gemm_batch (pointer arrays)} where this MKL has it
 _threads = {}  # "max": MKL_Get_Max_Threads, "local": MKL_Set_Num_Threads_Local, once loaded
+_version = {}  # "text": MKL_Get_Version_String's text, once loaded
 _INT_MAX = 2 ** 31 - 1  # MKL_INT of the LP64 interface libmkl_rt selects by default
-# Stacks go to MKL only when each product has at least this many multiply-adds (m * n * k):
-# below it MKL's batched call costs more than NumPy's per-matrix loop (on an AMD EPYC, MKL
-# 2026.2: 64 x (16x16x16) 65 us vs 8 us, 64 x (32x32x32) 115 vs 42; even at 1 thread); from
-# 64 x (128x64x128) up they are level at best and MKL keeps its speed when the cores are busy
-# (NumPy's median went 2-4x its best there). benchmarks/compare_bmm.py measures.
-STACK_MIN_WORK = 1 << 19
+# Stacks of float32/float64 matrices with fewer multiply-adds each (m * n * k) than this take
+# ATen's own loop (``bmm_small``), larger ones MKL, as PyTorch's bmm does: PyTorch's bits. (A
+# NumPy loop was faster for small stacks, 64 x (16x16x16) 8 us vs MKL's 65 us on an AMD EPYC with
+# MKL 2026.2, but OpenBLAS sums in other orders.) Tests set it to 0 to pin MKL's routes.
+STACK_MIN_WORK = 400
 
 
 def _find_mkl():
@@ -71,6 +78,12 @@ def _load():
         if fn is not None:
             fn.restype, fn.argtypes = ctypes.c_int, args
             _threads[key] = fn
+    fn = getattr(lib, "MKL_Get_Version_String", None)
+    if fn is not None:
+        buf = ctypes.create_string_buffer(256)
+        fn.restype, fn.argtypes = None, [ctypes.c_char_p, ctypes.c_int]
+        fn(buf, len(buf))
+        _version["text"] = buf.value.decode(errors="replace")
     vp, i = ctypes.c_void_p, ctypes.c_int
     for dt, name, scalar in ((np.float32, "cblas_sgemm", ctypes.c_float),
                              (np.float64, "cblas_dgemm", ctypes.c_double)):
@@ -94,6 +107,15 @@ def backend() -> str:
     if _gemm is None:
         _load()
     return "mkl" if _gemm else "numpy"
+
+
+def mkl_version() -> str:
+    """MKL's version line ("Intel(R) oneAPI Math Kernel Library Version 2024.2-Product Build
+    ..."), as ``torch.__config__.show()`` prints its own; "" without MKL. GEMM results depend on
+    the release: PyTorch's bits need the MKL it links (pyproject's ``mkl`` extra pins it)."""
+    if _gemm is None:
+        _load()
+    return _version.get("text", "") if _gemm else ""
 
 
 def max_threads() -> int:
@@ -128,34 +150,82 @@ def _address(a) -> int:
     return a.__array_interface__["data"][0]
 
 
-def _operand(a):
-    """(transpose flag, leading dimension) for a 2-D operand, or None if it needs a copy."""
-    s0, s1 = a.strides
-    item = a.itemsize
-    if a.flags.c_contiguous and s1 == item:
-        return _NO_TRANS, max(a.shape[1], 1)
-    if a.flags.f_contiguous and s0 == item:
-        return _TRANS, max(a.shape[0], 1)
-    return None
+def _aten_gemm(x, y, out):
+    """The column-major GEMM arguments ATen's ``addmm_impl_cpu_`` (then cpublas ``gemm``'s
+    ``normalize_last_dims``) passes for ``out = x @ y``: (transa, transb, m, n, k, a, lda, b,
+    ldb, ldc), ``a``/``b`` being ``x``/``y`` (swapped when the result is row-major) or their
+    contiguous copies; None where ATen would not call BLAS (``use_blas_gemm``). The layout
+    tests look at every stride, size-1 dims included, as ATen's do: MKL picks its kernel by
+    these arguments, so a different but equivalent call can give different bits."""
+    item = x.itemsize
+    if any(st % item for st in x.strides + y.strides + out.strides):
+        return None
+    rs, (r0, r1) = [st // item for st in out.strides], out.shape
+    m1, m2 = x, y
+    if rs[0] == 1 and (r1 == 1 or rs[1] >= max(1, r0)):
+        tc = False
+    elif rs[1] == 1 and (r0 == 1 or rs[0] >= max(1, r1)):
+        m1, m2, tc = y, x, True
+    else:
+        return None  # (a result GEMM can't write: ATen writes a copy; callers pass C order)
+    m, n = (r1, r0) if tc else (r0, r1)
+    k = m1.shape[0 if tc else 1]
+    i0, i1 = (1, 0) if tc else (0, 1)
+
+    def cast(a, rows, cols):
+        st = [v // item for v in a.strides]
+        if st[i0] == 1 and st[i1] >= max(1, rows):
+            return False, a
+        if st[i1] == 1 and st[i0] >= max(1, cols):
+            return True, a
+        return not tc, np.ascontiguousarray(a)
+
+    ta, a = cast(m1, m, k)
+    tb, b = cast(m2, k, n)
+    lda = a.strides[1 if ta == tc else 0] // item
+    ldb = b.strides[1 if tb == tc else 0] // item
+    ldc = rs[0 if tc else 1]
+    if n == 1:
+        ldc = m
+    if ta:
+        lda = k if m == 1 else lda
+    elif k == 1:
+        lda = m
+    if tb:
+        ldb = n if k == 1 else ldb
+    elif n == 1:
+        ldb = k
+    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and
+            ldc >= max(1, m) and max(m, n, k, lda, ldb, ldc) <= _INT_MAX):
+        return None
+    return (_TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k, a, lda, b, ldb,
+            ldc)
 
 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
-           accumulate: bool = False, alpha: float = 1.0) -> np.ndarray:
+           accumulate: bool = False, alpha: float = 1.0, beta: float = 1.0) -> np.ndarray:
     """``x @ y`` for NumPy arrays (any ranks NumPy accepts); with ``accumulate``,
     ``out += x @ y`` (GEMM's beta = 1: ``linear`` pre-fills ``out`` with the bias, which saves
     the separate read-modify-write pass of adding it afterwards). ``alpha`` (2-D, with
     ``accumulate``): ``out += alpha * x @ y`` (GEMM's alpha: a compiled step folds SGD's
-    ``W -= lr * g^T h`` into the weight-gradient product)."""
+    ``W -= lr * g^T h`` into the weight-gradient product). ``beta`` (2-D, with ``accumulate``):
+    ``out = beta * out + alpha * x @ y`` as one GEMM (``addmm``'s call: PyTorch's bits); with
+    ``beta == 0`` ``out`` is not read (BLAS's rule: NaN in it does not propagate)."""
     if accumulate and out is None:
         raise ValueError("blas.matmul: accumulate=True needs out=")
-    if alpha != 1.0:
+    if alpha != 1.0 or beta != 1.0:
         if not accumulate or x.ndim != 2 or y.ndim != 2:
-            raise ValueError("blas.matmul: alpha needs accumulate=True and 2-D operands")
+            raise ValueError("blas.matmul: alpha/beta need accumulate=True and 2-D operands")
         if _gemm is None:
             _load()
         if not _gemm or _gemm.get(x.dtype) is None or y.dtype != x.dtype or \
                 out.dtype != x.dtype or not out.flags.c_contiguous:
-            out += alpha * np.matmul(x, y)
+            prod = np.matmul(x, y)
+            if beta == 0:
+                out[...] = alpha * prod
+            else:
+                out *= beta
+                out += alpha * prod
             return out
     if _gemm is None:
         _load()
@@ -175,22 +245,27 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
     n = y.shape[1]
     if k != y.shape[0]:
         return np.matmul(x, y)  # NumPy raises its shape error
-    ta, tb = _operand(x), _operand(y)
-    if ta is None:
-        x = np.ascontiguousarray(x)
-        ta = (_NO_TRANS, max(k, 1))
-    if tb is None:
-        y = np.ascontiguousarray(y)
-        tb = (_NO_TRANS, max(n, 1))
     if out is None:
         out = cpu.empty((m, n), x.dtype)  # pooled: no page faults per step
     if m and n:
         if k == 0:
-            if not accumulate:
+            if not accumulate or beta == 0:
                 out[...] = 0
-        else:
-            fn(_ROW_MAJOR, ta[0], tb[0], m, n, k, alpha, _address(x), ta[1], _address(y),
-               tb[1], 1.0 if accumulate else 0.0, _address(out), max(n, 1))
+            elif beta != 1.0:
+                out *= beta
+            return out
+        call = _aten_gemm(x, y, out)
+        if call is None:  # layouts ATen leaves to its own loop: NumPy's product
+            prod = np.matmul(x, y)
+            if not accumulate or beta == 0:
+                out[...] = alpha * prod if alpha != 1.0 else prod
+            else:
+                out *= beta
+                out += alpha * prod if alpha != 1.0 else prod
+            return out
+        ta, tb, mm, nn, kk, a, lda, b, ldb, ldc = call
+        fn(_COL_MAJOR, ta, tb, mm, nn, kk, alpha, _address(a), lda, _address(b), ldb,
+           beta if accumulate else 0.0, _address(out), ldc)
     return out
 
 
@@ -245,13 +320,13 @@ def _offsets(batch, strides, item):
 
 
 def _matmul_stack(gemm, x, y, out, accumulate):
-    """``x @ y`` for stacks (``np.matmul``'s broadcasting of the batch dims) through MKL, or None
-    when NumPy must do it: small matrices (``STACK_MIN_WORK``), a shape error (NumPy raises its
-    own), an ``out`` that isn't a C-contiguous array of the result's shape, sizes past
-    MKL_INT."""
+    """``x @ y`` for stacks (``np.matmul``'s broadcasting of the batch dims) through MKL (ATen's
+    loop for tiny matrices: ``STACK_MIN_WORK``), or None when NumPy must do it: a shape error
+    (NumPy raises its own), an ``out`` that isn't a C-contiguous array of the result's shape,
+    sizes past MKL_INT."""
     m, k = x.shape[-2:]
     n = y.shape[-1]
-    if y.shape[-2] != k or m * n * k < STACK_MIN_WORK:
+    if y.shape[-2] != k:
         return None
     try:
         batch = tuple(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
@@ -268,6 +343,9 @@ def _matmul_stack(gemm, x, y, out, accumulate):
         if not accumulate:
             out[...] = 0
         return out
+    if m * n * k < STACK_MIN_WORK:
+        from .bmm_small import bmm_small  # Numba: imported on first use
+        return bmm_small(x, y, out, accumulate)
     la, lb = _matrix_layout(x), _matrix_layout(y)
     if la is None or not x.flags.aligned:
         x = np.ascontiguousarray(x)  # copies the stack once, not the broadcast

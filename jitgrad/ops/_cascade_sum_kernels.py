@@ -251,3 +251,66 @@ def serial_sum(x, xb, out, ob, shape, xs, os, begin, end, lanes):
                 overflow = 0
             values[i] = v
             i += 1
+
+
+@njit_cached(nogil=True)
+def column_sums_aten(g, out, threads):
+    """``out[:] = g.sum(0)`` for a C-contiguous 2-D float array as ``cascade_sum`` computes it
+    with ``threads`` threads (``cascade_sum.py``'s plan for this layout, its per-thread pieces
+    walked one after another: they write disjoint outputs, so the bits are the same). For
+    callers inside compiled code (a lowered step's bias gradient), which cannot call
+    ``cascade_sum``; ``out`` (1-D, ``g.shape[1]``) is overwritten."""
+    nrows, ncols = g.shape
+    x = g.reshape(-1)
+    lanes = 32 // x.itemsize
+    grain = 32768  # at::internal::GRAIN_SIZE
+    for j in range(ncols):
+        out[j] = 0
+    if nrows == 0 or ncols == 0:
+        return
+    if nrows > 1 and ncols > 1:  # TensorIterator: the reduced dim first, not merged
+        shape = np.array([nrows, ncols], np.int64)
+        xs = np.array([ncols, 1], np.int64)
+        os = np.array([0, 1], np.int64)
+    elif ncols > 1:  # one row: a kept dim alone
+        shape = np.array([ncols], np.int64)
+        xs = np.array([1], np.int64)
+        os = np.array([1], np.int64)
+    else:  # one column: a full reduction
+        shape = np.array([nrows], np.int64)
+        xs = np.array([1], np.int64)
+        os = np.array([0], np.int64)
+    numel = nrows * ncols
+    if numel < grain or threads <= 1:
+        serial_sum(x, 0, out, 0, shape, xs, os, 0, numel, lanes)
+    elif ncols == 1:  # two_pass_reduction over parallel_for's chunks
+        tasks = min(threads, (numel + grain - 1) // grain)
+        chunk = (numel + tasks - 1) // tasks
+        partial = np.zeros(threads, x.dtype)
+        for t in range(tasks):
+            if t * chunk < numel:
+                serial_sum(x, 0, partial, t, shape, xs, os, t * chunk,
+                           min(numel, t * chunk + chunk), lanes)
+        serial_sum(partial, 0, out, 0, np.array([threads], np.int64),
+                   np.array([1], np.int64), np.array([0], np.int64), 0, threads, lanes)
+    else:  # parallel_dim_reduction: the columns split, 128-byte groups
+        dim = shape.size - 1
+        round_to = 128 // x.itemsize
+        tasks = min(threads, ncols)
+        chunk = (ncols + tasks - 1) // tasks
+        for t in range(tasks):
+            b = t * chunk
+            if b >= ncols:
+                break
+            e = min(ncols, b + chunk)
+            b -= b % round_to
+            if e != ncols:
+                e -= e % round_to
+            if b == e:
+                continue
+            sub = shape.copy()
+            sub[dim] = e - b
+            n = 1
+            for d in range(sub.size):
+                n *= sub[d]
+            serial_sum(x, b, out, b, sub, xs, os, 0, n, lanes)

@@ -6,20 +6,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..autograd import grad_mode
-from ..backends import blas
+from ..backends import blas, cpu
 from ..tensor import Tensor
 from .composite import record
 from .linalg_args import _ctype, _legacy, _no_bool, _tensor_arg, _write_out
 from .linalg_products import (
     _check_bmm,
     _check_mv,
+    _layout_attrs,
+    _mat1_grad,
     _mat2_grad,
     _matmul_data,
     _mT,
     _np_matmul,
     _on_host,
     _save_pair,
-    _transposed,
 )
 
 
@@ -118,7 +119,7 @@ def _beta_alpha_backward(node, g, vjp_1, vjp_2):
 
 
 def _addmm_backward(node, g):
-    return _beta_alpha_backward(node, g, lambda g: g @ _mT(node.saved("m2")),
+    return _beta_alpha_backward(node, g, lambda g: _mat1_grad(node, node.saved("m2"), g),
                                 lambda g: _mat2_grad(node, node.saved("m1"), g))
 
 
@@ -141,7 +142,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     shape = (mat1.shape[0], mat2.shape[1])
     _check_bias(input, shape)
     alpha, beta = _coef(alpha, mat1.dtype, "alpha"), _coef(beta, mat1.dtype, "beta")
-    if _on_host(input, mat1, mat2) and mat1.dtype.name != "float16":
+    if _on_host(input, mat1, mat2) and mat1.dtype.name in ("float32", "float64"):
+        # addmm_impl_cpu_'s call: the bias copied into the result, then one GEMM with beta as
+        # given (PyTorch's bits; adding the bias after the product rounds differently)
+        data = cpu.empty(shape, mat1.dtype.np)
+        if beta != 0:
+            data[...] = input._data
+        blas.matmul(mat1._data, mat2._data, out=data, accumulate=True,
+                    alpha=alpha, beta=beta)
+    elif _on_host(input, mat1, mat2) and mat1.dtype.name != "float16":
         prod = blas.matmul(mat1._data, mat2._data)
         if alpha != 1:
             prod *= alpha
@@ -157,7 +166,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         data = _combine(input, _host_prod(mat1, mat2), beta, alpha, mat1.dtype)
     res = record("AddmmBackward0", (input, mat1, mat2), data, _addmm_backward,
                  save=_save_pair(mat1, mat2, "m1", "m2"),
-                 attrs={"alpha": alpha, "beta": beta, "mat2_transposed": _transposed(mat2)})
+                 attrs={"alpha": alpha, "beta": beta, **_layout_attrs(mat1, mat2)})
     return _write_out("addmm", res, out)
 
 

@@ -56,21 +56,38 @@ def _mm_backward(node, g):
     need_a, need_b = node.ctx.needs_input_grad
     a = node.saved("a") if need_b else None
     b = node.saved("b") if need_a else None
-    return (g @ _mT(b) if need_a else None, _mat2_grad(node, a, g) if need_b else None)
+    return (_mat1_grad(node, b, g) if need_a else None, _mat2_grad(node, a, g) if need_b else None)
+
+
+def _mat1_grad(node, m2, g):
+    """g m2^T as ATen's mm_mat1_backward computes it: ``(m2 g^T)^T`` when mat1 was column-major
+    (its gradient comes out column-major too), ``g m2^T`` otherwise. The two are different
+    GEMM calls, and BLAS may sum them in different orders: PyTorch's bits need PyTorch's."""
+    if node.ctx.attrs.get("mat1_column_major"):
+        return _mT(m2 @ _mT(g))
+    return g @ _mT(m2)
 
 
 def _mat2_grad(node, m1, g):
-    """m1^T g, laid out like mat2: when mat2 is a transposed view (a Linear weight's w.t()),
-    computing (g^T m1)^T makes the weight's gradient come out C-contiguous (as PyTorch's
-    mm_mat2_backward does), so the leaf adopts it without a copy."""
-    if node.ctx.attrs.get("mat2_transposed"):
+    """m1^T g, laid out like mat2 (ATen's mm_mat2_backward): when mat2 is column-major (a Linear
+    weight's w.t()), computing (g^T m1)^T makes the weight's gradient come out C-contiguous, so
+    the leaf adopts it without a copy."""
+    if node.ctx.attrs.get("mat2_column_major"):
         return _mT(_mT(g) @ m1)
     return _mT(m1) @ g
 
 
-def _transposed(t):
-    d = t._data
-    return d.ndim == 2 and d.flags.f_contiguous and not d.flags.c_contiguous
+def _column_major(t):
+    """ATen's test in mm_mat1/mm_mat2_backward: ``strides[0] == 1 && strides[1] == sizes[0]``
+    (a transposed contiguous matrix; size-1 dims are not ignored, unlike NumPy's flags)."""
+    if t.ndim != 2:
+        return False
+    s0, s1 = t.stride()
+    return s0 == 1 and s1 == t.shape[0]
+
+
+def _layout_attrs(mat1, mat2):
+    return {"mat1_column_major": _column_major(mat1), "mat2_column_major": _column_major(mat2)}
 
 
 def _save_pair(a, b, na, nb):
@@ -98,7 +115,7 @@ def mm(input, mat2, *, out=None):
     _no_bool("addmm_impl_cpu_", input)
     res = record("MmBackward0", (input, mat2), _matmul_data(input, mat2), _mm_backward,
                  save=_save_pair(input, mat2, "a", "b"),
-                 attrs={"mat2_transposed": _transposed(mat2)})
+                 attrs=_layout_attrs(input, mat2))
     return _write_out("mm", res, out)
 
 

@@ -5,47 +5,54 @@ from __future__ import annotations
 import numpy as np
 
 from ...backends import blas, cpu
+from ...ops.cascade_sum import cascade_sum
+from ...ops.cascade_sum import supports as cascade_supports
 from ...ops.composite import record, record_composition
 from ...ops.linalg_addmm import addmm
 from ...ops.linalg_matmul import matmul
+from ...ops.linalg_products import _layout_attrs
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph
 
 
 def _linear_backward(node, g):
-    """AddmmBackward0 of ``addmm(bias, x, w.t())``, with PyTorch's layouts: the gradient for
-    the ``w.t()`` slot is computed as ``(g^T x)^T`` so that, after TBackward0, the weight's
-    gradient is a C-contiguous (out, in) array; the bias gradient is summed here directly."""
+    """AddmmBackward0 of ``addmm(bias, x, w.t())`` with ATen's mm_mat1/mm_mat2_backward calls
+    (each picks its GEMM by the operand's layout, and the bits follow the call): the ``w.t()``
+    slot's gradient is ``(g^T x)^T`` when ``w.t()`` is column-major (a contiguous weight), so
+    that after TBackward0 the weight's gradient is a C-contiguous (out, in) array; the input's
+    is ``(w^T g^T)^T`` when the input was column-major. The bias gradient is summed here."""
     need_b, need_x, need_wt = node.ctx.needs_input_grad
+    x_cm = node.ctx.attrs["mat1_column_major"]
+    wt_cm = node.ctx.attrs["mat2_column_major"]
     gb = gx = gwt = None
     if not _creating_graph():
         gd = g._data
         if need_b:
             gb = Tensor._make(_bias_grad(gd))
         if need_wt:
-            gwt = Tensor._make(blas.matmul(gd.T, node.saved_array("x")).T)
+            x = node.saved_array("x")
+            gwt = Tensor._make(blas.matmul(gd.T, x).T if wt_cm else blas.matmul(x.T, gd))
         if need_x:  # last, so it is still in cache when the activation's VJP reads it next
-            gx = Tensor._make(blas.matmul(gd, node.saved_array("w")))
+            w = node.saved_array("w")
+            gx = Tensor._make(blas.matmul(w.T, gd.T).T if x_cm else blas.matmul(gd, w))
         return (gb, gx, gwt)
     if need_b:
         gb = g.sum(0)
     if need_x:
-        gx = g @ node.saved("w")
+        w = node.saved("w")
+        gx = (w.t() @ g.t()).t() if x_cm else g @ w
     if need_wt:
-        gwt = (g.t() @ node.saved("x")).t()
+        x = node.saved("x")
+        gwt = (g.t() @ x).t() if wt_cm else x.t() @ g
     return (gb, gx, gwt)
 
 
 def _bias_grad(gd):
-    """``gd.sum(axis=0)`` of a 2-D gradient: one compiled pass over contiguous float rows
-    (``_dense_kernels``, also what a compiled step's lowered layers run)."""
-    if gd.__class__ is np.ndarray and gd.ndim == 2 and gd.flags.c_contiguous and \
-            gd.dtype in _FLOATS:
-        from ._dense_kernels import column_sums
-        out = np.zeros(gd.shape[1], gd.dtype)
-        column_sums(gd, out)
-        return out
+    """``gd.sum(axis=0)`` of a 2-D gradient as AddmmBackward0's ``sum_to`` computes it: float32
+    and float64 in ATen's order of additions (``cascade_sum``: PyTorch's bits)."""
+    if cascade_supports(gd) and gd.ndim == 2:
+        return cascade_sum(gd, (0,), False)
     return gd.sum(axis=0)
 
 
@@ -69,7 +76,8 @@ def _fast_linear(input, weight, bias):
         save.append(("x", input))
     if input._requires_grad:
         save.append(("w", weight))
-    return record("AddmmBackward0", (bias, input, wt), out, _linear_backward, save=tuple(save))
+    return record("AddmmBackward0", (bias, input, wt), out, _linear_backward, save=tuple(save),
+                  attrs=_layout_attrs(input, wt))
 
 
 def linear(input, weight, bias=None):

@@ -1,0 +1,43 @@
+"""ATen's loop for stacks of tiny matrices (``baddbmm_cpu_kernel`` in
+aten/src/ATen/native/LinearAlgebra.cpp): PyTorch's CPU ``bmm`` (and every stacked ``matmul``,
+which becomes a ``bmm``) does not call BLAS when a matrix takes fewer than ``SMALL_WORK``
+multiply-adds, but sums each element's products in index order, one rounding per product and
+per addition (the file is compiled for baseline x86-64: no FMA). The same loop here gives
+PyTorch's bits; BLAS's kernels sum in other orders."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen.kcache import njit_cached
+
+__all__ = ["SMALL_WORK", "bmm_small"]
+
+SMALL_WORK = 400  # ``contraction_size * res_rows * res_cols < 400`` in bmm_out_or_baddbmm_
+
+
+@njit_cached(nogil=True)
+def _loop(a, b, out, accumulate):
+    zero = out.dtype.type(0)
+    for s in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            for j in range(out.shape[2]):
+                acc = zero
+                for k in range(a.shape[2]):
+                    acc += a[s, i, k] * b[s, k, j]
+                if accumulate:  # baddbmm with beta = alpha = 1: r * 1 + acc
+                    out[s, i, j] = out[s, i, j] + acc
+                else:
+                    out[s, i, j] = acc
+
+
+def bmm_small(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool) -> np.ndarray:
+    """``out (+)= x @ y`` for float32/float64 stacks (batch dims broadcast as ``np.matmul``;
+    ``out`` C-contiguous, of the broadcast shape) in ATen's order. Threads don't change the
+    result (ATen splits the batch, never a sum), so this runs serially."""
+    m, k = x.shape[-2:]
+    n = y.shape[-1]
+    batch = out.shape[:-2]
+    a = np.broadcast_to(x, batch + (m, k)).reshape(-1, m, k)
+    b = np.broadcast_to(y, batch + (k, n)).reshape(-1, k, n)
+    _loop(a, b, out.reshape(-1, m, n), accumulate)
+    return out
