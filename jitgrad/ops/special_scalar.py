@@ -325,8 +325,8 @@ def _erfcx_y100(y100):
     t = lit(y100, 2.0) * y100 - lit(y100, 2 * k + 1)
     tw = wide(t)
     r = erfcx_coeff(tw, k, 6)
-    for j in range(5, -1, -1):
-        r = fma(r, tw, erfcx_coeff(tw, k, j))
+    for j in range(5, -1, -1):  # not contracted in PyTorch's build (its values bit for bit)
+        r = r * tw + erfcx_coeff(tw, k, j)
     return lit(y100, r)
 
 
