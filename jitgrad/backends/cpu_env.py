@@ -169,7 +169,10 @@ def _fma(a, b, c):
 _ns = _jm.CPU_NAMESPACE
 exp, expm1, log, log1p = _ns["exp"], _ns["expm1"], _ns["log"], _ns["log1p"]
 sqrt, sin, cos, tan = _ns["sqrt"], _ns["sin"], _ns["cos"], _ns["tan"]
-tanh, erf, sigmoid, softplus = _ns["tanh"], _ns["erf"], _ns["sigmoid"], _ns["softplus"]
+tanh, erf, softplus = _ns["tanh"], _ns["erf"], _ns["softplus"]
+# sigmoid: ATen's vector formula 1 / (SLEEF exp(-x) + 1), the bits torch.sigmoid gives (outside
+# its scalar tails, docs/math.md "PyTorch's formulas"), not jitgrad.math's more accurate one
+sigmoid = _ns["aten_sigmoid"]
 
 # gamma/Bessel/normal-quantile functions with loops and branches: ATen's Math.h ported once in
 # ops/special_scalar.py, bound here as njit functions over libm (backends/special_targets.py)

@@ -20,9 +20,10 @@ that picks the float32 or float64 implementation by the argument's Numba type
 their arithmetic in float32.
 
 Public API: ``exp, expm1, log, log1p, tanh, sigmoid, softplus, sin, cos, tan,
-erf, sqrt`` and ``CPU_NAMESPACE`` (name -> function, for generated kernel
-source).  ``JITGRAD_LIBM=1`` in the environment at import time makes every
-function call libm (``math.*``) instead, for debugging.  See docs/math.md for
+erf, sqrt``, PyTorch's own formulas ``sleef_exp``, ``sleef_expm1`` and ``aten_sigmoid``
+(bit-identical to ATen's SLEEF vector lanes, ``_sleef.py``) and ``CPU_NAMESPACE`` (name ->
+function, for generated kernel source).  ``JITGRAD_LIBM=1`` in the environment at import
+time makes every function call libm (``math.*``) instead, for debugging.  See docs/math.md for
 accuracy and speed figures.
 """
 import math as _math
@@ -31,11 +32,12 @@ import numpy as _np
 from numba import types as _types
 from numba.extending import overload as _overload
 
-from . import _f32, _f64, _libm
+from . import _f32, _f64, _libm, _sleef
 from ._config import FASTMATH, JIT_OPTIONS, USE_LIBM
 
 __all__ = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sin", "cos", "tan",
-           "erf", "sqrt", "CPU_NAMESPACE", "FASTMATH", "USE_LIBM", "FUNCTIONS"]
+           "erf", "sqrt", "sleef_exp", "sleef_expm1", "aten_sigmoid", "CPU_NAMESPACE",
+           "FASTMATH", "USE_LIBM", "FUNCTIONS"]
 
 #: Names of the vectorized functions (``sqrt`` is LLVM's own, already vectorizable).
 FUNCTIONS = ("exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sin", "cos", "tan",
@@ -125,6 +127,31 @@ def sqrt(x):
     return _np.sqrt(_as_np(x))
 
 
+def _elementwise_jit(x, impl32, impl64):
+    """Evaluate a jitted implementation from Python (these have no NumPy equivalent)."""
+    x = _as_np(x)
+    dt = _np.asarray(x).dtype
+    impl = impl32 if dt == _np.float32 else impl64
+    out = _np.array([impl(v) for v in _np.ravel(x)], dtype=dt).reshape(_np.shape(x))
+    return out if out.ndim else out[()]
+
+
+def sleef_exp(x):
+    """e**x as SLEEF's u10 ``expf``/``exp`` (FMA build): the bits of PyTorch's vector lanes."""
+    return _elementwise_jit(x, _sleef.exp_u10_f32, _sleef.exp_u10_f64)
+
+
+def sleef_expm1(x):
+    """e**x - 1 as SLEEF's u10 ``expm1f``/``expm1``: torch.expm1's bits; ~3x the cost of
+    ``expm1`` (double-float arithmetic), so the CPU kernels keep ``expm1``."""
+    return _elementwise_jit(x, _sleef.expm1_u10_f32, _sleef.expm1_u10_f64)
+
+
+def aten_sigmoid(x):
+    """ATen's vectorized sigmoid, ``1 / (sleef_exp(-x) + 1)`` (0 below ~-88.7 / -709.8)."""
+    return _elementwise_jit(x, _sleef.sigmoid_aten_f32, _sleef.sigmoid_aten_f64)
+
+
 # ---- Numba overloads --------------------------------------------------------------------
 
 def _register(stub, impl32, impl64):
@@ -148,9 +175,18 @@ for _name in FUNCTIONS:
         _i32, _i64 = getattr(_f32, _name), getattr(_f64, _name)
     _register(globals()[_name], _i32, _i64)
 _register(sqrt, _libm.sqrt32, _libm.sqrt64)
+if USE_LIBM:    # libm mode: ATen's scalar formula 1 / (1 + exp(-x)) (its tail elements)
+    _register(sleef_exp, _libm.exp32, _libm.exp64)
+    _register(sleef_expm1, _libm.expm132, _libm.expm164)
+    _register(aten_sigmoid, _libm.aten_sigmoid32, _libm.aten_sigmoid64)
+else:
+    _register(sleef_exp, _sleef.exp_u10_f32, _sleef.exp_u10_f64)
+    _register(sleef_expm1, _sleef.expm1_u10_f32, _sleef.expm1_u10_f64)
+    _register(aten_sigmoid, _sleef.sigmoid_aten_f32, _sleef.sigmoid_aten_f64)
 
 #: name -> jit-callable function, for kernel source generated as
 #: ``from jitgrad.math import exp, tanh``.
-CPU_NAMESPACE = {name: globals()[name] for name in FUNCTIONS + ("sqrt",)}
+CPU_NAMESPACE = {name: globals()[name]
+                 for name in FUNCTIONS + ("sqrt", "sleef_exp", "aten_sigmoid")}
 
 del _name, _i32, _i64

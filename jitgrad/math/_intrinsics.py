@@ -16,6 +16,9 @@ Intrinsics (each works for float32 and float64, picked by the argument type):
                              or subnormal result is rounded exactly once.
 * ``pow2_m(t, k)``        -- 2**(n + k) (k a Python int), n + k in the normal range.
 * ``quadrant_m(t)``       -- (n mod 4) as a float.
+* ``fma(a, b, c)``        -- a * b + c rounded once (``llvm.fma``), for code that must
+                             reproduce another library's FMA use exactly (``_sleef.py``).
+* ``select(c, a, b)``     -- an LLVM ``select`` (never a branch, unlike ``a if c else b``).
 * ``log_reduce(x)``       -- (m, k) with x = m * 2**k, m in [sqrt(1/2), sqrt(2)),
                              for finite x > 0 (subnormals included).  Garbage
                              (but defined) otherwise.
@@ -101,6 +104,26 @@ def pow2_m(typingctx, t, k):
         ni = b.sub(b.bitcast(args[0], F.it), F.i(_magic_bits(F) - kval - F.bias))
         return b.bitcast(b.shl(ni, F.i(F.mb)), F.ft)
     return t(t, k), codegen
+
+
+@intrinsic
+def fma(typingctx, a, b, c):
+    if not (_is_float(a) and a == b and b == c):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fma(*args)
+    return a(a, b, c), codegen
+
+
+@intrinsic
+def select(typingctx, c, a, b):
+    if not (isinstance(c, types.Boolean) and _is_float(a) and a == b):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.select(args[0], args[1], args[2])
+    return a(c, a, b), codegen
 
 
 @intrinsic

@@ -20,6 +20,10 @@ def _make(F, sfx):
         return (ONE if x >= ZERO else e) / (ONE + e)
 
     @njit(**JIT_OPTIONS)
+    def aten_sigmoid(x):
+        return ONE / (ONE + math.exp(-x))
+
+    @njit(**JIT_OPTIONS)
     def softplus(x):
         m = x if x > ZERO else ZERO
         return m + math.log1p(math.exp(-abs(x)))
@@ -37,6 +41,7 @@ def _make(F, sfx):
         "sqrt": njit(**JIT_OPTIONS)(lambda x: math.sqrt(x)),
         "sigmoid": sigmoid,
         "softplus": softplus,
+        "aten_sigmoid": aten_sigmoid,
     }
     return {k + sfx: v for k, v in fns.items()}
 

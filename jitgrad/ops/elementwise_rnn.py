@@ -22,11 +22,11 @@ class lstm_cell_state:
 
     def f(ingate, forgetgate, cellgate, cx):
         # the NaN selects give each product a second use, which keeps LLVM from contracting
-        # the sum into an FMA (the separate mul and add ops round each product)
-        return select(isnan(sigmoid(forgetgate) * cx), sigmoid(forgetgate) * cx,
-                      select(isnan(sigmoid(ingate) * tanh(cellgate)),
-                             sigmoid(ingate) * tanh(cellgate),
-                             sigmoid(forgetgate) * cx + sigmoid(ingate) * tanh(cellgate)))
+        # the sum into an FMA (the separate mul and add ops round each product); the products
+        # are named once so that this does not depend on LLVM merging repeated sigmoid calls
+        kept = sigmoid(forgetgate) * cx
+        added = sigmoid(ingate) * tanh(cellgate)
+        return select(isnan(kept), kept, select(isnan(added), added, kept + added))
 
     def dingate(g, ingate, cellgate):
         return g * tanh(cellgate) * sigmoid(ingate) * (lit(ingate, 1.0) - sigmoid(ingate))
