@@ -152,7 +152,7 @@ class TensorConversions:
     def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
             from .autograd.node import _tensor_type_name
-            return _tensor_type_name(self)
+            return _tensor_type_name(self, legacy=True)
         if isinstance(dtype, str):
             dt = _LEGACY_TYPE_NAMES.get(dtype)
             if dt is None:

@@ -505,7 +505,7 @@ class Tensor:
 
 def _tensor_type(t) -> str:
     from .autograd.node import _tensor_type_name
-    return _tensor_type_name(t)
+    return _tensor_type_name(t, legacy=True)
 
 
 def _rebuild(data, requires_grad):

@@ -163,12 +163,15 @@ class AccumulateGrad(Node):
         accumulate_undefined(self.variable)
 
 
-def _tensor_type_name(t) -> str:
+def _tensor_type_name(t, legacy: bool = False) -> str:
+    """The type name PyTorch's messages print for ``t`` (``torch.FloatTensor``); ``legacy``:
+    ``Tensor.type()``'s, which differs for bool (``torch.BoolTensor``, where ATen's error
+    messages print its own ``CPUBoolType``)."""
     names = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
              "int32": "IntTensor", "bool": "BoolTensor", "float16": "HalfTensor",
              "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor"}
     cuda = getattr(t, "is_cuda", False)
-    if t.dtype.name == "bool":  # no legacy Python type: ATen's own name, as PyTorch prints it
+    if t.dtype.name == "bool" and not legacy:
         return "CUDABoolType" if cuda else "CPUBoolType"
     return ("torch.cuda." if cuda else "torch.") + names.get(t.dtype.name, "Tensor")
 
