@@ -32,6 +32,7 @@ _F32_ONE = np.float32(1.0)
 _D_TWO_PI = 2.0 * math.pi
 _SUM_LANES = 4  # Vectorized<double>::size() of the AVX2/default sum kernel
 _uniform_f64 = _rk._uniform_f64  # rebound to the compiled draw by _kernels()
+_sum_loop2d = None  # ATen's sum loop (ops/_cascade_sum_kernels), bound by _kernels(): Numba
 
 
 def _std_normal(s, cache):
@@ -97,71 +98,6 @@ def _k_standard_gamma_f64(s, cache, alpha, out, tiny):
         out[i] = r if tiny < r else tiny
 
 
-def _multi_row_sum(x, base, col, acc, size):
-    """ATen's ``multi_row_sum`` over ``size`` rows of ``acc.shape[1]`` vectors (lanes
-    ``acc.shape[2]``): row i, vector k starts at ``base + i * col * nk + k * col``."""
-    nk = acc.shape[1]
-    lanes = acc.shape[2]
-    levels = acc.shape[0]
-    acc[:] = 0.0
-    ceil_log2 = 0
-    while (1 << ceil_log2) < size:
-        ceil_log2 += 1
-    level_power = max(4, ceil_log2 // levels)
-    level_step = 1 << level_power
-    level_mask = level_step - 1
-    i = 0
-    while i + level_step <= size:
-        for _ in range(level_step):
-            for k in range(nk):
-                o = base + i * col * nk + k * col
-                for ln in range(lanes):
-                    acc[0, k, ln] += x[o + ln]
-            i += 1
-        for j in range(1, levels):
-            for k in range(nk):
-                for ln in range(lanes):
-                    acc[j, k, ln] += acc[j - 1, k, ln]
-                    acc[j - 1, k, ln] = 0.0
-            if (i & (level_mask << (j * level_power))) != 0:
-                break
-    while i < size:
-        for k in range(nk):
-            o = base + i * col * nk + k * col
-            for ln in range(lanes):
-                acc[0, k, ln] += x[o + ln]
-        i += 1
-    for j in range(1, levels):
-        for k in range(nk):
-            for ln in range(lanes):
-                acc[0, k, ln] += acc[j, k, ln]
-
-
-def _aten_row_sum(x, base, n, lanes, acc):
-    """``sum(-1)`` of the contiguous double row ``x[base:base + n]`` in ATen's order:
-    ``vectorized_inner_sum`` (n >= lanes) or ``scalar_inner_sum`` (row_sum, 4-way ILP)."""
-    if n < lanes:
-        total = 0.0
-        for k in range(n):
-            total += x[base + k]
-        return total
-    vec_size = n // lanes
-    size_ilp = vec_size // 4
-    _multi_row_sum(x, base, lanes, acc, size_ilp)
-    for i in range(size_ilp * 4, vec_size):
-        for ln in range(lanes):
-            acc[0, 0, ln] += x[base + i * lanes + ln]
-    for k in range(1, 4):
-        for ln in range(lanes):
-            acc[0, 0, ln] += acc[0, k, ln]
-    total = 0.0
-    for k in range(vec_size * lanes, n):
-        total += x[base + k]
-    for ln in range(lanes):
-        total += acc[0, 0, ln]
-    return total
-
-
 def _k_dirichlet(s, cache, alpha, gam, out, k, lanes, tiny, top):
     """``_s_dirichlet_cpu``: double gammas, ATen's row sums, ratio cast to the output dtype and
     clamped to ``[tiny, top]`` (``std::min(top, std::max(tiny, r))``)."""
@@ -170,16 +106,20 @@ def _k_dirichlet(s, cache, alpha, gam, out, k, lanes, tiny, top):
         g = _sample_gamma(s, cache, np.float64(alpha[i]), False)
         gam[i] = g if dmin < g else dmin
     acc = np.zeros((4, 4, lanes), dtype=np.float64)
+    total_at = np.zeros(1, dtype=np.float64)
     rows = alpha.size // k if k > 0 else 0
     for r in range(rows):
-        total = _aten_row_sum(gam, r * k, k, lanes, acc)
+        # the row's sum as ATen's sum(-1) adds it (ops/_cascade_sum_kernels.py)
+        total_at[0] = 0.0
+        _sum_loop2d(gam, r * k, total_at, 0, k, 1, 1, 0, 0, 0, lanes, acc)
+        total = total_at[0]
         for j in range(k):
             v = out.dtype.type(gam[r * k + j] / total)
             v = v if tiny < v else tiny
             out[r * k + j] = v if v < top else top
 
 
-_HELPERS = ("_std_normal", "_sample_gamma", "_multi_row_sum", "_aten_row_sum")
+_HELPERS = ("_std_normal", "_sample_gamma")
 _KERNELS = ("_k_standard_gamma_f32", "_k_standard_gamma_f64", "_k_dirichlet")
 
 _K = None
@@ -203,6 +143,8 @@ def _kernels():
         _rk._kernels()
         g = globals()
         g["_uniform_f64"] = _rk._uniform_f64
+        from .ops._cascade_sum_kernels import _loop2d
+        g["_sum_loop2d"] = _loop2d
         for name in _HELPERS:
             g[name] = njit_cached(g[name], error_model="numpy")  # x / 0 is inf, as in C
         k = _Kernels()
