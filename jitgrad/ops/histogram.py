@@ -151,8 +151,7 @@ def _bin_counts(x2, edges, weight, density, local_search):
     hist = scatter_add(zeros(total + 1, dtype=x2.dtype, device=x2.device), 0, index, w)
     hist = hist[:total].reshape(nbins)
     if density:
-        total = hist.sum() if hist._data.__class__ is not np.ndarray else \
-            hist.new_tensor(aten_sum(np.ascontiguousarray(hist._data).reshape(-1)))
+        total = hist.sum()  # on the CPU ATen's cascade order, which density divides by
         hist = hist / total
         for d, e in enumerate(edges):
             shape = [1] * len(edges)
@@ -186,60 +185,6 @@ def aten_linspace(start, end, steps, dt):
         return aten_linspace(start, end, steps, np.float64).astype(dt)
     from ._range_kernels import float_linspace
     return float_linspace(start, end, steps, dt)
-
-
-def _multi_row_sum(x):
-    """ATen's multi_row_sum (SumKernel.cpp): rows of ``x`` (size, nrows, ...) added into four
-    cascade levels."""
-    size = x.shape[0]
-    power = max(4, (int(size - 1).bit_length() if size > 1 else 0) // 4)
-    step, mask = 1 << power, (1 << power) - 1
-    acc = np.zeros((4,) + x.shape[1:], x.dtype)
-    i = 0
-    while i + step <= size:
-        for _ in builtins_range(step):
-            acc[0] += x[i]
-            i += 1
-        for j in builtins_range(1, 4):
-            acc[j] += acc[j - 1]
-            acc[j - 1] = 0
-            if i & (mask << (j * power)):
-                break
-    for r in builtins_range(i, size):
-        acc[0] += x[r]
-    for j in builtins_range(1, 4):
-        acc[0] += acc[j]
-    return acc[0]
-
-
-def _row_sum(x):
-    """ATen's row_sum: four interleaved partial sums (ilp), the tail into the first."""
-    size = x.shape[0]
-    n4 = size // 4
-    partial = _multi_row_sum(x[:n4 * 4].reshape((n4, 4) + x.shape[1:]))
-    for i in builtins_range(n4 * 4, size):
-        partial[0] += x[i]
-    for k in builtins_range(1, 4):
-        partial[0] += partial[k]
-    return partial[0]
-
-
-def aten_sum(a):
-    """``a.sum()`` of a contiguous 1-D float array as ATen's CPU cascade_sum adds it (32-byte
-    vectors when the array holds one, the scalar loop otherwise: checked against PyTorch's
-    sums up to 17000 elements); density's normalization divides by exactly this value."""
-    width = 32 // a.dtype.itemsize
-    with np.errstate(all="ignore"):
-        if a.shape[0] < width:
-            return _row_sum(a)
-        nvec = a.shape[0] // width
-        lanes = _row_sum(a[:nvec * width].reshape(nvec, width))
-        final = a.dtype.type(0)
-        for v in a[nvec * width:]:
-            final += v
-        for v in lanes:
-            final += v
-        return final
 
 
 def _edges_from_counts(x2, bin_ct, range):  # noqa: A002 - PyTorch's name
