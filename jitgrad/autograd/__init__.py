@@ -1,6 +1,6 @@
 """jitgrad.autograd: backward/grad, grad modes, Variable, Function, the graph nodes, anomaly
 detection and ``autograd.functional`` (jacobian / hessian / vjp / jvp / vhp / hvp)."""
-from . import functional, graph  # noqa: F401 - torch.autograd.functional / .graph
+from . import forward_ad, functional, graph  # noqa: F401 - torch.autograd.forward_ad / .functional / .graph
 from .anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -25,4 +25,4 @@ from .variable import Variable
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "Variable", "Function", "FunctionCtx",
            "gradcheck", "gradgradcheck", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "functional"]
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "functional", "forward_ad"]
