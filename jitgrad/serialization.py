@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -161,6 +161,8 @@ class _Encoder:
                                     "(a tensor cannot be a key in the safe format)")
                 items.append([self.encode(k, path), self.encode(v, f"{path}[{k!r}]")])
             out = {"__dict__": items}
+            if isinstance(obj, Counter):  # torch.load's allow-list keeps it (MultiStepLR's)
+                out["counter"] = True
             if isinstance(obj, OrderedDict):
                 out["ordered"] = True
                 meta = getattr(obj, "_metadata", None)
@@ -333,7 +335,7 @@ def _decode(obj, arrays, map_location=None):
             raise BadCheckpoint("malformed dtype entry")
         return to_dtype(obj["__dtype__"])
     if "__dict__" in obj:
-        cls = OrderedDict if obj.get("ordered") else dict
+        cls = OrderedDict if obj.get("ordered") else Counter if obj.get("counter") else dict
         out = cls()
         for pair in _list(obj["__dict__"], "dict"):
             if not isinstance(pair, list) or len(pair) != 2:

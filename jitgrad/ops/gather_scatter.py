@@ -343,6 +343,9 @@ def scatter_add(input, dim, index, src):
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+# ATen's get_reduction_enum also takes the old names "max"/"min" for amax/amin; the derivative
+# (scatter_reduce_backward) knows only the five above and refuses them when the backward runs
+_ALIASES = {"max": "amax", "min": "amin"}
 
 
 def _identity(mode, dtype):
@@ -393,13 +396,14 @@ def _mean_divide(total, count):
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """``torch.scatter_reduce``: sum/prod/mean/amax/amin of ``src`` scattered into ``input``
     (``include_self=False``: the scattered-to elements of ``input`` take no part)."""
-    if reduce not in _REDUCTIONS:
+    if reduce not in _REDUCTIONS and reduce not in _ALIASES:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     d, idx, _ = _scatter_checks(input, dim, index, src)
     if input._data.__class__ is np.ndarray:
         idx = check_range(idx, _dim_size(input._data.shape, d), d, "scatter")
-    data = _scatter_reduce_data(input._data, d, idx, src._data, reduce, include_self)
+    data = _scatter_reduce_data(input._data, d, idx, src._data, _ALIASES.get(reduce, reduce),
+                                include_self)
     return record("ScatterReduceBackward0", (input, src), data, _scatter_reduce_backward,
                   attrs={"dim": d, "index": idx, "reduce": reduce,
                          "include_self": include_self},
@@ -411,6 +415,9 @@ def _scatter_reduce_backward(node, g):
     from .functional import where
     a = node.ctx.attrs
     d, mode, include_self = a["dim"], a["reduce"], a["include_self"]
+    if mode not in _REDUCTIONS:
+        raise RuntimeError("Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {mode}.")
     idx = Tensor._make(a["index"])
     need_self, need_src = node.ctx.needs_input_grad
     self_t, src, result = node.saved("self"), node.saved("src"), node.saved("result")

@@ -1,0 +1,109 @@
+"""What real training programs (session 12: ResNet/seq2seq/GNN/U-Net/recsys/misc scripts run
+under ``import jitgrad as torch`` and ``import torch``) showed differing, pinned against PyTorch
+run in the same test."""
+import io
+
+import pytest
+from _parity import agree
+
+torch = pytest.importorskip("torch")
+
+
+def _round_trip(t, obj):
+    b = io.BytesIO()
+    t.save(obj, b)
+    b.seek(0)
+    return t.load(b)
+
+
+# ------------------------------------------------------------ save/load keeps collections.Counter
+
+def test_multisteplr_state_round_trip_keeps_counter():
+    """MultiStepLR keeps its milestones in a Counter; torch.load's allow-list restores it (a
+    checkpointed scheduler printed ``Counter({3: 1, 6: 1})`` under PyTorch, a plain dict here)."""
+    def f(t):
+        opt = t.optim.SGD([t.nn.Parameter(t.zeros(2))], lr=0.1)
+        sched = t.optim.lr_scheduler.MultiStepLR(opt, milestones=[3, 6, 6], gamma=0.1)
+        sd = _round_trip(t, {"sched": sched.state_dict()})["sched"]
+        s2 = t.optim.lr_scheduler.MultiStepLR(opt, milestones=[1])
+        s2.load_state_dict(sd)
+        for _ in range(7):
+            opt.step()
+            s2.step()
+        return [repr(sd["milestones"]), type(s2.milestones).__name__, s2.get_last_lr()]
+    agree(f)
+
+
+def test_counter_nested_round_trip():
+    def f(t):
+        from collections import Counter
+        got = _round_trip(t, {"c": Counter("abca"), "l": [Counter({1: 2})]})
+        return [repr(got), type(got["l"][0]).__name__]
+    agree(f)
+
+
+# --------------------------------------------------- scatter_reduce: ATen's "max"/"min" spellings
+
+@pytest.mark.parametrize("reduce", ["max", "min", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_accepts_max_min(reduce, include_self):
+    """ATen's get_reduction_enum takes "max"/"min" as amax/amin in the forward."""
+    def f(t):
+        src = t.tensor([1.0, -2.0, 5.0, 3.0])
+        idx = t.tensor([0, 0, 2, 2])
+        out = t.full((3,), 0.5).scatter_reduce(0, idx, src, reduce=reduce,
+                                                include_self=include_self)
+        inplace = t.full((3,), 0.5)
+        inplace.scatter_reduce_(0, idx, src, reduce=reduce, include_self=include_self)
+        ints = t.zeros(3, dtype=t.long).scatter_reduce(0, idx, t.tensor([1, -2, 5, 3]),
+                                                       reduce=reduce)
+        return [out, inplace, ints]
+    agree(f)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min"])
+def test_scatter_reduce_max_min_backward_refused(reduce):
+    """Their derivative (scatter_reduce_backward) refuses the old names when it runs."""
+    def f(t):
+        src = t.tensor([1.0, -2.0, 5.0], requires_grad=True)
+        out = t.zeros(3).scatter_reduce(0, t.tensor([0, 0, 1]), src, reduce=reduce)
+        name = type(out.grad_fn).__name__
+        out.sum().backward()
+        return name
+    agree(f)
+
+
+def test_scatter_reduce_unknown_name_still_refused():
+    agree(lambda t: t.zeros(3).scatter_reduce(0, t.tensor([0]), t.ones(1), reduce="maxx"))
+
+
+# -------------------------------------- parameters_to_vector / vector_to_parameters (PyTorch's)
+
+def test_vector_to_parameters_views_the_vector():
+    """The parameters become views of the vector's slices (PyTorch sets ``param.data``): a later
+    in-place change of the vector shows in them, and they take its dtype."""
+    def f(t):
+        t.manual_seed(0)
+        lin = t.nn.Linear(3, 2)
+        vec = t.nn.utils.parameters_to_vector(lin.parameters())
+        name = type(vec.grad_fn).__name__
+        v2 = (vec.detach() * 2).double()
+        t.nn.utils.vector_to_parameters(v2, lin.parameters())
+        v2.add_(1)
+        return [name, vec, lin.weight, lin.bias, str(lin.weight.dtype),
+                lin.weight.requires_grad, type(lin.weight).__name__]
+    agree(f)
+
+
+@pytest.mark.parametrize("case", ["short", "not_tensor", "non_contiguous"])
+def test_convert_parameters_errors(case):
+    def f(t):
+        lin = t.nn.Linear(2, 2)
+        if case == "short":  # the slice has 3 elements: view_as's error
+            t.nn.utils.vector_to_parameters(t.zeros(3), lin.parameters())
+        elif case == "not_tensor":
+            t.nn.utils.vector_to_parameters([0.0] * 6, lin.parameters())
+        else:  # view(-1) of a transposed parameter
+            t.nn.utils.parameters_to_vector([t.nn.Parameter(t.zeros(2, 3)).t()])
+        return lin.weight
+    agree(f)
