@@ -77,11 +77,12 @@ def test_inner_layer_edge_and_unbatched():
 
 @pytest.mark.parametrize("kw", [dict(), dict(num_layers=2, bidirectional=True)])
 def test_float64_graph_unchanged(kw):
-    # the output nodes are PyTorch's; below them the per-op path's fused gate nodes
-    # (LstmCellHiddenBackward0, tests/nn/test_rnn_fused_gates.py) stand for Mul/Tanh/Sigmoid
+    # the output nodes are PyTorch's per-op ones (StackBackward0, CatBackward0); below them
+    # jitgrad's own whole-layer node (PyTorch has no oneDNN float64), never oneDNN's name
     mine, ref = _graph(jg, kw, dt=np.float64), _graph(torch, kw, dt=np.float64)
     assert [n for n, _ in mine] == [n for n, _ in ref]
     assert "MkldnnRnnLayerBackward0" not in str(mine)
+    assert "FusedLstmLayerBackward0" in str(mine)
 
 
 @pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")
@@ -249,8 +250,8 @@ def test_second_backward_raises_as_pytorch():
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
 def test_kernel_gradcheck_float64(reverse, bias):
-    """The fused layer itself in float64 (the kernels are generic; only float32 is routed),
-    against central finite differences: input, weights, biases, hx and cx."""
+    """The fused layer itself in float64 (jitgrad's FusedLstmLayerBackward0 there: PyTorch has
+    no oneDNN float64), against central finite differences: input, weights, biases, hx, cx."""
     rng = np.random.default_rng(3)
 
     def t(*shape):
@@ -266,7 +267,7 @@ def test_kernel_gradcheck_float64(reverse, bias):
         return out, h, c
 
     inputs = (x, w_ih, w_hh, hx, cx) + ((b_ih, b_hh) if bias else ())
-    assert type(fn(*inputs)[0].grad_fn).__name__ == "MkldnnRnnLayerBackward0"
+    assert type(fn(*inputs)[0].grad_fn).__name__ == "FusedLstmLayerBackward0"
     assert jg.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-6, rtol=1e-5)
 
 

@@ -6,7 +6,8 @@ num_layers, dropout, train, bidirectional, batch_first)`` and packed ``(data, ba
 params, has_biases, num_layers, dropout, train, bidirectional)``.
 
 They run the same code as the modules (``nn/modules/rnn_stack.py``: RNN.cpp in tensor ops; a
-float32 CPU LSTM takes the fused oneDNN-like layer, as PyTorch does), so values, node names,
+float32 CPU LSTM takes the fused oneDNN-like layer, as PyTorch does; float64 LSTMs and CPU
+GRU/RNN stacks take compiled whole-layer kernels, ``rnn_fused.py``), so values, node names,
 dropout draws and devices are the modules'. ``params`` is the flat weight list in PyTorch's
 order (w_ih, w_hh[, b_ih, b_hh][, w_hr] per layer and direction), as ATen's gather_params reads
 it; an LSTM has projections when its h and c sizes differ."""
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from ...ops.shape_join import stack
 from ...tensor import Tensor
-from ..modules import rnn_stack
+from ..modules import rnn_fused, rnn_stack
 
 __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu",
            "lstm", "gru"]
@@ -119,12 +120,12 @@ def _split_args(name, args):
 
 
 def _run(cell, input, batch_sizes, hiddens, params, num_layers, dropout, train, bidirectional,
-         batch_first, layer=None, transpose_in_place=True):
+         batch_first, layer=None, transpose_in_place=True, present=None):
     if batch_sizes is None and batch_first:
         input = input.transpose(0, 1)
     output, finals = rnn_stack.run_stack(cell, input, batch_sizes, hiddens, params,
                                          int(num_layers), float(dropout), bool(train),
-                                         bool(bidirectional), layer)
+                                         bool(bidirectional), layer, present)
     if batch_sizes is None and batch_first:
         # RNN.cpp transposes rnn_tanh/relu/gru's output in place (TransposeBackward1),
         # lstm's out of place (TransposeBackward0)
@@ -137,7 +138,10 @@ def _single_state(name, cell, args):
     _tensor(input, name, "input", 1)
     _tensor(hx, name, "hx", 2)
     cells = _gather_params(params, bool(hb), False)
-    output, finals = _run(cell, input, batch_sizes, hx.unbind(0), cells, nl, dp, tr, bi, bf)
+    fused = rnn_fused.usable(input, hx, list(params))
+    output, finals = _run(cell, input, batch_sizes, hx.unbind(0), cells, nl, dp, tr, bi, bf,
+                          rnn_fused.layer if fused else None,
+                          present=rnn_fused.present if fused else None)
     return output, stack(finals, 0)
 
 
@@ -166,11 +170,11 @@ def lstm(*args):
     has_proj = h0.size(2) != c0.size(2)
     cells = _gather_params(params, bool(hb), has_proj)
     if lstm_fused.usable(input, hx, list(params), 1 if has_proj else 0, batch_sizes):
-        hiddens = [(h0.select(0, k), c0.select(0, k)) for k in range(h0.size(0))]
+        hiddens, present = lstm_fused.hiddens_and_present(input, hx)
         layer = lstm_fused.layer
     else:
         hiddens = list(zip(h0.unbind(0), c0.unbind(0)))
-        layer = None
+        layer = present = None
     output, finals = _run(rnn_stack.lstm_layer_cell, input, batch_sizes, hiddens, cells, nl,
-                          dp, tr, bi, bf, layer, transpose_in_place=False)
+                          dp, tr, bi, bf, layer, transpose_in_place=False, present=present)
     return output, stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0)

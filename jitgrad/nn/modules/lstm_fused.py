@@ -5,8 +5,13 @@ and no projections), with that node's slots (input, w_ih, w_hh, b_ih, b_hh, hx, 
 backward (``_lstm_kernels.py``, GEMMs through MKL's CBLAS): a 2-layer step recorded 1000 nodes
 on the per-op path (``rnn_stack.py``), whose Python per time step was the whole cost.
 
-``usable`` says when ``nn.LSTM`` routes here; elsewhere (float64, CUDA, proj_size, packed input,
-no MKL) the per-op path runs. Dropout between layers stays outside, in ``rnn_stack.run_stack``.
+``usable`` says when ``nn.LSTM`` routes here; elsewhere (CUDA, proj_size, packed input, no MKL)
+the per-op path runs. Dropout between layers stays outside, in ``rnn_stack.run_stack``.
+
+float64 takes the same kernels: PyTorch runs its float64 LSTM op by op (oneDNN has no float64),
+so there the node is jitgrad's own ``FusedLstmLayerBackward0`` and, as PyTorch's graph shows
+it, the hidden states are unbound and a unidirectional output is the stack of its steps
+(``rnn_fused.present``); values agree with PyTorch's to rounding (~1e-13 relative).
 
 Gradients of gradients: PyTorch's node switches, under ``create_graph``, to a differentiable
 backward built of ops (``mkldnn_rnn_layer_differentiable_backward``); here the layer is rebuilt
@@ -47,19 +52,32 @@ def usable(input, hx, flat_weights, proj_size, batch_sizes) -> bool:
     float32 input, not empty; and MKL's CBLAS present (the kernels' GEMM). PyTorch also takes
     oneDNN for bfloat16 (and float16 without grad); jitgrad keeps the per-op path for them.
     With projections PyTorch warns once per process (TORCH_WARN_ONCE) and runs the per-op
-    path; so does this."""
+    path; so does this. float64 (no oneDNN in PyTorch) takes the kernels too, without the
+    warning."""
     if batch_sizes is not None:
         return False
-    if input.dtype.name != "float32" or input.is_cuda or input.numel() == 0:
+    dtype = input.dtype.name
+    if dtype not in ("float32", "float64") or input.is_cuda or input.numel() == 0:
         return False
     if any(t is not None and t.is_cuda for t in (*flat_weights, *hx)):
         return False
     if proj_size > 0:
-        if not _warned:
+        if not _warned and dtype == "float32":
             _warned.append(True)
             warnings.warn(_PROJ_WARNING, UserWarning, stacklevel=3)
         return False
-    return blas.backend() == "mkl" and _gemm(np.float32) is not None
+    return blas.backend() == "mkl" and _gemm(input._data.dtype) is not None
+
+
+def hiddens_and_present(input, hx):
+    """The per-layer-direction (h, c) pairs and the output's ``present`` for ``run_stack``:
+    float32 mirrors oneDNN's graph (hx[k] a select, the layer's node the output's), float64
+    the per-op graph PyTorch records (hx unbound, the output a stack)."""
+    from . import rnn_fused
+    h0, c0 = hx
+    if input.dtype.name == "float32":
+        return [(h0.select(0, k), c0.select(0, k)) for k in range(h0.size(0))], None
+    return list(zip(h0.unbind(0), c0.unbind(0))), rnn_fused.present
 
 
 def _contiguous(t, dtype):
@@ -97,9 +115,14 @@ def run_backward_kernel(x, w_ih, w_hh, reverse, work, dy, dhy, dcy):
 
 def layer(input, batch_sizes, hidden, params, cell, reverse):
     """``rnn_stack._layer``'s signature (``batch_sizes`` is None, ``cell`` unused): one
-    direction of one layer over a padded (seq, batch, feature) input, as one node. Any float
-    dtype works (``nn.LSTM`` routes only float32 here; the tests run float64 for gradcheck)."""
+    direction of one layer over a padded (seq, batch, feature) input, as one node: PyTorch's
+    MkldnnRnnLayerBackward0 in float32, jitgrad's FusedLstmLayerBackward0 otherwise."""
     hx, cx = hidden
+    from .rnn_fused import shapes_fit
+    if input.dim() != 3 or not (shapes_fit(input, input.shape[1], hx, params, 4)
+                                and tuple(cx.shape) == tuple(hx.shape)):
+        # an unchecked functional call (torch.lstm) that does not fit: the per-op path raises
+        return rnn_stack._layer(input, None, hidden, params, rnn_stack.lstm_layer_cell, reverse)
     dt = input._data.dtype
     x = _contiguous(input, dt)
     w_ih, w_hh = _contiguous(params.w_ih, dt), _contiguous(params.w_hh, dt)
@@ -112,7 +135,8 @@ def layer(input, batch_sizes, hidden, params, cell, reverse):
                                  reverse)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx)
     save = [(n, t) for n, t in zip(_SLOTS, slots) if t is not None]
-    out, h, c = record("MkldnnRnnLayerBackward0", slots, [y, hy, cy], _backward, save=save,
+    name = "MkldnnRnnLayerBackward0" if dt == np.float32 else "FusedLstmLayerBackward0"
+    out, h, c = record(name, slots, [y, hy, cy], _backward, save=save,
                        attrs={"reverse": reverse, "work": work,
                               "has_biases": params.b_ih is not None})
     return out, (h, c)

@@ -21,7 +21,7 @@ from ...ops.shape_join import stack
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
-from . import lstm_fused, rnn_stack
+from . import lstm_fused, rnn_fused, rnn_stack
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU"]
@@ -231,13 +231,13 @@ class RNNBase(Module):
             params.append(rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh, w_hr))
         return params
 
-    def _run(self, input, batch_sizes, hiddens, layer=None):
+    def _run(self, input, batch_sizes, hiddens, layer=None, present=None):
         """The last layer's output and the per-layer-direction final hidden states."""
         if batch_sizes is None and self.batch_first:
             input = input.transpose(0, 1)
         output, finals = rnn_stack.run_stack(
             _CELLS[self.mode], input, batch_sizes, hiddens, self._cell_params(),
-            self.num_layers, self.dropout, self.training, self.bidirectional, layer)
+            self.num_layers, self.dropout, self.training, self.bidirectional, layer, present)
         if batch_sizes is None and self.batch_first:
             output = output.transpose(0, 1)
         return output, finals
@@ -289,7 +289,12 @@ class _SingleStateRNN(RNNBase):
             if hx is None:
                 hx = self._zeros(input, max_batch_size, self.hidden_size)
         self.check_forward_args(input, hx, batch_sizes)
-        output, finals = self._run(input, batch_sizes, hx.unbind(0))
+        if rnn_fused.usable(input, hx, self._flat_weights):
+            # a layer-direction as one node (PyTorch runs these per op: no oneDNN route)
+            output, finals = self._run(input, batch_sizes, hx.unbind(0), rnn_fused.layer,
+                                       rnn_fused.present)
+        else:
+            output, finals = self._run(input, batch_sizes, hx.unbind(0))
         hidden = stack(finals, 0)
         if isinstance(orig_input, PackedSequence):
             packed = PackedSequence(output, orig_input.batch_sizes, sorted_indices,
@@ -387,9 +392,8 @@ class LSTM(RNNBase):
                 hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
         self.check_forward_args(input, hx, batch_sizes)
         if lstm_fused.usable(input, hx, self._flat_weights, self.proj_size, batch_sizes):
-            # PyTorch's oneDNN path: one node per layer-direction, its hx[k] a select
-            hiddens = [(hx[0].select(0, k), hx[1].select(0, k)) for k in range(hx[0].size(0))]
-            output, finals = self._run(input, batch_sizes, hiddens, lstm_fused.layer)
+            hiddens, present = lstm_fused.hiddens_and_present(input, hx)
+            output, finals = self._run(input, batch_sizes, hiddens, lstm_fused.layer, present)
         else:
             hiddens = list(zip(hx[0].unbind(0), hx[1].unbind(0)))
             output, finals = self._run(input, batch_sizes, hiddens)

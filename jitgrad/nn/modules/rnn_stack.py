@@ -194,12 +194,14 @@ def _layer(input, batch_sizes, hidden, params, cell, reverse):
 
 
 def run_stack(cell, input, batch_sizes, hiddens, params, num_layers, dropout, train,
-              bidirectional, layer=None):
+              bidirectional, layer=None, present=None):
     """``input`` is (seq, batch, feature), or the packed data with ``batch_sizes`` a list of
     ints; ``hiddens`` and ``params`` hold one entry per layer and direction, in PyTorch's order
     (l0, l0_reverse, l1, ...). Returns the last layer's output and the final hidden states in
     that order. ``layer``: what runs one layer-direction (``_layer``'s signature), e.g. the
-    fused LSTM layer of ``lstm_fused.py``."""
+    fused LSTM layer of ``lstm_fused.py``. ``present(output, batch_sizes)``: applied to a
+    unidirectional last layer's output, which is the caller's (a fused layer's output shown as
+    the per-op path's stack, ``rnn_fused.present``)."""
     run_layer = layer or _layer
     num_directions = 2 if bidirectional else 1
     final_hiddens = []
@@ -215,4 +217,6 @@ def run_stack(cell, input, batch_sizes, hiddens, params, num_layers, dropout, tr
         layer_input = outputs[0] if num_directions == 1 else cat(outputs, outputs[0].dim() - 1)
         if dropout != 0 and train and layer < num_layers - 1:
             layer_input = F.dropout(layer_input, dropout, True)
+    if present is not None and num_directions == 1:
+        layer_input = present(layer_input, batch_sizes)
     return layer_input, final_hiddens

@@ -1,0 +1,218 @@
+"""Numba kernels of a whole GRU or plain (tanh/relu) RNN layer-direction (``rnn_fused.py``): the
+forward over every time step in one call and its backward in one call, each GEMM a call of MKL's
+``cblas_?gemm`` through its address (as ``_lstm_kernels.py``), so no Python runs between steps.
+
+Packed and padded input alike: the input is 2-D (rows, features); time step ``t`` owns the
+``sizes[t]`` rows from ``offsets[t]`` and the first ``sizes[t]`` rows of the hidden state
+(``sizes`` non-increasing: a padded input has every size equal to the batch). A forward
+direction leaves the rows that ended early at their last value, a reverse direction lets a
+sequence join when its last step is reached: RNN.cpp's packed layers. Per-step arrays are indexed
+by row, so both directions store where the other would and weight gradients are one GEMM each.
+
+The arithmetic is RNN.cpp's in its order: the input projection ``x @ w_ih.T + b_ih`` of all
+steps first (bias in C, beta 1, as addmm), per step ``h @ w_hh.T + b_hh`` the same way, then
+GRU's gates r, z, n (``n = tanh(i_n + h_n * r)``, ``hy = (hx - n) * z + n``) or the simple cell's
+``act(h_proj + x_proj)``. The backward follows the per-op graph's VJPs (``g - g * z`` for n's
+gradient, as the separate sub/mul/add ops give it).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...codegen.kcache import njit_cached as njit
+from ...math import sigmoid, tanh
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+@njit(nogil=True, error_model="numpy")
+def _project(dst, src, w, bias, gemm, one, rows, n_out, n_in):
+    """dst[:rows] = bias + src[:rows] @ w.T (dst (rows, n_out) C-contiguous)."""
+    for i in range(rows):
+        for j in range(n_out):
+            dst[i, j] = bias[j]
+    gemm(_ROW_MAJOR, _NO_TRANS, _TRANS, np.int32(rows), np.int32(n_out), np.int32(n_in), one,
+         src.ctypes.data, np.int32(n_in), w.ctypes.data, np.int32(n_in), one, dst.ctypes.data,
+         np.int32(n_out))
+
+
+@njit(nogil=True, error_model="numpy")
+def _input_grads(dgates, x, w_ih, gemm, consts, dx, dw_ih):
+    """dx = dgates @ w_ih and dw_ih = dgates.T @ x over every row at once."""
+    zero, one = consts[0], consts[1]
+    rows, n_g = dgates.shape
+    n_in = x.shape[1]
+    nr, ng, ni = np.int32(rows), np.int32(n_g), np.int32(n_in)
+    gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nr, ni, ng, one, dgates.ctypes.data, ng,
+         w_ih.ctypes.data, ni, zero, dx.ctypes.data, ni)
+    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, ni, nr, one, dgates.ctypes.data, ng, x.ctypes.data,
+         ni, zero, dw_ih.ctypes.data, ni)
+
+
+@njit(nogil=True, error_model="numpy")
+def _hh_grad(dgates, hprev, gemm, consts, dw_hh):
+    """dw_hh = dgates.T @ hprev."""
+    zero, one = consts[0], consts[1]
+    rows, n_g = dgates.shape
+    hid = hprev.shape[1]
+    nr, ng, nh = np.int32(rows), np.int32(n_g), np.int32(hid)
+    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, nh, nr, one, dgates.ctypes.data, ng,
+         hprev.ctypes.data, nh, zero, dw_hh.ctypes.data, nh)
+
+
+@njit(nogil=True, error_model="numpy")
+def _column_sums(a, out):
+    for j in range(out.shape[0]):
+        out[j] = 0
+    for i in range(a.shape[0]):
+        row = a[i]
+        for j in range(out.shape[0]):
+            out[j] += row[j]
+
+
+# ----------------------------------------------------------------------------- GRU
+
+@njit(nogil=True, error_model="numpy")
+def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, gemm, consts, gates,
+                ghn, gh, hprev, y, hy):
+    """x (N, I), w_ih (3H, I), w_hh (3H, H), b_ih/b_hh (3H,) (zeros without biases), hx (B, H).
+    Writes ``gates`` (N, 3H: r, z, n after their activations), ``ghn`` (N, H: the hidden
+    projection's n chunk, b_hh included), ``hprev`` (N, H: the hidden state each row saw), the
+    output ``y`` (N, H) and the final state ``hy`` (B, H); ``gh`` (B, 3H) is scratch."""
+    rows, n_in = x.shape
+    batch, hid = hx.shape
+    one = consts[1]
+    _project(gates, x, w_ih, b_ih, gemm, one, rows, 3 * hid, n_in)
+    for b in range(batch):
+        for j in range(hid):
+            hy[b, j] = hx[b, j]
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = steps - 1 - s if reverse else s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            hp = hprev[off + b]
+            for j in range(hid):
+                hp[j] = hy[b, j]
+        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, 3 * hid, hid)
+        for b in range(n_b):
+            gr, ghr, hyr, yr, hnr = gates[off + b], gh[b], hy[b], y[off + b], ghn[off + b]
+            for j in range(2 * hid):
+                gr[j] = sigmoid(ghr[j] + gr[j])
+            for j in range(hid):
+                hn = ghr[2 * hid + j]
+                hnr[j] = hn
+                n = tanh(gr[2 * hid + j] + hn * gr[j])
+                gr[2 * hid + j] = n
+                h_new = (hyr[j] - n) * gr[hid + j] + n
+                hyr[j] = h_new
+                yr[j] = h_new
+
+
+@njit(nogil=True, error_model="numpy")
+def gru_backward(x, w_ih, w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy,
+                 dhy, dgi, dgh, dh, dx, dw_ih, dw_hh, db_ih, db_hh):
+    """The VJP of ``gru_forward`` from its saved arrays; ``dy`` (N, H) and ``dhy`` (B, H) the
+    incoming gradients (zeros where none came). Writes the pre-activation gradients of the
+    input projection ``dgi`` and of the hidden projection ``dgh`` (N, 3H each; they differ in
+    the n chunk), ``dh`` (B, H: hx's gradient), ``dx``, the weight and bias gradients."""
+    hid = dh.shape[1]
+    one = consts[1]
+    dh[:, :] = dhy
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = s if reverse else steps - 1 - s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            gr, hnr, hpr, dyr = gates[off + b], ghn[off + b], hprev[off + b], dy[off + b]
+            dgir, dghr, dhr = dgi[off + b], dgh[off + b], dh[b]
+            for j in range(hid):
+                r, z, n = gr[j], gr[hid + j], gr[2 * hid + j]
+                g = dyr[j] + dhr[j]
+                gz = g * z
+                dn = (g - gz) * (one - n * n)
+                dr = dn * hnr[j] * r * (one - r)
+                dz = g * (hpr[j] - n) * z * (one - z)
+                dgir[j] = dr
+                dgir[hid + j] = dz
+                dgir[2 * hid + j] = dn
+                dghr[j] = dr
+                dghr[hid + j] = dz
+                dghr[2 * hid + j] = dn * r
+                dhr[j] = gz
+        # dh[:n_b] += dgh[t] @ w_hh: the previous hidden state's other gradient
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(3 * hid),
+             one, dgh[off:].ctypes.data, np.int32(3 * hid), w_hh.ctypes.data, np.int32(hid), one,
+             dh.ctypes.data, np.int32(hid))
+    _input_grads(dgi, x, w_ih, gemm, consts, dx, dw_ih)
+    _hh_grad(dgh, hprev, gemm, consts, dw_hh)
+    _column_sums(dgi, db_ih)
+    _column_sums(dgh, db_hh)
+
+
+# ----------------------------------------------------------------------------- tanh/relu RNN
+
+@njit(nogil=True, error_model="numpy")
+def simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, relu, gemm, consts,
+                   xw, gh, hprev, y, hy):
+    """The tanh (``relu`` False) or relu RNN: ``xw`` (N, H) the input projection, ``gh`` (B, H)
+    scratch; writes ``hprev``, ``y`` (N, H) and ``hy`` (B, H)."""
+    rows, n_in = x.shape
+    batch, hid = hx.shape
+    zero, one = consts[0], consts[1]
+    _project(xw, x, w_ih, b_ih, gemm, one, rows, hid, n_in)
+    for b in range(batch):
+        for j in range(hid):
+            hy[b, j] = hx[b, j]
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = steps - 1 - s if reverse else s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            hp = hprev[off + b]
+            for j in range(hid):
+                hp[j] = hy[b, j]
+        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, hid, hid)
+        for b in range(n_b):
+            ghr, xwr, hyr, yr = gh[b], xw[off + b], hy[b], y[off + b]
+            if relu:
+                for j in range(hid):
+                    v = ghr[j] + xwr[j]
+                    v = v if v > zero or v != v else zero  # relu keeps NaN, as ATen's
+                    hyr[j] = v
+                    yr[j] = v
+            else:
+                for j in range(hid):
+                    v = tanh(ghr[j] + xwr[j])
+                    hyr[j] = v
+                    yr[j] = v
+
+
+@njit(nogil=True, error_model="numpy")
+def simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, relu, gemm, consts, hprev, y, dy,
+                    dhy, dg, dh, dx, dw_ih, dw_hh, db):
+    """The VJP of ``simple_forward``: ``dg`` (N, H) the pre-activation gradient (the same for
+    both projections), ``dh`` (B, H) hx's, and ``db`` either bias's."""
+    hid = dh.shape[1]
+    zero, one = consts[0], consts[1]
+    dh[:, :] = dhy
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = s if reverse else steps - 1 - s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            yr, dyr, dgr, dhr = y[off + b], dy[off + b], dg[off + b], dh[b]
+            if relu:
+                for j in range(hid):
+                    g = dyr[j] + dhr[j]
+                    dgr[j] = g if yr[j] > zero else zero  # threshold_backward: result > 0
+            else:
+                for j in range(hid):
+                    v = yr[j]
+                    dgr[j] = (dyr[j] + dhr[j]) * (one - v * v)
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(hid), one,
+             dg[off:].ctypes.data, np.int32(hid), w_hh.ctypes.data, np.int32(hid), zero,
+             dh.ctypes.data, np.int32(hid))
+    _input_grads(dg, x, w_ih, gemm, consts, dx, dw_ih)
+    _hh_grad(dg, hprev, gemm, consts, dw_hh)
+    _column_sums(dg, db)

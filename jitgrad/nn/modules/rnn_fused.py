@@ -1,0 +1,218 @@
+"""A GRU or plain (tanh/relu) RNN layer-direction on the CPU as ONE autograd node, its forward
+over the whole sequence one compiled call and its backward another (``_rnn_kernels.py``, GEMMs
+through MKL's CBLAS), for padded and packed input in float32 and float64. The per-op path
+(``rnn_stack.py``) recorded a node or more per time step and its Python was most of the cost.
+
+PyTorch runs these layers op by op (RNN.cpp: oneDNN is for LSTMs only), so no PyTorch node
+stands for the layer: it is ``FusedGruLayerBackward0`` / ``FusedRnnTanhLayerBackward0`` /
+``FusedRnnReluLayerBackward0`` (slots input, weight_ih, weight_hh, bias_ih, bias_hh, hx;
+outputs output, hy). What users see keeps PyTorch's names: ``present`` shows the last layer's
+output as the stack of its steps (StackBackward0) or, packed, their concatenation (CatBackward0)
+when that output is the module's; the final states are stacked by the callers, as before.
+
+Values: RNN.cpp's operations in its order (see ``_rnn_kernels.py``); GEMM blocking and the
+gradient sums' order differ from the per-op path's, so results agree with PyTorch to rounding
+(float64 to ~1e-13 relative), not bit for bit.
+
+Gradients of gradients: under ``create_graph`` the layer is rebuilt on the per-op path from the
+saved inputs and differentiated with a nested ``autograd.grad`` (as ``lstm_fused.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...autograd import grad_mode
+from ...backends import blas
+from ...ops.composite import record
+from ...ops.shape_join import cat, stack
+from ...tensor import Tensor
+from . import _rnn_kernels as K
+from . import rnn_stack
+
+__all__ = ["usable", "layer", "present"]
+
+_SLOTS = ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx")
+# the per-op cell a layer stands for -> (kind, gates per hidden unit, node name)
+_KINDS = {
+    rnn_stack.gru_layer_cell: ("gru", 3, "FusedGruLayerBackward0"),
+    rnn_stack.gru_cell: ("gru", 3, "FusedGruLayerBackward0"),
+    rnn_stack.tanh_cell: ("tanh", 1, "FusedRnnTanhLayerBackward0"),
+    rnn_stack.relu_cell: ("relu", 1, "FusedRnnReluLayerBackward0"),
+}
+
+
+def _gemm(dtype):
+    from ..._compile.lower_program import _gemm as gemm  # MKL's cblas_?gemm via ctypes
+    return gemm(np.dtype(dtype))
+
+
+def usable(input, hx, flat_weights) -> bool:
+    """Every tensor on the CPU, float32 or float64, the input not empty, and MKL's CBLAS
+    present (the kernels' GEMM). Elsewhere the per-op path runs."""
+    if input.dtype.name not in ("float32", "float64") or input.is_cuda or input.numel() == 0:
+        return False
+    if hx.is_cuda or any(t is not None and t.is_cuda for t in flat_weights):
+        return False
+    return blas.backend() == "mkl" and _gemm(input._data.dtype) is not None
+
+
+def present(output, batch_sizes):
+    """The last layer's output as PyTorch's graph shows it (its steps stacked, or concatenated
+    when packed): real ops over views of the fused output, so gradients are unchanged."""
+    if output.grad_fn is None:
+        return output
+    if batch_sizes is None:
+        return stack(output.unbind(0), 0)
+    return cat(list(output.split(list(batch_sizes))), 0)
+
+
+def _steps(batch_sizes, input):
+    """(sizes, offsets) of the time steps' rows in the 2-D input."""
+    if batch_sizes is None:
+        steps, batch = input.shape[0], input.shape[1]
+        sizes = np.full(steps, batch, np.int64)
+    else:
+        sizes = np.asarray(batch_sizes, np.int64)
+    offsets = np.zeros(len(sizes), np.int64)
+    np.cumsum(sizes[:-1], out=offsets[1:])
+    return sizes, offsets
+
+
+def _array(t, dt):
+    return np.ascontiguousarray(t._data, dtype=dt)
+
+
+def _bias(b, n, dt):
+    return np.zeros(n, dt) if b is None else _array(b, dt)
+
+
+def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse):
+    """The forward kernel on arrays (x 2-D): (y, hy, workspace for ``run_backward_kernel``)."""
+    dt = x.dtype
+    rows = x.shape[0]
+    batch, hid = hx.shape
+    consts = np.array([0, 1], dt)
+    y, hy = np.empty((rows, hid), dt), np.empty((batch, hid), dt)
+    hprev = np.empty((rows, hid), dt)
+    if kind == "gru":
+        gates, ghn = np.empty((rows, 3 * hid), dt), np.empty((rows, hid), dt)
+        K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, _gemm(dt), consts,
+                      gates, ghn, np.empty((batch, 3 * hid), dt), hprev, y, hy)
+        return y, hy, (gates, ghn, hprev)
+    K.simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, kind == "relu",
+                     _gemm(dt), consts, np.empty((rows, hid), dt), np.empty((batch, hid), dt),
+                     hprev, y, hy)
+    return y, hy, (hprev, y)
+
+
+def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, dhy):
+    """The backward kernel on arrays: (dx, dw_ih, dw_hh, db_ih, db_hh, dhx)."""
+    dt = x.dtype
+    rows, n_in = x.shape
+    hid = w_hh.shape[1]
+    consts = np.array([0, 1], dt)
+    dx, dh = np.empty((rows, n_in), dt), np.empty(dhy.shape, dt)
+    dw_ih, dw_hh = np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
+    if kind == "gru":
+        gates, ghn, hprev = work
+        db_ih, db_hh = np.empty(3 * hid, dt), np.empty(3 * hid, dt)
+        K.gru_backward(x, w_ih, w_hh, sizes, offsets, reverse, _gemm(dt), consts, gates, ghn,
+                       hprev, dy, dhy, np.empty((rows, 3 * hid), dt),
+                       np.empty((rows, 3 * hid), dt), dh, dx, dw_ih, dw_hh, db_ih, db_hh)
+        return dx, dw_ih, dw_hh, db_ih, db_hh, dh
+    hprev, y = work
+    db = np.empty(hid, dt)
+    K.simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, kind == "relu", _gemm(dt), consts,
+                      hprev, y, dy, dhy, np.empty((rows, hid), dt), dh, dx, dw_ih, dw_hh, db)
+    return dx, dw_ih, dw_hh, db, db.copy(), dh
+
+
+def shapes_fit(input, hidden_rows, hidden, params, gates):
+    """Whether the kernels may index these arrays: the shapes a valid call has. ATen's
+    functional forms (``torch.gru`` & co.) reach here unchecked; a call that does not fit runs
+    the per-op path, which raises PyTorch's errors."""
+    hid = params.w_hh.shape[-1] if params.w_hh.dim() == 2 else -1
+    n = gates * hid
+    fits = (input.dim() >= 2 and params.w_ih.dim() == 2 and params.w_hh.dim() == 2
+            and tuple(params.w_ih.shape) == (n, input.shape[-1])
+            and tuple(params.w_hh.shape) == (n, hid)
+            and tuple(hidden.shape) == (hidden_rows, hid))
+    return fits and all(b is None or tuple(b.shape) == (n,) for b in (params.b_ih, params.b_hh))
+
+
+def layer(input, batch_sizes, hidden, params, cell, reverse):
+    """``rnn_stack._layer``'s signature: one direction of one layer (``cell`` names the kind:
+    ``gru_layer_cell``, ``tanh_cell`` or ``relu_cell``) as one node."""
+    kind, gates, name = _KINDS[cell]
+    rows = input.shape[1] if batch_sizes is None else batch_sizes[0]
+    if not shapes_fit(input, rows, hidden, params, gates) or (
+            batch_sizes is not None and sum(batch_sizes) != input.shape[0]):
+        return rnn_stack._layer(input, batch_sizes, hidden, params, cell, reverse)
+    dt = input._data.dtype
+    x = _array(input, dt)
+    x = x.reshape(-1, x.shape[-1])
+    w_ih, w_hh = _array(params.w_ih, dt), _array(params.w_hh, dt)
+    hid = w_hh.shape[1]
+    b_ih, b_hh = _bias(params.b_ih, gates * hid, dt), _bias(params.b_hh, gates * hid, dt)
+    sizes, offsets = _steps(batch_sizes, input)
+    y, hy, work = run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, _array(hidden, dt), sizes, offsets,
+                             reverse)
+    if batch_sizes is None:
+        y = y.reshape(input.shape[0], input.shape[1], hid)
+    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hidden)
+    save = [(n, t) for n, t in zip(_SLOTS, slots) if t is not None]
+    out, h = record(name, slots, [y, hy], _backward, save=save,
+                    attrs={"kind": kind, "reverse": reverse, "work": work, "sizes": sizes,
+                           "offsets": offsets, "batch_sizes": batch_sizes, "cell": cell})
+    return out, h
+
+
+def _grad_array(g, shape, dt):
+    if g is None:
+        return np.zeros(shape, dt)
+    return np.ascontiguousarray(g._data, dtype=dt).reshape(shape)
+
+
+def _backward(node, gy, ghy):
+    if grad_mode.is_grad_enabled():
+        return _differentiable_backward(node, (gy, ghy))
+    attrs = node.ctx.attrs
+    x_in = node.saved_array("input")
+    dt = x_in.dtype
+    x = np.ascontiguousarray(x_in).reshape(-1, x_in.shape[-1])
+    w_ih = np.ascontiguousarray(node.saved_array("weight_ih"))
+    w_hh = np.ascontiguousarray(node.saved_array("weight_hh"))
+    hid = w_hh.shape[1]
+    batch = int(attrs["sizes"][0])
+    dx, dw_ih, dw_hh, db_ih, db_hh, dhx = run_backward_kernel(
+        attrs["kind"], x, w_ih, w_hh, attrs["sizes"], attrs["offsets"], attrs["reverse"],
+        attrs["work"], _grad_array(gy, (x.shape[0], hid), dt),
+        _grad_array(ghy, (batch, hid), dt))
+    grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dhx)
+    return tuple(Tensor._make(g) if need else None
+                 for g, need in zip(grads, node.ctx.needs_input_grad))
+
+
+def _differentiable_backward(node, gs):
+    """Under ``create_graph``: the layer rebuilt on the per-op path from aliases of the saved
+    inputs, differentiated by a nested ``autograd.grad`` that records its own graph."""
+    from ...autograd import engine
+    from ...ops.shape_views import _alias
+    saved = node.ctx._saved
+    attrs = node.ctx.attrs
+    inputs = [node.saved(n) if n in saved else None for n in _SLOTS]
+    seen = [_alias(t) if need else t for t, need in zip(inputs, node.ctx.needs_input_grad)]
+    x, w_ih, w_hh, b_ih, b_hh, hx = seen
+    params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
+    engine._same_pass[0] += 1
+    try:
+        with grad_mode.enable_grad():
+            out, hy = rnn_stack._layer(x, attrs["batch_sizes"], hx, params, attrs["cell"],
+                                       attrs["reverse"])
+            pairs = [(o, g) for o, g in zip((out, hy), gs) if g is not None]
+            diff = [t for t, need in zip(seen, node.ctx.needs_input_grad) if need]
+            grads = iter(engine.grad([o for o, _ in pairs], diff, [g for _, g in pairs],
+                                     retain_graph=True, create_graph=True, allow_unused=True))
+    finally:
+        engine._same_pass[0] -= 1
+    return tuple(next(grads) if need else None for need in node.ctx.needs_input_grad)
