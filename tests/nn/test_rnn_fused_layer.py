@@ -278,3 +278,19 @@ def test_functional_gru_packed_matches_pytorch():
         outs.append([out.numpy(), h.numpy()])
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, **TIGHT[np.float64])
+
+
+@pytest.mark.parametrize("name", ["gru", "rnn_relu"])
+def test_functional_call_with_mixed_dtypes_raises_as_pytorch(name):
+    """A float32 hx beside float64 input and weights runs the per-op path, which raises."""
+    gates = 3 if name == "gru" else 1
+    errors = []
+    for lib in (jg, torch):
+        x = lib.zeros(T, N, IN, dtype=lib.float64)
+        hx = lib.zeros(1, N, HID, dtype=lib.float32)
+        params = [lib.zeros(gates * HID, IN, dtype=lib.float64),
+                  lib.zeros(gates * HID, HID, dtype=lib.float64)]
+        with pytest.raises(RuntimeError) as e:
+            getattr(lib, name)(x, hx, params, False, 1, 0.0, False, False, False)
+        errors.append(type(e.value))
+    assert errors[0] is errors[1]

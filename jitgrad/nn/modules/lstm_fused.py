@@ -120,7 +120,8 @@ def layer(input, batch_sizes, hidden, params, cell, reverse):
     hx, cx = hidden
     from .rnn_fused import shapes_fit
     if input.dim() != 3 or not (shapes_fit(input, input.shape[1], hx, params, 4)
-                                and tuple(cx.shape) == tuple(hx.shape)):
+                                and tuple(cx.shape) == tuple(hx.shape)
+                                and cx.dtype == input.dtype):
         # an unchecked functional call (torch.lstm) that does not fit: the per-op path raises
         return rnn_stack._layer(input, None, hidden, params, rnn_stack.lstm_layer_cell, reverse)
     dt = input._data.dtype

@@ -128,16 +128,18 @@ def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, 
 
 
 def shapes_fit(input, hidden_rows, hidden, params, gates):
-    """Whether the kernels may index these arrays: the shapes a valid call has. ATen's
-    functional forms (``torch.gru`` & co.) reach here unchecked; a call that does not fit runs
-    the per-op path, which raises PyTorch's errors."""
+    """Whether the kernels may take these tensors: the shapes a valid call has, and one dtype
+    throughout. ATen's functional forms (``torch.gru`` & co.) reach here unchecked; a call that
+    does not fit runs the per-op path, which raises PyTorch's errors."""
     hid = params.w_hh.shape[-1] if params.w_hh.dim() == 2 else -1
     n = gates * hid
     fits = (input.dim() >= 2 and params.w_ih.dim() == 2 and params.w_hh.dim() == 2
             and tuple(params.w_ih.shape) == (n, input.shape[-1])
             and tuple(params.w_hh.shape) == (n, hid)
             and tuple(hidden.shape) == (hidden_rows, hid))
-    return fits and all(b is None or tuple(b.shape) == (n,) for b in (params.b_ih, params.b_hh))
+    tensors = (hidden, params.w_ih, params.w_hh, params.b_ih, params.b_hh)
+    return fits and all(b is None or tuple(b.shape) == (n,) for b in (params.b_ih, params.b_hh)) \
+        and all(t is None or t.dtype == input.dtype for t in tensors)
 
 
 def layer(input, batch_sizes, hidden, params, cell, reverse):
