@@ -214,7 +214,7 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
     if accumulate and out is None:
         raise ValueError("blas.matmul: accumulate=True needs out=")
     if alpha != 1.0 or beta != 1.0:
-        if not accumulate or x.ndim != 2 or y.ndim != 2:
+        if not accumulate or x.ndim < 2 or y.ndim < 2:
             raise ValueError("blas.matmul: alpha/beta need accumulate=True and 2-D operands")
         if _gemm is None:
             _load()
@@ -232,13 +232,19 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
     fn = _gemm.get(x.dtype) if _gemm else None
     if fn is not None and x.ndim >= 2 and y.ndim >= 2 and (x.ndim > 2 or y.ndim > 2) and \
             y.dtype == x.dtype:
-        res = _matmul_stack(fn, x, y, out, accumulate)
+        res = _matmul_stack(fn, x, y, out, accumulate, alpha, beta)
         if res is not None:
             return res
     if fn is None or x.ndim != 2 or y.ndim != 2 or y.dtype != x.dtype or (
             out is not None and not out.flags.c_contiguous):
         if accumulate:
-            out += np.matmul(x, y)
+            prod = np.matmul(x, y)
+            if beta == 0:
+                out[...] = alpha * prod if alpha != 1.0 else prod
+            else:
+                if beta != 1.0:
+                    out *= beta
+                out += alpha * prod if alpha != 1.0 else prod
             return out
         return np.matmul(x, y, out=out) if out is not None else np.matmul(x, y)
     m, k = x.shape
@@ -319,11 +325,12 @@ def _offsets(batch, strides, item):
     return off.reshape(-1)
 
 
-def _matmul_stack(gemm, x, y, out, accumulate):
+def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
     """``x @ y`` for stacks (``np.matmul``'s broadcasting of the batch dims) through MKL (ATen's
     loop for tiny matrices: ``STACK_MIN_WORK``), or None when NumPy must do it: a shape error
     (NumPy raises its own), an ``out`` that isn't a C-contiguous array of the result's shape,
-    sizes past MKL_INT."""
+    sizes past MKL_INT. With ``accumulate``: ``out = beta * out + alpha * x @ y`` (baddbmm's
+    call: its bias in C)."""
     m, k = x.shape[-2:]
     n = y.shape[-1]
     if y.shape[-2] != k:
@@ -339,13 +346,17 @@ def _matmul_stack(gemm, x, y, out, accumulate):
         return None
     if out.size == 0:
         return out
+    if not accumulate:
+        alpha, beta = 1.0, 0.0
     if k == 0:
-        if not accumulate:
+        if beta == 0:
             out[...] = 0
+        elif beta != 1:
+            out *= beta
         return out
     if m * n * k < STACK_MIN_WORK:
         from .bmm_small import bmm_small  # Numba: imported on first use
-        return bmm_small(x, y, out, accumulate)
+        return bmm_small(x, y, out, accumulate, alpha, beta)
     la, lb = _matrix_layout(x), _matrix_layout(y)
     if la is None or not x.flags.aligned:
         x = np.ascontiguousarray(x)  # copies the stack once, not the broadcast
@@ -360,9 +371,8 @@ def _matmul_stack(gemm, x, y, out, accumulate):
     sx = _fold(batch, xs, la[1] * (m if la[0] == _NO_TRANS else k))
     sy = _fold(batch, ys, lb[1] * (k if lb[0] == _NO_TRANS else n))
     if sx is not None and sy is not None and \
-            _gemm_batch_strided(x, y, out, nb, (sx, sy, m * n), n, accumulate):
+            _gemm_batch_strided(x, y, out, nb, (sx, sy, m * n), n, accumulate, alpha, beta):
         return out
-    beta = 1.0 if accumulate else 0.0
     item = x.itemsize
     ax = _address(x) + _offsets(batch, xs, item)
     ay = _address(y) + _offsets(batch, ys, item)
@@ -371,18 +381,18 @@ def _matmul_stack(gemm, x, y, out, accumulate):
     if pointers is not None:
         i32, scalar = np.intc, x.dtype.type
         args = [np.array([v], i32) for v in (la[0], lb[0], m, n, k)]
-        args += [np.array([1.0], scalar), ax, np.array([la[1]], i32), ay,
+        args += [np.array([alpha], scalar), ax, np.array([la[1]], i32), ay,
                  np.array([lb[1]], i32), np.array([beta], scalar), ac, np.array([n], i32),
                  np.array([nb], i32)]  # one group: every pointer array has nb entries
         *addresses, group_size = [_address(a) for a in args]  # args keeps the arrays alive
         pointers(_ROW_MAJOR, *addresses, 1, group_size)
         return out
     for px, py, pc in zip(ax.tolist(), ay.tolist(), ac.tolist()):  # an MKL before batch APIs
-        gemm(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, px, la[1], py, lb[1], beta, pc, n)
+        gemm(_ROW_MAJOR, la[0], lb[0], m, n, k, alpha, px, la[1], py, lb[1], beta, pc, n)
     return out
 
 
-def _gemm_batch_strided(x, y, out, nb, strides, ldc, accumulate):
+def _gemm_batch_strided(x, y, out, nb, strides, ldc, accumulate, alpha=1.0, beta=1.0):
     """``out[i] (+)= x[i] @ y[i]`` for ``i < nb`` as one ``cblas_?gemm_batch_strided`` call, or
     False (nothing done) where this MKL lacks it or GEMM can't read ``x``'s or ``y``'s matrices in
     place. The matrices are the last two dims of ``x``, ``y`` and ``out`` (its rows ``ldc``
@@ -396,8 +406,10 @@ def _gemm_batch_strided(x, y, out, nb, strides, ldc, accumulate):
     m, k = x.shape[-2:]
     n = y.shape[-1]
     sx, sy, sc = strides
-    strided(_ROW_MAJOR, la[0], lb[0], m, n, k, 1.0, _address(x), la[1], sx, _address(y), lb[1],
-            sy, 1.0 if accumulate else 0.0, _address(out), ldc, sc, nb)
+    if not accumulate:
+        alpha, beta = 1.0, 0.0
+    strided(_ROW_MAJOR, la[0], lb[0], m, n, k, alpha, _address(x), la[1], sx, _address(y), lb[1],
+            sy, beta, _address(out), ldc, sc, nb)
     return True
 
 

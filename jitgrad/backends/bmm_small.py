@@ -16,7 +16,7 @@ SMALL_WORK = 400  # ``contraction_size * res_rows * res_cols < 400`` in bmm_out_
 
 
 @njit_cached(nogil=True)
-def _loop(a, b, out, accumulate):
+def _loop(a, b, out, accumulate, alpha, beta):
     zero = out.dtype.type(0)
     for s in range(out.shape[0]):
         for i in range(out.shape[1]):
@@ -24,20 +24,25 @@ def _loop(a, b, out, accumulate):
                 acc = zero
                 for k in range(a.shape[2]):
                     acc += a[s, i, k] * b[s, k, j]
-                if accumulate:  # baddbmm with beta = alpha = 1: r * 1 + acc
-                    out[s, i, j] = out[s, i, j] + acc
-                else:
+                if not accumulate:  # bmm
                     out[s, i, j] = acc
+                elif beta == 0:  # baddbmm ignores r (NaN too) when beta is 0
+                    out[s, i, j] = alpha * acc
+                else:
+                    out[s, i, j] = out[s, i, j] * beta + alpha * acc
 
 
-def bmm_small(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool) -> np.ndarray:
-    """``out (+)= x @ y`` for float32/float64 stacks (batch dims broadcast as ``np.matmul``;
-    ``out`` C-contiguous, of the broadcast shape) in ATen's order. Threads don't change the
-    result (ATen splits the batch, never a sum), so this runs serially."""
+def bmm_small(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool,
+              alpha=1.0, beta=1.0) -> np.ndarray:
+    """``out = x @ y`` (with ``accumulate``: ``out = out * beta + alpha * x @ y``, baddbmm's
+    kernel) for float32/float64 stacks (batch dims broadcast as ``np.matmul``; ``out``
+    C-contiguous, of the broadcast shape) in ATen's order. Threads don't change the result
+    (ATen splits the batch, never a sum), so this runs serially."""
     m, k = x.shape[-2:]
     n = y.shape[-1]
     batch = out.shape[:-2]
     a = np.broadcast_to(x, batch + (m, k)).reshape(-1, m, k)
     b = np.broadcast_to(y, batch + (k, n)).reshape(-1, k, n)
-    _loop(a, b, out.reshape(-1, m, n), accumulate)
+    dt = out.dtype.type
+    _loop(a, b, out.reshape(-1, m, n), accumulate, dt(alpha), dt(beta))
     return out

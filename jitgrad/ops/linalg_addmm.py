@@ -11,8 +11,10 @@ from ..tensor import Tensor
 from .composite import record
 from .linalg_args import _ctype, _legacy, _no_bool, _tensor_arg, _write_out
 from .linalg_products import (
+    _addmv_data,
     _check_bmm,
     _check_mv,
+    _host_blas,
     _layout_attrs,
     _mat1_grad,
     _mat2_grad,
@@ -193,11 +195,39 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _no_bool("baddbmm", batch1)
     _check_bias(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     alpha, beta = _coef(alpha, batch1.dtype, "alpha"), _coef(beta, batch1.dtype, "beta")
-    data = _combine(input, _host_prod(batch1, batch2), beta, alpha, batch1.dtype)
+    if _host_blas(batch1, batch2, input):
+        # bmm_out_or_baddbmm_: the bias copied into the result, then ATen's loop (tiny
+        # matrices) or one batched GEMM with alpha and beta (PyTorch's bits)
+        data = cpu.empty((batch1.shape[0], batch1.shape[1], batch2.shape[2]), batch1.dtype.np)
+        if beta != 0:
+            data[...] = input._data
+        blas.matmul(batch1._data, batch2._data, out=data, accumulate=True, alpha=alpha,
+                    beta=beta)
+    else:
+        data = _combine(input, _host_prod(batch1, batch2), beta, alpha, batch1.dtype)
     res = record("BaddbmmBackward0", (input, batch1, batch2), data, _baddbmm_backward,
                  save=_save_pair(batch1, batch2, "b1", "b2"),
                  attrs={"alpha": alpha, "beta": beta, "sum_batch": False})
     return _write_out("baddbmm", res, out)
+
+
+def _addbmm_data(input, batch1, batch2, alpha, beta):
+    """addbmm_impl_: the bias copied into the result, then one addmm_ per batch (beta for the
+    first, 1 after it): GEMMs summed in batch order, PyTorch's bits."""
+    b1, b2 = batch1._data, batch2._data
+    data = cpu.empty((b1.shape[1], b2.shape[2]), b1.dtype)
+    if beta != 0:
+        data[...] = input._data
+    if b1.shape[0] == 0:
+        if beta == 0:
+            data[...] = 0
+        elif beta != 1:
+            data *= data.dtype.type(beta)
+        return data
+    for i in range(b1.shape[0]):
+        blas.matmul(b1[i], b2[i], out=data, accumulate=True, alpha=alpha,
+                    beta=beta if i == 0 else 1.0)
+    return data
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
@@ -222,7 +252,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     _no_bool("addmm_impl_cpu_", batch1)
     _check_bias(input, (batch1.shape[1], batch2.shape[2]))
     alpha, beta = _coef(alpha, batch1.dtype, "alpha"), _coef(beta, batch1.dtype, "beta")
-    if _on_host(batch1, batch2):
+    if _host_blas(batch1, batch2, input):
+        data = _addbmm_data(input, batch1, batch2, alpha, beta)
+    elif _on_host(batch1, batch2):
         # one GEMM: (n, B*k) @ (B*k, p)
         b, n, k = batch1._data.shape
         x = np.ascontiguousarray(batch1._data.transpose(1, 0, 2)).reshape(n, b * k)
@@ -230,7 +262,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     else:
         with grad_mode.no_grad():
             prod = Tensor._make(_matmul_data(batch1, batch2)).sum(0)._data
-    data = _combine(input, prod, beta, alpha, batch1.dtype)
+    if not _host_blas(batch1, batch2, input):
+        data = _combine(input, prod, beta, alpha, batch1.dtype)
     res = record("AddbmmBackward0", (input, batch1, batch2), data, _baddbmm_backward,
                  save=_save_pair(batch1, batch2, "b1", "b2"),
                  attrs={"alpha": alpha, "beta": beta, "sum_batch": True,
@@ -256,7 +289,10 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
                            f"{_legacy(vec.dtype)}")
     _no_bool("addmv_impl_cpu", mat)
     alpha, beta = _coef(alpha, mat.dtype, "alpha"), _coef(beta, mat.dtype, "beta")
-    data = _combine(input, _host_prod(mat, vec), beta, alpha, mat.dtype)
+    if _host_blas(mat, vec, input):
+        data = _addmv_data(mat, vec, input, alpha, beta)
+    else:
+        data = _combine(input, _host_prod(mat, vec), beta, alpha, mat.dtype)
     res = record("AddmvBackward0", (input, mat, vec), data, _addmv_backward,
                  save=_save_pair(mat, vec, "m", "v"), attrs={"alpha": alpha, "beta": beta})
     return _write_out("addmv", res, out)
@@ -282,6 +318,15 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     with grad_mode.no_grad():
         v1, v2 = vec1.to(dt), vec2.to(dt)
         bias = input.to(dt)
+    if _host_blas(v1, v2, bias):
+        from .. import _settings
+        from ..backends import blas_addr
+        data = blas_addr.addr(bias._data, v1._data, v2._data, alpha, beta,
+                              _settings.get_num_threads())
+        res = record("AddrBackward0", (input, vec1, vec2), data, _addr_backward,
+                     save=_save_pair(vec1, vec2, "v1", "v2"),
+                     attrs={"alpha": alpha, "beta": beta})
+        return _write_out("addr", res, out)
     if _on_host(v1, v2):
         x, y = v1._data, v2._data
         if dt.name == "float16":

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from .composite import record
 from .linalg_args import _no_bool, _tensor_arg, _write_out
 from .linalg_matmul import _unsafe_view
-from .linalg_products import mm
+from .linalg_products import dot, mm
 
 
 def outer(input, vec2, *, out=None):
@@ -93,6 +93,9 @@ def _tensordot(a, b, dims_a, dims_b):
     size2 = int(np.prod([t2.shape[i] for i in p2]))
     t1 = t1.permute(p1 + da).reshape(size1, csize)
     t2 = t2.permute(db + p2).reshape(csize, size2)
+    if size1 == 1 and size2 == 1:
+        # PyTorch 2.13 takes a dot product here (its ?dot's bits, not a 1 x k x 1 GEMM's)
+        return dot(t1.reshape(csize), t2.reshape(csize)).reshape(rsizes)
     return mm(t1, t2).reshape(rsizes)
 
 

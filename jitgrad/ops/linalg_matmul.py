@@ -161,9 +161,48 @@ def chain_matmul(*matrices, out=None):
     return _write_out("chain_matmul", multi_dot(list(matrices)), out)
 
 
+def _chain_order(mats):
+    """ATen's matrix_chain_order (the textbook dynamic programme): ``split[i][j]`` is the ``k``
+    at which the cheapest product of ``mats[i..j]`` splits; ties keep the first ``k``."""
+    n = len(mats)
+    p = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
+                if cost[i][j] is None or q < cost[i][j]:
+                    cost[i][j], split[i][j] = q, k
+    return split
+
+
+def _chain_product(mats):
+    """multi_dot_impl's products: two matrices one mm; three by comparing the two orders'
+    costs (``(a*c)*(b+d) > (b*d)*(a+c)`` multiplies the right pair first); more by the
+    chain order. The order decides the roundings, so it is ATen's."""
+    if len(mats) == 2:
+        return mm(mats[0], mats[1])
+    if len(mats) == 3:
+        a, b = mats[0].shape[0], mats[1].shape[0]
+        c, d = mats[2].shape
+        if (a * c) * (b + d) > (b * d) * (a + c):
+            return mm(mats[0], mm(mats[1], mats[2]))
+        return mm(mm(mats[0], mats[1]), mats[2])
+    split = _chain_order(mats)
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        return mm(product(i, split[i][j]), product(split[i][j] + 1, j))
+    return product(0, len(mats) - 1)
+
+
 def multi_dot(tensors, *, out=None):
     """torch.linalg.multi_dot: the first/last operand may be 1-D (a row / column vector); the
-    product is taken left to right (PyTorch orders by cost; the values agree up to rounding)."""
+    products are taken in ATen's order (``_chain_product``), so the bits are PyTorch's."""
     tensors = list(tensors)
     if len(tensors) < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
@@ -189,9 +228,7 @@ def multi_dot(tensors, *, out=None):
             raise RuntimeError(
                 f"multi_dot(): tensors {i} and {i + 1} with shapes {list(mats[i].shape)} and "
                 f"{list(mats[i + 1].shape)} cannot be multiplied")
-    res = mats[0]
-    for m in mats[1:]:
-        res = mm(res, m)
+    res = _chain_product(mats)
     shape = tuple(res.shape)
     if first.ndim == 1:
         shape = shape[1:]

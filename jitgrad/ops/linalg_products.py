@@ -46,6 +46,21 @@ def _matmul_data(a, b):
     return out.reshape(shape) if shape != out.shape else out
 
 
+def _host_blas(*ts):
+    """Operands whose product makes ATen's BLAS call here: float32/float64 on the host."""
+    return _on_host(*ts) and ts[0].dtype.name in ("float32", "float64")
+
+
+def _addmv_data(mat, vec, bias=None, alpha=1, beta=0):
+    """``addmv_out_cpu``: the result holds ``bias`` (expanded) when ``beta != 0``, then one
+    gemv with ATen's arguments (backends/blas_vector.py): PyTorch's bits."""
+    from ..backends import blas_vector
+    out = np.empty(mat.shape[0], mat.dtype.np)
+    if beta != 0:
+        out[...] = bias._data
+    return blas_vector.addmv(mat._data, vec._data, out, alpha, beta)
+
+
 def _mT(x):
     return x.transpose(-1, -2)
 
@@ -173,7 +188,8 @@ def mv(input, vec, *, out=None):
                            f"{_legacy(vec.dtype)}, {_legacy(input.dtype)}, and "
                            f"{_legacy(vec.dtype)}")
     _no_bool("addmv_impl_cpu", input)
-    res = record("MvBackward0", (input, vec), _matmul_data(input, vec), _mv_backward,
+    data = _addmv_data(input, vec) if _host_blas(input, vec) else _matmul_data(input, vec)
+    res = record("MvBackward0", (input, vec), data, _mv_backward,
                  save=_save_pair(input, vec, "a", "v"))
     return _write_out("mv", res, out)
 
@@ -198,7 +214,10 @@ def _dot(fname, node_name, input, other, out):
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_legacy(input.dtype)} and {_legacy(other.dtype)}")
     _no_bool("dot", input)
-    if _on_host(input, other):
+    if _host_blas(input, other):
+        from ..backends import blas_vector
+        data = blas_vector.dot(input._data, other._data)  # dot_impl's ?dot: PyTorch's bits
+    elif _on_host(input, other):
         x, y = input._data, other._data
         if x.dtype == np.float16:
             data = np.asarray(np.dot(x.astype(np.float32), y.astype(np.float32)), np.float16)
