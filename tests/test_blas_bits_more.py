@@ -245,3 +245,37 @@ def test_bilinear_within_rounding(threads, dtype, size):
         w_, g_ = want.detach().numpy(), got.detach().numpy()
         scale = max(1.0, float(np.abs(w_).max()))
         np.testing.assert_allclose(g_, w_, rtol=tol, atol=tol * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("one_call", [True, False], ids=["one call", "op by op"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sizes", [(300, 1, 20, 4), (50, 1, 784, 3), (784, 1, 10)], ids=str)
+def test_lowered_step_with_unit_dims_is_eager_bit_for_bit(monkeypatch, one_call, dtype, sizes):
+    """A compiled training step (jitgrad.compile's lowered replay) at batch 1 with a one-unit
+    layer: the input gradient of the layer after it is a (1, k) @ (k, 1) product, which eager
+    (as ATen's mm_mat1_backward) computes transposed because a (1, 1) input passes the
+    column-major test; the lowered step must make the same GEMM call."""
+    from jitgrad._compile import lower, lower_program
+    from tests.test_compile_lowered import _data, _model, _snapshot, _step
+    if one_call and lower_program._gemm(np.dtype(dtype)) is None:
+        pytest.skip("the one-call program needs MKL's CBLAS")
+    monkeypatch.setattr(lower, "ONE_CALL", one_call)
+    runs = []
+    for compiled in (False, True):
+        model = _model(jitgrad, dtype, sizes=sizes)
+        opt = jitgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        fn = _step(jitgrad, model, opt)
+        fn = jitgrad.compile(fn) if compiled else fn
+        x, y = _data(jitgrad, dtype, n=1, classes=sizes[-1])
+        x = jitgrad.tensor(np.random.default_rng(3).standard_normal((1, sizes[0])).astype(dtype))
+        out = []
+        with jitgrad.autograd.profile() as prof:
+            for _ in range(4):
+                out.append((fn(x, y).item(),) + _snapshot(model))
+        if compiled:
+            assert prof.compile_lowered_replays == 3, prof.compile_reasons
+        runs.append(out)
+    for eager, lowered in zip(*runs):
+        assert eager[0] == lowered[0]
+        for e, c in zip(eager[1] + eager[2], lowered[1] + lowered[2]):
+            np.testing.assert_array_equal(e, c)

@@ -62,7 +62,7 @@ class Dense:
         if self.bias._requires_grad:
             leaves.append((self.bias, dense._bias_grad(g)))
         x, w = arr[self.inputs[0]], self.weight
-        gx = blas.matmul(g, w._data) if self.need_x else None  # before W changes
+        gx = _input_grad(g, w._data, x) if self.need_x else None  # before W changes
         if self.fold is not None:
             # SGD's update as the GEMM's C (the floor's trick); .grad computed when read
             blas.matmul(g.T, x, out=w._data, accumulate=True, alpha=self.fold)
@@ -71,6 +71,17 @@ class Dense:
         elif w._requires_grad:
             leaves.append((w, blas.matmul(g.T, x)))
         return [gx], leaves
+
+
+def _input_grad(g, w, x):
+    """``g @ W`` as eager's AddmmBackward0 computes it (mm_mat1_backward): ``(W^T g^T)^T`` when
+    ``x`` passes ATen's column-major test (size-1 dims included: a (1, 1) input does), else
+    ``g @ W``. The two are different GEMM calls (for a (1, k) @ (k, 1) product MKL's bits
+    differ); the result is C-contiguous either way."""
+    s0, s1 = (st // x.itemsize for st in x.strides)
+    if s0 == 1 and s1 == x.shape[0]:
+        return np.ascontiguousarray(blas.matmul(w.T, g.T).T)
+    return blas.matmul(g, w)
 
 
 class Relu:
