@@ -207,26 +207,28 @@ def test_exit_twice_matches_pytorch():
 
 # -- semantics ----------------------------------------------------------------------------------
 
-def _semantics(lib):
+def _semantics(lib, tracked=False):
     fwAD = lib.autograd.forward_ad
-    x = lib.tensor(_INPUTS["chain"][0][0], dtype=lib.float64)
+    x = lib.tensor(_INPUTS["chain"][0][0], dtype=lib.float64).requires_grad_(tracked)
     t = lib.tensor(_INPUTS["chain"][1][0], dtype=lib.float64)
     obs = {}
     obs["level"] = None
     with fwAD.dual_level() as level:
         obs["level"] = level
         d = fwAD.make_dual(x, t)
-        obs["aliases"] = d.data_ptr() == x.data_ptr()
+        if not tracked:  # see forward_ad's docstring: a tracked tensor's dual is a copy
+            obs["aliases"] = d.data_ptr() == x.data_ptr()
         u = fwAD.unpack_dual(d)
         obs["namedtuple"] = (type(u).__name__, u._fields)
         obs["tangent_as_is"] = u.tangent is t
         obs["plain_tangent"] = fwAD.unpack_dual(x * 2).tangent
         obs["detached"] = fwAD.unpack_dual(d.detach()).tangent
         p = u.primal
+        obs["primal_requires_grad"] = p.requires_grad
         obs["primal_no_tangent"] = fwAD.unpack_dual(p.exp()).tangent
-        # the primal's own use cancels nothing: d's tangent only flows through d
-        obs["mixed"] = fwAD.unpack_dual(p * d).tangent.numpy().tolist()
-        obs["zero"] = np.abs(fwAD.unpack_dual(d * 0).tangent.numpy()).tolist()
+        # the primal carries no tangent: only the d factor contributes
+        obs["mixed"] = fwAD.unpack_dual(p * d).tangent.detach().numpy().tolist()
+        obs["zero"] = np.abs(fwAD.unpack_dual(d * 0).tangent.detach().numpy()).tolist()
         obs["other_level"] = fwAD.unpack_dual(x.exp(), level=5).tangent
         y = d.exp()
     obs["after_exit"] = fwAD.unpack_dual(y).tangent
@@ -235,8 +237,9 @@ def _semantics(lib):
     return obs
 
 
-def test_semantics_match_pytorch():
-    mine, ref = _semantics(jitgrad), _semantics(torch)
+@pytest.mark.parametrize("tracked", [False, True])
+def test_semantics_match_pytorch(tracked):
+    mine, ref = _semantics(jitgrad, tracked), _semantics(torch, tracked)
     assert mine.keys() == ref.keys()
     for k in ref:
         if k == "mixed":
@@ -343,3 +346,117 @@ def test_once_differentiable_function_raises_not_implemented():
         d = fwAD.make_dual(jitgrad.tensor([1.0, 2.0]), jitgrad.tensor([1.0, 1.0]))
         with pytest.raises(NotImplementedError):
             fwAD.unpack_dual(Square.apply(d))
+
+
+# -- torch.func / autograd.functional forward-mode transforms against PyTorch ------------------
+
+def _F(lib):
+    return lib.nn.functional
+
+
+TRANSFORM_FUNCS = {
+    "chain": (lambda lib, x: (x.sin() * x.exp() + x ** 2 / (1 + x ** 2)).tanh(), (3, 4)),
+    "matmul": (lambda lib, x: x @ x.t() @ x, (3, 4)),
+    "reductions": (lambda lib, x: lib.stack([x.sum(), x.mean(), x.norm(), x.prod(), x.var(),
+                                             lib.logsumexp(x, (0, 1)), x.amax()]), (3, 4)),
+    "reductions_dim": (lambda lib, x: x.sum(1) * x.max(dim=0).values[:3] + x.var(0)[:3],
+                       (3, 4)),
+    "softmax": (lambda lib, x: _F(lib).softmax(x, dim=-1) * _F(lib).log_softmax(x, 0), (3, 5)),
+    "indexing": (lambda lib, x: x[[0, 2], 1:] * x[1, :3] + x[:, lib.tensor([2, 0, 2])].sum(),
+                 (3, 4)),
+    "conv2d": (lambda lib, x: _F(lib).conv2d(
+        x, x[:, :1, :3, :3].reshape(2, 1, 3, 3).expand(2, 2, 3, 3).contiguous(),
+        padding=1).tanh(), (2, 2, 4, 4)),
+}
+_TRANSFORM_INPUTS = {name: (_a(*shape), _a(*shape))
+                     for name, (_, shape) in TRANSFORM_FUNCS.items()}
+
+
+def _transform(lib, what, name):
+    f, _ = TRANSFORM_FUNCS[name]
+    xa, ta = _TRANSFORM_INPUTS[name]
+    x, t = lib.tensor(xa), lib.tensor(ta)
+
+    def g(a):
+        return f(lib, a)
+
+    def s(a):
+        return f(lib, a).pow(2).sum()
+    AF = lib.autograd.functional
+    return {
+        "func.jvp": lambda: lib.func.jvp(g, (x,), (t,)),
+        "func.jacfwd": lambda: lib.func.jacfwd(g)(x),
+        "func.hessian": lambda: lib.func.hessian(s)(x),
+        "func.linearize": lambda: lib.func.linearize(g, x)[1](t),
+        "functional.jvp": lambda: AF.jvp(g, x, t),
+        "functional.jvp_create_graph": lambda: AF.jvp(g, x.requires_grad_(), t,
+                                                      create_graph=True),
+        "functional.hvp": lambda: AF.hvp(s, x, t),
+        "functional.hvp_create_graph": lambda: AF.hvp(s, x.requires_grad_(), t,
+                                                      create_graph=True),
+        "functional.vhp": lambda: AF.vhp(s, x, t),
+        "functional.hessian": lambda: AF.hessian(s, x),
+        "functional.jacobian_forward_mode": lambda: AF.jacobian(
+            g, x, vectorize=True, strategy="forward-mode"),
+    }[what]()
+
+
+def _flat_tensors(r):
+    if isinstance(r, (tuple, list)):
+        return [("seq", len(r))] + [y for v in r for y in _flat_tensors(v)]
+    return [r]
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORM_FUNCS))
+@pytest.mark.parametrize("what", ["func.jvp", "func.jacfwd", "func.hessian", "func.linearize",
+                                  "functional.jvp", "functional.jvp_create_graph",
+                                  "functional.hvp", "functional.hvp_create_graph",
+                                  "functional.vhp", "functional.hessian",
+                                  "functional.jacobian_forward_mode"])
+def test_forward_transforms_match_pytorch(what, name):
+    mine = _flat_tensors(_transform(jitgrad, what, name))
+    ref = _flat_tensors(_transform(torch, what, name))
+    assert len(mine) == len(ref)
+    for m, r in zip(mine, ref):
+        if isinstance(r, tuple):
+            assert m == r
+            continue
+        assert str(m.dtype) == str(r.dtype)
+        assert tuple(m.shape) == tuple(r.shape)
+        assert m.requires_grad == r.requires_grad
+        np.testing.assert_allclose(m.detach().numpy(), r.detach().numpy(), rtol=1e-9,
+                                   atol=1e-10)
+
+
+def _transform_error(lib, what):
+    x, xf = lib.tensor([1, 2, 3]), lib.tensor([1.0, 2.0, 3.0])
+    F, AF = lib.func, lib.autograd.functional
+    run = {
+        "jvp_int_tangent": lambda: F.jvp(lambda a: a * 2, (xf,), (x,)),
+        "jvp_int_primal_before_size": lambda: F.jvp(lambda a: a * 2, (x,), (lib.ones(4),)),
+        "jvp_size_before_later_int": lambda: F.jvp(lambda a, b: a * b, (xf, x),
+                                                   (lib.ones(4), x)),
+        "jacfwd_int": lambda: F.jacfwd(lambda a: a * 2)(x),
+        "hessian_int": lambda: F.hessian(lambda a: (a * 2).sum())(x),
+        "linearize_int": lambda: F.linearize(lambda a: a * 2, x),
+        "functional_jacobian_forward_int": lambda: AF.jacobian(
+            lambda a: a * 2, x, vectorize=True, strategy="forward-mode"),
+        "functional_jacobian_forward_strict": lambda: AF.jacobian(
+            lambda a: a * 2, xf, strict=True, vectorize=True, strategy="forward-mode"),
+        "functional_jacobian_forward_not_vectorized": lambda: AF.jacobian(
+            lambda a: a * 2, xf, strategy="forward-mode"),
+        "functional_jacobian_forward_bad_input": lambda: AF.jacobian(
+            lambda a: a * 2, [xf], strategy="forward-mode"),
+    }[what]
+    with pytest.raises(Exception) as e:
+        run()
+    return type(e.value).__name__, str(e.value)
+
+
+@pytest.mark.parametrize("what", [
+    "jvp_int_tangent", "jvp_int_primal_before_size", "jvp_size_before_later_int", "jacfwd_int",
+    "hessian_int", "linearize_int", "functional_jacobian_forward_int",
+    "functional_jacobian_forward_strict", "functional_jacobian_forward_not_vectorized",
+    "functional_jacobian_forward_bad_input"])
+def test_forward_transform_errors_match_pytorch(what):
+    assert _transform_error(jitgrad, what) == _transform_error(torch, what)

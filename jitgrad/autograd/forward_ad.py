@@ -39,6 +39,9 @@ What is NOT supported (with PyTorch's behaviour for comparison):
   view is a new tensor, not a view of the base's tangent, and in-place ops on a dual do not
   write into the tangent tensor given to ``make_dual`` (PyTorch updates it in place); the
   tangent returned for an unmodified dual is the given tensor itself, as in PyTorch.
+* A dual of a tensor that requires grad does not share its storage (PyTorch: a view of it,
+  whose in-place ops rebase the tensor's history; here they would change its values behind
+  its graph). Duals of other tensors share their storage, as in PyTorch.
 * Only one level at a time (PyTorch: the same, "Nested forward mode AD is not supported").
 * Duals passed into ``jitgrad.func`` transforms are not tracked through their levels.
 """
@@ -81,6 +84,11 @@ class _MakeDual(Function):
     @staticmethod
     def forward(ctx, tensor, seed, level):
         ctx.dual_level = level
+        if tensor.requires_grad:
+            # PyTorch's dual is a view of tensor, so an in-place op on it rebases tensor's
+            # history; this node cannot, so it gets its own storage rather than change
+            # tensor's values behind its graph
+            return tensor.clone()
         return tensor  # returned as is: a new tensor sharing tensor's storage and version
 
     @staticmethod

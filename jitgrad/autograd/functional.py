@@ -4,8 +4,9 @@
 A port of PyTorch's implementation (same argument checks, messages and strict-mode rules),
 built on ``autograd.grad``; ``jvp`` and ``hvp`` use the double-backward trick as PyTorch does.
 ``vectorize=True`` (PyTorch: vmap over the rows of the Jacobian) gives the same values here by
-computing the rows one at a time; ``strategy="forward-mode"`` (with ``vectorize=True``) likewise
-computes the Jacobian in reverse mode.
+computing the rows one at a time; ``strategy="forward-mode"`` (with ``vectorize=True``) pushes
+one standard basis column at a time through ``autograd.forward_ad``'s dual tensors (whose
+tangents are themselves computed with the double-backward trick).
 
 Credit: the code follows PyTorch's ``torch/autograd/functional.py`` (https://github.com/pytorch/pytorch),
 Copyright (c) 2016- Facebook, Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause
@@ -204,10 +205,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     if strategy == 'forward-mode':
         if create_graph:
             raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` and `strategy="forward-mode"` are not supported together (yet). Please either set `create_graph=False` or `strategy="reverse-mode"`.')
-        if strict:
-            raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
-        if not vectorize:
-            raise NotImplementedError('Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for `vectorize=True`.')
+        return _jacfwd(func, inputs, strict, vectorize)
     with _enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
@@ -235,6 +233,54 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
             jacobian += (tuple((stack(jac_i_el, dim=0).view(out.size() + inputs[el_idx].size()) for el_idx, jac_i_el in enumerate(jac_i))),)
         jacobian = _grad_postprocess(jacobian, create_graph)
         return _tuple_postprocess(jacobian, (is_outputs_tuple, is_inputs_tuple))
+
+def _jacfwd(func, inputs, strict=False, vectorize=False):
+    """PyTorch's forward-mode jacobian: one jvp (through ``forward_ad``'s dual tensors) per
+    standard basis column of the inputs, computed in turn where PyTorch vmaps over them."""
+    if strict:
+        raise RuntimeError('torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` are not supported together (yet). Please either set `strict=False` or `strategy="reverse-mode"`.')
+    is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'jacobian')
+    if not vectorize:
+        raise NotImplementedError('Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly implemented for `vectorize=True`.')
+    from . import forward_ad as fwAD
+    input_numels = tuple(inp.numel() for inp in inputs)
+    output_info = []
+
+    def jvp_column(tangents):
+        with fwAD.dual_level():
+            dual_inputs = tuple(fwAD.make_dual(inp, tangent.view_as(inp)) for inp, tangent in zip(inputs, tangents))
+            _is_outputs_tuple, dual_outputs = _as_tuple(func(*dual_inputs), 'outputs')
+            jv, primal_outs = [], []
+            for dual_out in dual_outputs:
+                primal, tangent = fwAD.unpack_dual(dual_out)
+                primal_outs.append(primal)
+                jv.append(tangent if tangent is not None else zeros_like(primal))
+            if not output_info:
+                output_info.extend((_is_outputs_tuple, primal_outs))
+            return jv
+
+    columns = []
+    for i, n in enumerate(input_numels):
+        for k in range(n):
+            tangents = [zeros_like(inp) for inp in inputs]
+            tangents[i].view(-1)[k] = 1
+            columns.append(jvp_column(tangents))
+    if not columns:  # no input elements: the outputs' shapes from one evaluation
+        jvp_column([zeros_like(inp) for inp in inputs])
+    is_outputs_tuple, outputs = output_info
+    jacobian_input_output = []
+    for o, output_i in enumerate(outputs):
+        if columns:
+            jac_output_i = stack([col[o] for col in columns])
+        else:
+            jac_output_i = output_i.new_zeros((0,) + tuple(output_i.shape))
+        jacobian_output_i_output = []
+        for jac, input_j in zip(jac_output_i.split(input_numels, dim=0), inputs):
+            # the column index (the inputs' elements) comes first here: move it last
+            jacobian_output_i_output.append(jac.permute(*range(1, jac.ndim), 0).reshape((*output_i.shape, *input_j.shape)))
+        jacobian_input_output.append(jacobian_output_i_output)
+    return _tuple_postprocess(jacobian_input_output, (is_outputs_tuple, is_inputs_tuple))
+
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy='reverse-mode'):
     is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'hessian')

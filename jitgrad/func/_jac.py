@@ -92,6 +92,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper_fn(*args):
         from ._vmap import _check_randomness_arg
         _check_randomness_arg(randomness)  # PyTorch checks it when vmapping, at the call
+        for p in tree_flatten(_slice_argnums(args, argnums))[0]:
+            if isinstance(p, Tensor):  # PyTorch's make_dual of each primal with a basis tangent
+                _check_make_dual(p, None)
         return _jacobian(func, args, argnums, has_aux, "jacfwd")
     return wrapper_fn
 
@@ -103,6 +106,21 @@ def hessian(func, argnums=0):
 
 
 # -- jvp and linearize: the double-vjp trick ----------------------------------------------------
+
+def _check_make_dual(primal, tangent):
+    """The checks PyTorch's ``forward_ad.make_dual`` makes on each (primal, tangent) pair."""
+    if not (primal.is_floating_point() or primal.is_complex()):
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {primal.dtype}")
+    if tangent is None:
+        return
+    if not (tangent.is_floating_point() or tangent.is_complex()):
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    if tuple(primal.shape) != tuple(tangent.shape):
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the "
+            f"original Tensor, this is not supported. Tensor is of size {list(primal.shape)} "
+            f"while the given forward gradient is of size {list(tangent.shape)}.")
+
 
 def _check_flat_tensors(flat, argname):
     if len(flat) == 0:
@@ -166,11 +184,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     _check_flat_tensors(flat_primals, "primals")
     _check_flat_tensors(flat_tangents, "tangents")
     for p, t in zip(flat_primals, flat_tangents):
-        if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(
-                "Trying to set a forward gradient that has a different size than that of the "
-                f"original Tensor, this is not supported. Tensor is of size {list(p.shape)} "
-                f"while the given forward gradient is of size {list(t.shape)}.")
+        _check_make_dual(p, t)
     level, out_spec, out, aux, us, g = _linear_map(func, primals, has_aux, strict)
     tangents_out = _push_tangents(level, out_spec, us, g, flat_tangents, retain_graph=False)
     return (out, tangents_out, aux) if has_aux else (out, tangents_out)
@@ -181,6 +195,9 @@ def linearize(func, *primals):
     ``J @ tangents`` and can be called repeatedly (each call one reverse pass through the
     kept double-vjp graph, rather than PyTorch's traced forward-mode graph)."""
     flat_primals, primals_spec = tree_flatten(primals)
+    for p in flat_primals:
+        if isinstance(p, Tensor):  # PyTorch traces a jvp with zero tangents: make_dual's check
+            _check_make_dual(p, None)
     flat_shapes = [tuple(p.shape) for p in flat_primals]
     flat_dtypes = [p.dtype for p in flat_primals]
     level, out_spec, out, _, us, g = _linear_map(func, primals, False)
