@@ -460,3 +460,61 @@ def _transform_error(lib, what):
     "functional_jacobian_forward_bad_input"])
 def test_forward_transform_errors_match_pytorch(what):
     assert _transform_error(jitgrad, what) == _transform_error(torch, what)
+
+
+# -- modules and the decorator form -------------------------------------------------------------
+
+def _module_tangent(lib, name):
+    lib.manual_seed(0)
+    nn = lib.nn
+    model, shape = {
+        "mlp": (lambda: nn.Sequential(nn.Linear(6, 8), nn.GELU(), nn.LayerNorm(8),
+                                      nn.Linear(8, 3)), (4, 6)),
+        "cnn": (lambda: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3),
+                                      nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                                      nn.Linear(12, 2)), (2, 2, 4, 4)),
+        "gru": (lambda: nn.GRU(3, 4), (5, 2, 3)),
+        "attention": (lambda: nn.MultiheadAttention(4, 2, batch_first=True), (2, 3, 4)),
+    }[name]
+    model = model().double()
+    if lib is jitgrad:  # PyTorch's initial weights
+        ref = _module_weights[name]
+        model.load_state_dict({k: jitgrad.tensor(v) for k, v in ref.items()})
+    else:
+        _module_weights[name] = {k: v.detach().numpy().copy()
+                                 for k, v in model.state_dict().items()}
+    rng = np.random.default_rng(5)
+    x, t = lib.tensor(rng.standard_normal(shape)), lib.tensor(rng.standard_normal(shape))
+    fwAD = lib.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        out = model(d, d, d)[0] if name == "attention" else model(d)
+        out = out[0] if isinstance(out, tuple) else out
+        tangent = fwAD.unpack_dual(out).tangent
+        return tangent.detach().numpy(), tangent.requires_grad
+
+
+_module_weights = {}
+
+
+@pytest.mark.parametrize("name", ["mlp", "cnn", "gru", "attention"])
+def test_module_tangents_match_pytorch(name):
+    ref = _module_tangent(torch, name)  # first: it fixes the weights
+    mine = _module_tangent(jitgrad, name)
+    np.testing.assert_allclose(mine[0], ref[0], rtol=1e-9, atol=1e-10)
+    assert mine[1] == ref[1]  # the parameters require grad: so does the tangent
+
+
+def test_dual_level_as_decorator():
+    def run(lib):
+        fwAD = lib.autograd.forward_ad
+
+        @fwAD.dual_level()
+        def f(x):
+            y = fwAD.make_dual(x, lib.ones_like(x)).sin()
+            return fwAD.unpack_dual(y).tangent, y
+        tangent, y = f(lib.tensor([0.5, 1.5], dtype=lib.float64))
+        return tangent.numpy().tolist(), fwAD.unpack_dual(y).tangent, fwAD._current_level
+    mine, ref = run(jitgrad), run(torch)
+    np.testing.assert_allclose(mine[0], ref[0], rtol=1e-12)
+    assert mine[1:] == ref[1:]

@@ -38,7 +38,9 @@ What is NOT supported (with PyTorch's behaviour for comparison):
   needs ``.detach()`` first and ``backward()`` through them does not raise. The tangent of a
   view is a new tensor, not a view of the base's tangent, and in-place ops on a dual do not
   write into the tangent tensor given to ``make_dual`` (PyTorch updates it in place); the
-  tangent returned for an unmodified dual is the given tensor itself, as in PyTorch.
+  tangent returned for an unmodified dual is the given tensor itself, as in PyTorch. A tangent
+  of another floating dtype than its primal is cast to the primal's dtype for the passes (the
+  tangents of results have the primals' dtypes; PyTorch's follow type promotion).
 * A dual of a tensor that requires grad does not share its storage (PyTorch: a view of it,
   whose in-place ops rebase the tensor's history; here they would change its values behind
   its graph). Duals of other tensors share their storage, as in PyTorch.

@@ -1,7 +1,8 @@
 # ruff: noqa: E501 - PyTorch's messages, kept verbatim on one line each
 """``torch.func.jacrev``, ``jacfwd``, ``hessian``, ``jvp`` and ``linearize``.
 
-jitgrad has no forward-mode AD, so the forward-mode transforms are computed in reverse mode:
+jitgrad's ops have no forward (JVP) rules, so the forward-mode transforms are computed in reverse
+mode (``autograd.forward_ad`` computes its tangents with the same trick, lazily):
 
 * ``jvp`` uses the double-vjp trick (as ``autograd.functional.jvp`` does): with ``g(u) = J^T u``
   the vjp at a placeholder cotangent ``u``, ``J t`` is the vjp of ``g`` w.r.t. ``u`` with
@@ -85,7 +86,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """``torch.func.jacfwd``, computed in reverse mode (jitgrad has no forward-mode AD): the
+    """``torch.func.jacfwd``, computed in reverse mode (jitgrad has no per-op forward rules): the
     values are PyTorch's to rounding, the cost that of ``jacrev`` (one backward pass per output
     element)."""
     @functools.wraps(func)
@@ -170,7 +171,7 @@ def _push_tangents(level, out_spec, us, g, flat_tangents, retain_graph):
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``torch.func.jvp``: ``(func(*primals), J @ tangents)`` (with ``has_aux``: plus aux).
-    jitgrad has no forward-mode AD: the product is computed with two reverse passes (the
+    jitgrad has no per-op forward rules: the product is computed with two reverse passes (the
     double-vjp trick), so ``func`` must be twice differentiable in reverse mode."""
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
