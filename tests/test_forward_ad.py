@@ -518,3 +518,20 @@ def test_dual_level_as_decorator():
     mine, ref = run(jitgrad), run(torch)
     np.testing.assert_allclose(mine[0], ref[0], rtol=1e-12)
     assert mine[1:] == ref[1:]
+
+
+def test_backward_outside_the_graph_raises_not_implemented():
+    class Double(jitgrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):  # through NumPy: no graph to differentiate a second time
+            return jitgrad.tensor(g.detach().numpy() * 2)
+
+    fwAD = jitgrad.autograd.forward_ad
+    with fwAD.dual_level():
+        d = fwAD.make_dual(jitgrad.tensor([1.0, 2.0]), jitgrad.tensor([1.0, 1.0]))
+        with pytest.raises(NotImplementedError, match="not differentiable"):
+            fwAD.unpack_dual(Double.apply(d).exp())

@@ -31,8 +31,11 @@ What is NOT supported (with PyTorch's behaviour for comparison):
   propagates tangents there). ``make_dual`` under grad mode off raises NotImplementedError.
 * A tangent pass runs the recorded backward twice, so it fails where reverse mode would: a
   saved tensor modified in place afterwards (``y = d.exp(); y.mul_(2)``), a Function marked
-  ``once_differentiable``, an op without a double backward. ``unpack_dual`` raises
-  NotImplementedError there (PyTorch computes these tangents eagerly).
+  ``once_differentiable``, an op without a double backward, a Function whose backward computes
+  outside the graph (NumPy, no_grad). ``unpack_dual`` raises NotImplementedError there (PyTorch
+  computes these tangents eagerly, from a Function's ``jvp``). Only a backward cut off on every
+  path is detected: one that is differentiable along some paths and not others gives the
+  tangent of the differentiable paths alone.
 * Dual tensors (and results computed from them) report ``requires_grad=True`` and carry a
   grad_fn even when the primal does not require grad (PyTorch: False), so ``.numpy()`` on them
   needs ``.detach()`` first and ``backward()`` through them does not raise. The tangent of a
@@ -269,6 +272,14 @@ class UnpackedDualTensor(NamedTuple):
     tangent: Tensor | None
 
 
+_CUT = ("a backward function on the path returned a gradient that is not differentiable "
+        "(computed outside the graph, e.g. through NumPy or under no_grad)")
+
+
+def _nonzero(t):
+    return bool(t.detach().ne(0).any())
+
+
 def _tangent_of(tensor, seeds):
     live = _live
     gf = tensor.grad_fn
@@ -279,7 +290,9 @@ def _tangent_of(tensor, seeds):
     keep = _reaches_tracked((tensor,)) or any(t.requires_grad for t in tangents)
     try:
         with enable_grad():
-            u = tensor.detach().new_zeros(tensor.shape).requires_grad_()
+            # J^T u is linear in u, so any u gives the same J t; ones (not zeros) make J^T u
+            # nonzero where J is, which shows a backward that cut its result from u
+            u = tensor.detach().new_ones(tensor.shape).requires_grad_()
             u._fwd_seed = True
             _TANGENT_PASS.level = live
             try:
@@ -289,10 +302,14 @@ def _tangent_of(tensor, seeds):
                 _TANGENT_PASS.level = None
             pairs = [(gi, t) for gi, t in zip(g, tangents) if gi is not None and gi.requires_grad]
             _refuse_delayed_errors([p[0] for p in pairs])
+            if any(gi is not None and not gi.requires_grad and _nonzero(gi) for gi in g):
+                raise RuntimeError(_CUT)
             out = None
             if pairs:
                 out = _autograd_grad(tuple(p[0] for p in pairs), (u,), tuple(p[1] for p in pairs),
                                      create_graph=keep, retain_graph=keep, allow_unused=True)[0]
+                if out is None and any(_nonzero(p[0]) for p in pairs):
+                    raise RuntimeError(_CUT)
     except (RuntimeError, NotImplementedError) as e:
         raise NotImplementedError(
             "jitgrad.autograd.forward_ad.unpack_dual: the tangent is computed by differentiating "
