@@ -535,3 +535,22 @@ def test_backward_outside_the_graph_raises_not_implemented():
         d = fwAD.make_dual(jitgrad.tensor([1.0, 2.0]), jitgrad.tensor([1.0, 1.0]))
         with pytest.raises(NotImplementedError, match="not differentiable"):
             fwAD.unpack_dual(Double.apply(d).exp())
+
+
+def _func_transforms_of_duals(lib):
+    fwAD = lib.autograd.forward_ad
+    x = lib.tensor([0.3, 1.2, -0.7], dtype=lib.float64)
+    t = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)
+    F = lib.func
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t)
+        results = [F.grad(lambda a: (a ** 3).sin().sum())(d),
+                   F.vjp(lambda a: a.exp() * a, d)[1](lib.ones(3, dtype=lib.float64))[0],
+                   F.jacrev(lambda a: a.exp() * a)(d),
+                   F.vmap(lambda a: a.sin() * 2)(d)]
+        return [fwAD.unpack_dual(r).tangent.detach().numpy() for r in results]
+
+
+def test_func_transforms_of_dual_tensors_match_pytorch():
+    for m, r in zip(_func_transforms_of_duals(jitgrad), _func_transforms_of_duals(torch)):
+        np.testing.assert_allclose(m, r, rtol=1e-10, atol=1e-12)

@@ -48,7 +48,8 @@ What is NOT supported (with PyTorch's behaviour for comparison):
   whose in-place ops rebase the tensor's history; here they would change its values behind
   its graph). Duals of other tensors share their storage, as in PyTorch.
 * Only one level at a time (PyTorch: the same, "Nested forward mode AD is not supported").
-* Duals passed into ``jitgrad.func`` transforms are not tracked through their levels.
+  ``func.grad/vjp/jacrev/vmap`` of duals carry tangents as PyTorch's do; ``func.jvp`` inside a
+  dual level works here (PyTorch refuses it as nested forward AD).
 """
 from __future__ import annotations
 
