@@ -1,5 +1,5 @@
 """The whole-layer kernels of ``nn/modules/rnn_fused.py`` (GRU, tanh/relu RNN, float32 and
-float64, padded and packed) and the float64 LSTM through ``lstm_fused.py``, against PyTorch run
+float64, padded and packed; packed LSTMs) and the padded float64 LSTM through ``lstm_fused.py``, against PyTorch run
 in the same test: outputs, final states, the input's and h0/c0's gradients and every parameter's,
 in float32 (tests/nn/test_rnn.py's tolerance, as the fused float32 LSTM) and float64 (1e-12
 relative); that the fused layers really ran; the node names users see (PyTorch's: the layer
@@ -114,15 +114,22 @@ def _packed_run(lib, cls, kw, dt, lengths, with_hx, batch_first=False):
     shape = (batch, steps, IN) if batch_first else (steps, batch, IN)
     x = lib.tensor(rng.standard_normal(shape).astype(dt), requires_grad=True)
     layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
-    h0 = lib.tensor(rng.standard_normal((layers, batch, HID)).astype(dt), requires_grad=True)
+    hx = [lib.tensor(rng.standard_normal((layers, batch, HID)).astype(dt), requires_grad=True)
+          for _ in range(2 if cls == "LSTM" else 1)]
     packed = lib.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=batch_first,
                                                    enforce_sorted=False)
-    out, h = m(packed, h0) if with_hx else m(packed)
+    if with_hx:
+        out, h = m(packed, tuple(hx) if cls == "LSTM" else hx[0])
+    else:
+        out, h = m(packed)
+    hs = h if cls == "LSTM" else (h,)
     w = lib.tensor(rng.standard_normal(tuple(out.data.shape)).astype(dt))
-    ((out.data * w).sum() + (h * h.detach().sin()).sum()).backward()
-    grads = [x.grad] + ([h0.grad] if with_hx else []) + [p.grad for p in m.parameters()]
-    return ([out.data.detach().numpy(), h.detach().numpy()] + [g.numpy() for g in grads],
-            [type(out.data.grad_fn).__name__, type(h.grad_fn).__name__])
+    ((out.data * w).sum() + sum((t * t.detach().sin()).sum() for t in hs)).backward()
+    grads = [x.grad] + ([t.grad for t in hx] if with_hx else []) + [
+        p.grad for p in m.parameters()]
+    return ([out.data.detach().numpy()] + [t.detach().numpy() for t in hs] +
+            [g.numpy() for g in grads],
+            [type(out.data.grad_fn).__name__] + [type(t.grad_fn).__name__ for t in hs])
 
 
 PACKED = [
@@ -134,9 +141,10 @@ PACKED = [
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-@pytest.mark.parametrize("cls,base", MODELS)
+@pytest.mark.parametrize("cls,base", MODELS + [("LSTM", {})])
 @pytest.mark.parametrize("kw,lengths,with_hx,batch_first", PACKED)
 def test_packed_matches_pytorch(cls, base, kw, lengths, with_hx, batch_first, dt, monkeypatch):
+    """Packed input (PyTorch runs it op by op, the LSTM too): every model takes the kernels."""
     kw = {**base, **kw}
     calls = _count(monkeypatch, rnn_fused)
     mine, mine_names = _packed_run(jg, cls, kw, dt, lengths, with_hx, batch_first)
@@ -152,49 +160,54 @@ def test_fused_and_per_op_layers_agree_float64(monkeypatch):
     (independent of PyTorch: the per-op path is RNN.cpp in ordinary ops)."""
     rng = np.random.default_rng(11)
     for cell, gates in ((rnn_stack.gru_layer_cell, 3), (rnn_stack.tanh_cell, 1),
-                        (rnn_stack.relu_cell, 1)):
+                        (rnn_stack.relu_cell, 1), (rnn_stack.lstm_layer_cell, 4)):
         for batch_sizes in (None, [3, 3, 2, 1, 1]):
             shape = (5, 3, IN) if batch_sizes is None else (10, IN)
+            lstm = gates == 4
             arrays = [rng.standard_normal(s) for s in
                       [shape, (gates * HID, IN), (gates * HID, HID), (gates * HID,),
-                       (gates * HID,), (3, HID)]]
+                       (gates * HID,), (3, HID)] + ([(3, HID)] if lstm else [])]
             for reverse in (False, True):
                 res = []
                 for run in (rnn_fused.layer, rnn_stack._layer):
-                    x, w_ih, w_hh, b_ih, b_hh, hx = (jg.tensor(a, requires_grad=True)
-                                                     for a in arrays)
+                    leaves = [jg.tensor(a, requires_grad=True) for a in arrays]
+                    x, w_ih, w_hh, b_ih, b_hh, *hidden = leaves
                     params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
-                    out, h = run(x, batch_sizes, hx, params, cell, reverse)
+                    out, h = run(x, batch_sizes, tuple(hidden) if lstm else hidden[0], params,
+                                 cell, reverse)
+                    outs = (out, *h) if lstm else (out, h)
                     w = np.random.default_rng(5)
                     loss = sum((o * jg.tensor(w.standard_normal(tuple(o.shape)))).sum()
-                               for o in (out, h))
+                               for o in outs)
                     loss.backward()
-                    res.append([o.detach().numpy() for o in (out, h)] +
-                               [a.grad.numpy() for a in (x, w_ih, w_hh, b_ih, b_hh, hx)])
+                    res.append([o.detach().numpy() for o in outs] +
+                               [a.grad.numpy() for a in leaves])
                 for a, b in zip(*res):
                     np.testing.assert_allclose(a, b, **TIGHT[np.float64])
 
 
 @pytest.mark.parametrize("cell", [rnn_stack.gru_layer_cell, rnn_stack.tanh_cell,
-                                  rnn_stack.relu_cell])
+                                  rnn_stack.relu_cell, rnn_stack.lstm_layer_cell])
 @pytest.mark.parametrize("batch_sizes,reverse", [(None, False), (None, True),
                                                  ([3, 2, 2, 1], False), ([3, 2, 2, 1], True)])
 def test_kernel_gradcheck_float64(cell, batch_sizes, reverse):
-    gates = 3 if cell is rnn_stack.gru_layer_cell else 1
+    gates = rnn_fused._KINDS[cell][1]
     rng = np.random.default_rng(3)
 
     def t(*shape):
         return jg.tensor(rng.standard_normal(shape) * 0.5, requires_grad=True)
 
     x = t(4, 3, IN) if batch_sizes is None else t(8, IN)
-    w_ih, w_hh, b_ih, b_hh, hx = (t(gates * HID, IN), t(gates * HID, HID), t(gates * HID),
-                                  t(gates * HID), t(3, HID))
+    w_ih, w_hh, b_ih, b_hh, hx, cx = (t(gates * HID, IN), t(gates * HID, HID), t(gates * HID),
+                                      t(gates * HID), t(3, HID), t(3, HID))
 
-    def fn(x, w_ih, w_hh, b_ih, b_hh, hx):
+    def fn(x, w_ih, w_hh, b_ih, b_hh, hx, *cx):
         params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
-        return rnn_fused.layer(x, batch_sizes, hx, params, cell, reverse)
+        out, h = rnn_fused.layer(x, batch_sizes, (hx, cx[0]) if cx else hx, params, cell,
+                                 reverse)
+        return (out, *h) if cx else (out, h)
 
-    inputs = (x, w_ih, w_hh, b_ih, b_hh, hx)
+    inputs = (x, w_ih, w_hh, b_ih, b_hh, hx) + ((cx,) if gates == 4 else ())
     assert type(fn(*inputs)[0].grad_fn).__name__ == rnn_fused._KINDS[cell][2]
     assert jg.autograd.gradcheck(fn, inputs, eps=1e-6, atol=1e-6, rtol=1e-5)
 
@@ -215,6 +228,7 @@ def _double_backward(lib, cls, dt):
 
 @pytest.mark.parametrize("cls", ["GRU", "RNN"])
 def test_double_backward_matches_pytorch(cls):
+    # PyTorch's graph is per op; ours rebuilds the layer per op under create_graph
     for a, b in zip(_double_backward(jg, cls, np.float64), _double_backward(torch, cls,
                                                                             np.float64)):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
@@ -294,3 +308,20 @@ def test_functional_call_with_mixed_dtypes_raises_as_pytorch(name):
             getattr(lib, name)(x, hx, params, False, 1, 0.0, False, False, False)
         errors.append(type(e.value))
     assert errors[0] is errors[1]
+
+
+def test_packed_lstm_double_backward_matches_pytorch():
+    res = []
+    for lib in (jg, torch):
+        lib.manual_seed(0)
+        m = lib.nn.LSTM(IN, HID, bidirectional=True, dtype=lib.float64)
+        rng = np.random.default_rng(2)
+        x = lib.tensor(rng.standard_normal((T, 3, IN)), requires_grad=True)
+        packed = lib.nn.utils.rnn.pack_padded_sequence(x, [4, 2, 1])
+        out, (h, c) = m(packed)
+        leaves = [x, *m.parameters()]
+        gs = lib.autograd.grad((out.data ** 2).sum() + (h * c).sum(), leaves, create_graph=True)
+        ggs = lib.autograd.grad(sum((g * g).sum() for g in gs), leaves)
+        res.append([g.detach().numpy() for g in gs] + [g.numpy() for g in ggs])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

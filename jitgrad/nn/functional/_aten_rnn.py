@@ -175,6 +175,9 @@ def lstm(*args):
     else:
         hiddens = list(zip(h0.unbind(0), c0.unbind(0)))
         layer = present = None
+        if rnn_fused.usable_packed_lstm(input, hx, list(params), 1 if has_proj else 0,
+                                        batch_sizes):
+            layer, present = rnn_fused.layer, rnn_fused.present
     output, finals = _run(rnn_stack.lstm_layer_cell, input, batch_sizes, hiddens, cells, nl,
                           dp, tr, bi, bf, layer, transpose_in_place=False, present=present)
     return output, stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0)

@@ -1,5 +1,6 @@
-"""Numba kernels of a whole GRU or plain (tanh/relu) RNN layer-direction (``rnn_fused.py``): the
-forward over every time step in one call and its backward in one call, each GEMM a call of MKL's
+"""Numba kernels of a whole GRU, plain (tanh/relu) RNN or (by rows, for packed input) LSTM
+layer-direction (``rnn_fused.py``): the forward over every time step in one call and its
+backward in one call, each GEMM a call of MKL's
 ``cblas_?gemm`` through its address (as ``_lstm_kernels.py``), so no Python runs between steps.
 
 Packed and padded input alike: the input is 2-D (rows, features); time step ``t`` owns the
@@ -213,6 +214,86 @@ def simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, relu, gemm, consts, 
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(hid), one,
              dg[off:].ctypes.data, np.int32(hid), w_hh.ctypes.data, np.int32(hid), zero,
              dh.ctypes.data, np.int32(hid))
+    _input_grads(dg, x, w_ih, gemm, consts, dx, dw_ih)
+    _hh_grad(dg, hprev, gemm, consts, dw_hh)
+    _column_sums(dg, db)
+
+
+# ----------------------------------------------------------------------------- LSTM, by rows
+
+@njit(nogil=True, error_model="numpy")
+def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gemm, consts, acts,
+                 gh, cprev, tcs, hprev, y, hy, cy):
+    """An LSTM layer-direction by rows (packed input; ``_lstm_kernels.py`` has the padded
+    oneDNN-like one): gates i, f, g, o. Writes ``acts`` (N, 4H: the gates after their
+    activations), ``cprev``/``hprev`` (N, H: the states each row saw), ``tcs`` (N, H: tanh of
+    the new cell state), ``y`` (N, H), ``hy``/``cy`` (B, H); ``gh`` (B, 4H) is scratch."""
+    rows, n_in = x.shape
+    batch, hid = hx.shape
+    one = consts[1]
+    _project(acts, x, w_ih, b_ih, gemm, one, rows, 4 * hid, n_in)
+    for b in range(batch):
+        for j in range(hid):
+            hy[b, j] = hx[b, j]
+            cy[b, j] = cx[b, j]
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = steps - 1 - s if reverse else s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            hp, cp = hprev[off + b], cprev[off + b]
+            for j in range(hid):
+                hp[j] = hy[b, j]
+                cp[j] = cy[b, j]
+        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, hid)
+        for b in range(n_b):
+            ar, ghr, cpr, tcr, yr, hyr, cyr = (acts[off + b], gh[b], cprev[off + b],
+                                                tcs[off + b], y[off + b], hy[b], cy[b])
+            for j in range(4 * hid):
+                v = ghr[j] + ar[j]
+                ar[j] = tanh(v) if 2 * hid <= j < 3 * hid else sigmoid(v)
+            for j in range(hid):
+                kept = ar[hid + j] * cpr[j]
+                added = ar[j] * ar[2 * hid + j]
+                c_new = kept + added
+                tc = tanh(c_new)
+                tcr[j] = tc
+                h_new = ar[3 * hid + j] * tc
+                yr[j] = h_new
+                hyr[j] = h_new
+                cyr[j] = c_new
+
+
+@njit(nogil=True, error_model="numpy")
+def lstm_backward(x, w_ih, w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, hprev,
+                  dy, dhy, dcy, dg, dh, dc, dx, dw_ih, dw_hh, db):
+    """The VJP of ``lstm_forward``: ``dg`` (N, 4H) the pre-activation gate gradients (the same
+    for both projections), ``dh``/``dc`` (B, H) hx's and cx's, ``db`` either bias's."""
+    hid = dh.shape[1]
+    zero, one = consts[0], consts[1]
+    dh[:, :] = dhy
+    dc[:, :] = dcy
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = s if reverse else steps - 1 - s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            ar, cpr, tcr, dyr, dgr, dhr, dcr = (acts[off + b], cprev[off + b], tcs[off + b],
+                                                 dy[off + b], dg[off + b], dh[b], dc[b])
+            for j in range(hid):
+                ig, fg, gg, og = ar[j], ar[hid + j], ar[2 * hid + j], ar[3 * hid + j]
+                tc = tcr[j]
+                dht = dyr[j] + dhr[j]
+                dct = dcr[j] + dht * og * (one - tc * tc)
+                dgr[j] = dct * gg * ig * (one - ig)
+                dgr[hid + j] = dct * cpr[j] * fg * (one - fg)
+                dgr[2 * hid + j] = dct * ig * (one - gg * gg)
+                dgr[3 * hid + j] = dht * tc * og * (one - og)
+                dcr[j] = dct * fg
+        # dh[:n_b] = dg[t] @ w_hh: a state reaches the next step through the gates only
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(4 * hid),
+             one, dg[off:].ctypes.data, np.int32(4 * hid), w_hh.ctypes.data, np.int32(hid),
+             zero, dh.ctypes.data, np.int32(hid))
     _input_grads(dg, x, w_ih, gemm, consts, dx, dw_ih)
     _hh_grad(dg, hprev, gemm, consts, dw_hh)
     _column_sums(dg, db)

@@ -1,14 +1,16 @@
 """A GRU or plain (tanh/relu) RNN layer-direction on the CPU as ONE autograd node, its forward
 over the whole sequence one compiled call and its backward another (``_rnn_kernels.py``, GEMMs
-through MKL's CBLAS), for padded and packed input in float32 and float64. The per-op path
-(``rnn_stack.py``) recorded a node or more per time step and its Python was most of the cost.
+through MKL's CBLAS), for padded and packed input in float32 and float64; and a packed LSTM
+(padded ones take ``lstm_fused.py``). The per-op path (``rnn_stack.py``) recorded a node or more
+per time step and its Python was most of the cost.
 
-PyTorch runs these layers op by op (RNN.cpp: oneDNN is for LSTMs only), so no PyTorch node
-stands for the layer: it is ``FusedGruLayerBackward0`` / ``FusedRnnTanhLayerBackward0`` /
-``FusedRnnReluLayerBackward0`` (slots input, weight_ih, weight_hh, bias_ih, bias_hh, hx;
-outputs output, hy). What users see keeps PyTorch's names: ``present`` shows the last layer's
-output as the stack of its steps (StackBackward0) or, packed, their concatenation (CatBackward0)
-when that output is the module's; the final states are stacked by the callers, as before.
+PyTorch runs these layers op by op (RNN.cpp: oneDNN is for padded LSTMs only), so no PyTorch
+node stands for the layer: it is ``FusedGruLayerBackward0`` / ``FusedRnnTanhLayerBackward0`` /
+``FusedRnnReluLayerBackward0`` / ``FusedLstmLayerBackward0`` (slots input, weight_ih,
+weight_hh, bias_ih, bias_hh, hx[, cx]; outputs output, hy[, cy]). What users see keeps
+PyTorch's names: ``present`` shows the last layer's output as the stack of its steps
+(StackBackward0) or, packed, their concatenation (CatBackward0) when that output is the
+module's; the final states are stacked by the callers, as before.
 
 Values: RNN.cpp's operations in its order (see ``_rnn_kernels.py``); GEMM blocking and the
 gradient sums' order differ from the per-op path's, so results agree with PyTorch to rounding
@@ -29,15 +31,16 @@ from ...tensor import Tensor
 from . import _rnn_kernels as K
 from . import rnn_stack
 
-__all__ = ["usable", "layer", "present"]
+__all__ = ["usable", "usable_packed_lstm", "layer", "present"]
 
-_SLOTS = ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx")
+_SLOTS = ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx", "cx")
 # the per-op cell a layer stands for -> (kind, gates per hidden unit, node name)
 _KINDS = {
     rnn_stack.gru_layer_cell: ("gru", 3, "FusedGruLayerBackward0"),
     rnn_stack.gru_cell: ("gru", 3, "FusedGruLayerBackward0"),
     rnn_stack.tanh_cell: ("tanh", 1, "FusedRnnTanhLayerBackward0"),
     rnn_stack.relu_cell: ("relu", 1, "FusedRnnReluLayerBackward0"),
+    rnn_stack.lstm_layer_cell: ("lstm", 4, "FusedLstmLayerBackward0"),
 }
 
 
@@ -54,6 +57,13 @@ def usable(input, hx, flat_weights) -> bool:
     if hx.is_cuda or any(t is not None and t.is_cuda for t in flat_weights):
         return False
     return blas.backend() == "mkl" and _gemm(input._data.dtype) is not None
+
+
+def usable_packed_lstm(input, hx, flat_weights, proj_size, batch_sizes) -> bool:
+    """A packed LSTM without projections (a padded one takes ``lstm_fused.py``: PyTorch's
+    oneDNN route in float32; PyTorch runs a packed one op by op)."""
+    return (batch_sizes is not None and proj_size == 0 and not hx[1].is_cuda
+            and usable(input, hx[0], flat_weights))
 
 
 def present(output, batch_sizes):
@@ -86,45 +96,60 @@ def _bias(b, n, dt):
     return np.zeros(n, dt) if b is None else _array(b, dt)
 
 
-def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse):
-    """The forward kernel on arrays (x 2-D): (y, hy, workspace for ``run_backward_kernel``)."""
+def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse):
+    """The forward kernel on arrays (x 2-D; ``cx`` for an LSTM, else None): (y, hy, cy or
+    None, workspace for ``run_backward_kernel``)."""
     dt = x.dtype
     rows = x.shape[0]
     batch, hid = hx.shape
     consts = np.array([0, 1], dt)
     y, hy = np.empty((rows, hid), dt), np.empty((batch, hid), dt)
     hprev = np.empty((rows, hid), dt)
+    if kind == "lstm":
+        acts, cy = np.empty((rows, 4 * hid), dt), np.empty((batch, hid), dt)
+        cprev, tcs = np.empty((rows, hid), dt), np.empty((rows, hid), dt)
+        K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, _gemm(dt),
+                       consts, acts, np.empty((batch, 4 * hid), dt), cprev, tcs, hprev, y, hy,
+                       cy)
+        return y, hy, cy, (acts, cprev, tcs, hprev)
     if kind == "gru":
         gates, ghn = np.empty((rows, 3 * hid), dt), np.empty((rows, hid), dt)
         K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, _gemm(dt), consts,
                       gates, ghn, np.empty((batch, 3 * hid), dt), hprev, y, hy)
-        return y, hy, (gates, ghn, hprev)
+        return y, hy, None, (gates, ghn, hprev)
     K.simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, kind == "relu",
                      _gemm(dt), consts, np.empty((rows, hid), dt), np.empty((batch, hid), dt),
                      hprev, y, hy)
-    return y, hy, (hprev, y)
+    return y, hy, None, (hprev, y)
 
 
-def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, dhy):
-    """The backward kernel on arrays: (dx, dw_ih, dw_hh, db_ih, db_hh, dhx)."""
+def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, dhy, dcy):
+    """The backward kernel on arrays: (dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx or None)."""
     dt = x.dtype
     rows, n_in = x.shape
     hid = w_hh.shape[1]
     consts = np.array([0, 1], dt)
     dx, dh = np.empty((rows, n_in), dt), np.empty(dhy.shape, dt)
     dw_ih, dw_hh = np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
+    if kind == "lstm":
+        acts, cprev, tcs, hprev = work
+        db, dc = np.empty(4 * hid, dt), np.empty(dcy.shape, dt)
+        K.lstm_backward(x, w_ih, w_hh, sizes, offsets, reverse, _gemm(dt), consts, acts, cprev,
+                        tcs, hprev, dy, dhy, dcy, np.empty((rows, 4 * hid), dt), dh, dc, dx,
+                        dw_ih, dw_hh, db)
+        return dx, dw_ih, dw_hh, db, db.copy(), dh, dc
     if kind == "gru":
         gates, ghn, hprev = work
         db_ih, db_hh = np.empty(3 * hid, dt), np.empty(3 * hid, dt)
         K.gru_backward(x, w_ih, w_hh, sizes, offsets, reverse, _gemm(dt), consts, gates, ghn,
                        hprev, dy, dhy, np.empty((rows, 3 * hid), dt),
                        np.empty((rows, 3 * hid), dt), dh, dx, dw_ih, dw_hh, db_ih, db_hh)
-        return dx, dw_ih, dw_hh, db_ih, db_hh, dh
+        return dx, dw_ih, dw_hh, db_ih, db_hh, dh, None
     hprev, y = work
     db = np.empty(hid, dt)
     K.simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, kind == "relu", _gemm(dt), consts,
                       hprev, y, dy, dhy, np.empty((rows, hid), dt), dh, dx, dw_ih, dw_hh, db)
-    return dx, dw_ih, dw_hh, db, db.copy(), dh
+    return dx, dw_ih, dw_hh, db, db.copy(), dh, None
 
 
 def shapes_fit(input, hidden_rows, hidden, params, gates):
@@ -144,11 +169,14 @@ def shapes_fit(input, hidden_rows, hidden, params, gates):
 
 def layer(input, batch_sizes, hidden, params, cell, reverse):
     """``rnn_stack._layer``'s signature: one direction of one layer (``cell`` names the kind:
-    ``gru_layer_cell``, ``tanh_cell`` or ``relu_cell``) as one node."""
+    ``gru_layer_cell``, ``tanh_cell``, ``relu_cell``, or ``lstm_layer_cell`` with ``hidden``
+    the pair (hx, cx) and no projections) as one node."""
     kind, gates, name = _KINDS[cell]
+    hx, cx = hidden if kind == "lstm" else (hidden, None)
     rows = input.shape[1] if batch_sizes is None else batch_sizes[0]
-    if not shapes_fit(input, rows, hidden, params, gates) or (
-            batch_sizes is not None and sum(batch_sizes) != input.shape[0]):
+    fits = shapes_fit(input, rows, hx, params, gates) and params.w_hr is None and (
+        cx is None or (tuple(cx.shape) == tuple(hx.shape) and cx.dtype == input.dtype))
+    if not fits or (batch_sizes is not None and sum(batch_sizes) != input.shape[0]):
         return rnn_stack._layer(input, batch_sizes, hidden, params, cell, reverse)
     dt = input._data.dtype
     x = _array(input, dt)
@@ -157,16 +185,17 @@ def layer(input, batch_sizes, hidden, params, cell, reverse):
     hid = w_hh.shape[1]
     b_ih, b_hh = _bias(params.b_ih, gates * hid, dt), _bias(params.b_hh, gates * hid, dt)
     sizes, offsets = _steps(batch_sizes, input)
-    y, hy, work = run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, _array(hidden, dt), sizes, offsets,
-                             reverse)
+    y, hy, cy, work = run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, _array(hx, dt),
+                                 None if cx is None else _array(cx, dt), sizes, offsets, reverse)
     if batch_sizes is None:
         y = y.reshape(input.shape[0], input.shape[1], hid)
-    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hidden)
+    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx)
     save = [(n, t) for n, t in zip(_SLOTS, slots) if t is not None]
-    out, h = record(name, slots, [y, hy], _backward, save=save,
-                    attrs={"kind": kind, "reverse": reverse, "work": work, "sizes": sizes,
-                           "offsets": offsets, "batch_sizes": batch_sizes, "cell": cell})
-    return out, h
+    outs = record(name, slots if cx is not None else slots[:-1],
+                  [y, hy] if cy is None else [y, hy, cy], _backward, save=save,
+                  attrs={"kind": kind, "reverse": reverse, "work": work, "sizes": sizes,
+                         "offsets": offsets, "batch_sizes": batch_sizes, "cell": cell})
+    return (outs[0], (outs[1], outs[2])) if cy is not None else (outs[0], outs[1])
 
 
 def _grad_array(g, shape, dt):
@@ -175,9 +204,9 @@ def _grad_array(g, shape, dt):
     return np.ascontiguousarray(g._data, dtype=dt).reshape(shape)
 
 
-def _backward(node, gy, ghy):
+def _backward(node, gy, ghy, gcy=None):
     if grad_mode.is_grad_enabled():
-        return _differentiable_backward(node, (gy, ghy))
+        return _differentiable_backward(node, (gy, ghy, gcy))
     attrs = node.ctx.attrs
     x_in = node.saved_array("input")
     dt = x_in.dtype
@@ -186,11 +215,12 @@ def _backward(node, gy, ghy):
     w_hh = np.ascontiguousarray(node.saved_array("weight_hh"))
     hid = w_hh.shape[1]
     batch = int(attrs["sizes"][0])
-    dx, dw_ih, dw_hh, db_ih, db_hh, dhx = run_backward_kernel(
+    lstm = attrs["kind"] == "lstm"
+    dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx = run_backward_kernel(
         attrs["kind"], x, w_ih, w_hh, attrs["sizes"], attrs["offsets"], attrs["reverse"],
         attrs["work"], _grad_array(gy, (x.shape[0], hid), dt),
-        _grad_array(ghy, (batch, hid), dt))
-    grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dhx)
+        _grad_array(ghy, (batch, hid), dt), _grad_array(gcy, (batch, hid), dt) if lstm else None)
+    grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dhx, dcx)
     return tuple(Tensor._make(g) if need else None
                  for g, need in zip(grads, node.ctx.needs_input_grad))
 
@@ -202,16 +232,18 @@ def _differentiable_backward(node, gs):
     from ...ops.shape_views import _alias
     saved = node.ctx._saved
     attrs = node.ctx.attrs
-    inputs = [node.saved(n) if n in saved else None for n in _SLOTS]
-    seen = [_alias(t) if need else t for t, need in zip(inputs, node.ctx.needs_input_grad)]
-    x, w_ih, w_hh, b_ih, b_hh, hx = seen
+    needs = node.ctx.needs_input_grad
+    inputs = [node.saved(n) if n in saved else None for n in _SLOTS[:len(needs)]]
+    seen = [_alias(t) if need else t for t, need in zip(inputs, needs)]
+    x, w_ih, w_hh, b_ih, b_hh, hx, *cx = seen
     params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
     engine._same_pass[0] += 1
     try:
         with grad_mode.enable_grad():
-            out, hy = rnn_stack._layer(x, attrs["batch_sizes"], hx, params, attrs["cell"],
-                                       attrs["reverse"])
-            pairs = [(o, g) for o, g in zip((out, hy), gs) if g is not None]
+            out, hidden = rnn_stack._layer(x, attrs["batch_sizes"], (hx, cx[0]) if cx else hx,
+                                           params, attrs["cell"], attrs["reverse"])
+            outs = (out, *hidden) if cx else (out, hidden)
+            pairs = [(o, g) for o, g in zip(outs, gs) if g is not None]
             diff = [t for t, need in zip(seen, node.ctx.needs_input_grad) if need]
             grads = iter(engine.grad([o for o, _ in pairs], diff, [g for _, g in pairs],
                                      retain_graph=True, create_graph=True, allow_unused=True))
