@@ -1,13 +1,17 @@
-"""One training step of a 2-layer LSTM or GRU (input 32, hidden 64, sequence 50, batch 16):
-forward, a mean-square loss, backward, SGD update; jitgrad vs PyTorch eager, float32 and float64.
+"""One training step of a 2-layer LSTM, GRU or tanh RNN (input 32, hidden 64, sequence 50,
+batch 16): forward, a mean-square loss, backward, SGD update; jitgrad vs PyTorch eager, float32
+and float64.
 
 PyTorch's float32 LSTM on the CPU runs oneDNN's fused RNN, one node per layer, and so does
-jitgrad's with MKL (``nn/modules/lstm_fused.py``); their float64 LSTM and GRU (both dtypes) run
-the plain per-op path (``nn/modules/rnn_stack.py``, with the gate arithmetic of a step fused by
-``ops/elementwise_rnn.py``: two ops for the LSTM, one for the GRU).
-Run as a script for one line per model and library::
+jitgrad's with MKL (``nn/modules/lstm_fused.py``); PyTorch runs its float64 LSTM and its GRU/RNN
+op by op, jitgrad runs each layer-direction as one compiled forward and one compiled backward
+(``lstm_fused.py`` in float64, ``rnn_fused.py``). Run as a script for a side-by-side table
+(interleaved rounds, medians of forward, backward and the whole step, one thread)::
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_rnn.py
+    OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_rnn.py [--per-op]
+
+``--per-op`` routes jitgrad to the per-op layers (``rnn_stack.py``), the path before the fused
+kernels, for a before/after comparison.
 """
 from __future__ import annotations
 
@@ -24,14 +28,19 @@ else:
 INPUT, HIDDEN, LAYERS, SEQ, BATCH = 32, 64, 2, 50, 16
 
 
-def make_step(impl, dtype_name, seed=0, cls="LSTM"):
-    """A zero-argument callable running one training step of an ``nn.<cls>`` ("LSTM"/"GRU")."""
+def _model_and_input(impl, dtype_name, seed, cls):
     lib = lib_for(impl)
     lib.manual_seed(seed)
     dt = getattr(lib, dtype_name)
     model = getattr(lib.nn, cls)(INPUT, HIDDEN, num_layers=LAYERS, dtype=dt)
+    return lib, model, lib.randn(SEQ, BATCH, INPUT, dtype=dt)
+
+
+def make_step(impl, dtype_name, seed=0, cls="LSTM"):
+    """A zero-argument callable running one training step of an ``nn.<cls>`` ("LSTM"/"GRU"/
+    "RNN")."""
+    lib, model, x = _model_and_input(impl, dtype_name, seed, cls)
     opt = lib.optim.SGD(model.parameters(), lr=0.01)
-    x = lib.randn(SEQ, BATCH, INPUT, dtype=dt)
 
     def step():
         opt.zero_grad()
@@ -43,11 +52,21 @@ def make_step(impl, dtype_name, seed=0, cls="LSTM"):
     return step
 
 
-def _timed(step, n=3):
-    t = time.perf_counter()
-    for _ in range(n):
-        step()
-    return (time.perf_counter() - t) / n
+def make_phases(impl, dtype_name, seed=0, cls="LSTM"):
+    """(forward, backward) callables: ``forward()`` builds the loss, ``backward(loss)``
+    differentiates it (parameter gradients zeroed first)."""
+    lib, model, x = _model_and_input(impl, dtype_name, seed, cls)
+    params = list(model.parameters())
+
+    def forward():
+        out, _ = model(x)
+        return out.pow(2).mean()
+
+    def backward(loss):
+        for p in params:
+            p.grad = None
+        loss.backward()
+    return forward, backward
 
 
 class LSTMTrainingStep:
@@ -59,21 +78,86 @@ class LSTMTrainingStep:
     def setup(self, impl, dtype):
         self.step = make_step(impl, dtype, cls=self.cls)
         self.step()  # compiles (jitgrad) / warms up
+        self.forward, self.backward = make_phases(impl, dtype, cls=self.cls)
+        self.backward(self.forward())
 
     def time_step(self, impl, dtype):
         self.step()
+
+    def time_forward(self, impl, dtype):
+        self.forward()
 
 
 class GRUTrainingStep(LSTMTrainingStep):
     cls = "GRU"
 
 
-if __name__ == "__main__":
-    for cls in ("LSTM", "GRU"):
+class RNNTrainingStep(LSTMTrainingStep):
+    cls = "RNN"
+
+
+def _per_op():
+    """Route jitgrad's recurrent layers to the per-op path (the state before the fused
+    float64 LSTM / GRU / RNN kernels; float32 LSTMs keep their oneDNN-like layer)."""
+    from jitgrad.nn.modules import lstm_fused, rnn_fused
+    real = lstm_fused.usable
+    lstm_fused.usable = lambda input, *a: input.dtype.name == "float32" and real(input, *a)
+    rnn_fused.usable = lambda *a: False
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def side_by_side(cases, rounds=7, reps=3):
+    """Interleaved rounds of jitgrad and PyTorch; medians (ms) of forward, backward, step."""
+    import torch
+    torch.set_num_threads(1)
+    rows = []
+    for cls, dtype in cases:
+        runs = {}
         for impl in ("jitgrad", "torch"):
-            for dtype in ("float32", "float64"):
-                step = make_step(impl, dtype, cls=cls)
-                for _ in range(3):
-                    step()
-                best = min(_timed(step) for _ in range(5))
-                print(f"{cls:4s} {impl:8s} {dtype}: {best * 1e3:.1f} ms")
+            step = make_step(impl, dtype, cls=cls)
+            fwd, bwd = make_phases(impl, dtype, cls=cls)
+            for _ in range(2):
+                step()
+                bwd(fwd())
+            runs[impl] = (step, fwd, bwd, {"forward": [], "backward": [], "step": []})
+        for _ in range(rounds):
+            for impl in ("jitgrad", "torch"):
+                step, fwd, bwd, times = runs[impl]
+                f = b = 0.0
+                for _ in range(reps):
+                    t0 = time.perf_counter()
+                    loss = fwd()
+                    t1 = time.perf_counter()
+                    bwd(loss)
+                    t2 = time.perf_counter()
+                    f, b = f + t1 - t0, b + t2 - t1
+                times["forward"].append(f / reps)
+                times["backward"].append(b / reps)
+                times["step"].append(_timed(step, reps))
+        rows.append((cls, dtype, {impl: {k: _median(v) * 1e3 for k, v in runs[impl][3].items()}
+                                  for impl in runs}))
+    return rows
+
+
+def _timed(step, n=3):
+    t = time.perf_counter()
+    for _ in range(n):
+        step()
+    return (time.perf_counter() - t) / n
+
+
+if __name__ == "__main__":
+    if "--per-op" in sys.argv:
+        _per_op()
+    CASES = [("LSTM", "float32"), ("LSTM", "float64"), ("GRU", "float32"), ("GRU", "float64"),
+             ("RNN", "float32"), ("RNN", "float64")]
+    print(f"{'model':5s} {'dtype':8s} {'phase':9s} {'jitgrad ms':>10s} {'torch ms':>9s} "
+          f"{'ratio':>6s}")
+    for cls, dtype, t in side_by_side(CASES):
+        for phase in ("forward", "backward", "step"):
+            j, p = t["jitgrad"][phase], t["torch"][phase]
+            print(f"{cls:5s} {dtype:8s} {phase:9s} {j:10.2f} {p:9.2f} {j / p:6.2f}")
