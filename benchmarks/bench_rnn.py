@@ -8,7 +8,7 @@ op by op, jitgrad runs each layer-direction as one compiled forward and one comp
 (``lstm_fused.py`` in float64, ``rnn_fused.py``). Run as a script for a side-by-side table
 (interleaved rounds, medians of forward, backward and the whole step, one thread)::
 
-    OMP_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_rnn.py [--per-op]
+    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/bench_rnn.py [--per-op]
 
 ``--per-op`` routes jitgrad to the per-op layers (``rnn_stack.py``), the path before the fused
 kernels, for a before/after comparison.
@@ -113,7 +113,10 @@ def _median(xs):
 def side_by_side(cases, rounds=7, reps=3):
     """Interleaved rounds of jitgrad and PyTorch; medians (ms) of forward, backward, step."""
     import torch
+
+    import jitgrad
     torch.set_num_threads(1)
+    jitgrad.set_num_threads(1)  # Numba's kernels and MKL's GEMMs
     rows = []
     for cls, dtype in cases:
         runs = {}
