@@ -69,6 +69,18 @@ def device_error(a, b) -> RuntimeError:
                         f"devices, {a} and {b}!")
 
 
+def _same_memory(a, b) -> bool:
+    """Do two device buffers overlap? (A dtype view reinterprets its base's buffer as another
+    array object, so ``buf is`` alone misses it.)"""
+    ary_a = getattr(a, "_ary", None)  # the simulator's FakeCUDAArray wraps a NumPy array
+    if ary_a is not None:
+        return bool(np.shares_memory(ary_a, b._ary))
+    if not (a.nbytes and b.nbytes):
+        return False
+    pa, pb = a.device_ctypes_pointer.value, b.device_ctypes_pointer.value
+    return pa < pb + b.nbytes and pb < pa + a.nbytes
+
+
 class _Flags:
     """The NumPy flags the core reads (``owndata``: not a view; device storage is writeable)."""
 
@@ -273,8 +285,34 @@ class CudaArray:
     def T(self):  # noqa: N802 - numpy's name
         return self.transpose()
 
+    def view(self, dtype) -> CudaArray:
+        """The same bytes read as ``dtype`` (``Tensor.view(dtype)``): ATen's view_dtype on the
+        element strides. The caller (``shape_views._view_dtype``) has checked ATen's rules for
+        a different element size: ``st[-1] == 1``, and when widening by ``k`` the last size,
+        the other strides and the offset divisible by ``k``."""
+        dtype = np.dtype(dtype)
+        old, new = self.dtype.itemsize, dtype.itemsize
+        shape, st, off, buf = list(self.shape), list(self.st), self.offset, self.buf
+        if new < old:
+            k = old // new
+            st = [s * k for s in st[:-1]] + [1]
+            shape[-1] *= k
+            off *= k
+        elif new > old:
+            k = new // old
+            st = [s // k for s in st[:-1]] + [1]
+            shape[-1] //= k
+            off //= k
+            n = int(buf.size) // k * k  # whole wide elements only (the view ends inside them)
+            if n != int(buf.size):
+                buf = buf[:n]
+        # a 1-D C-contiguous buffer: numba-cuda's DeviceNDArray.view reinterprets it in place
+        return CudaArray(buf.view(dtype), shape, st, off, is_view=True)
+
     def shares_memory(self, other) -> bool:
-        return isinstance(other, CudaArray) and other.buf is self.buf
+        if not isinstance(other, CudaArray):
+            return False
+        return other.buf is self.buf or _same_memory(self.buf, other.buf)
 
     @property
     def __cuda_array_interface__(self):

@@ -24,6 +24,7 @@ import numpy as np
 from ._random import _DEFAULT_RNG_SEED, _seed_to_u64
 
 __all__ = ["CudaGenerator", "default_generator", "manual_seed", "uniform", "normal", "randint",
+           "random_", "cauchy", "log_normal", "geometric",
            "bernoulli", "dropout_mask", "exponential", "write_into",
            "multinomial_with_replacement", "standard_gamma"]
 
@@ -189,6 +190,106 @@ def randint(low, high, shape, dtype=np.int64, out=None):
                            f">= to={high}")
     return _draw("randint", shape, np.float32, dtype, (np.int64(low), np.uint64(high - low)),
                  out=out)
+
+
+def random_(out, *bounds):
+    """``out.random_(*bounds)`` in place on the device, with the CPU generator's rules
+    (``_random_discrete.random_``; ATen's random_from_to checks and ranges): ``()`` is
+    ``[0, 2**digits]`` for floats (float32: 2**24), ``[0, max]`` for integers, 0/1 for bool;
+    ``(to,)`` is ``[0, to)``, ``(from, to)`` is ``[from, to)``, ``(from, None)`` is
+    ``[from, max]``. The values are ``base + word % span`` (Philox words, not the CPU's)."""
+    from ._random_args import (
+        _FLOAT_DIGITS,
+        _check_from_to_in_range,
+        _update_from,
+        _update_to,
+    )
+    dt = np.dtype(out.dtype)
+    if not bounds:
+        if dt.kind == "b":
+            span = 2
+        elif dt.kind == "f":
+            span = (1 << _FLOAT_DIGITS[dt.name]) + 1
+        else:
+            span = int(np.iinfo(dt).max) + 1
+        return _span_draw(out, 0, span)
+    frm, to = (0, bounds[0]) if len(bounds) == 1 else bounds
+    frm = int(frm)
+    if to is not None:
+        to = int(to)
+        if not frm < to:
+            raise RuntimeError("random_ expects 'from' to be less than 'to', but got "
+                               f"from={frm} >= to={to}")
+        if dt.kind == "f":
+            frm, to = _update_from(dt, frm), _update_to(dt, to)
+            if not frm < to:
+                raise RuntimeError("random_ expects 'from' casted to dtype to be less than "
+                                   f"'to' casted to dtype, but got from={frm} >= to={to}")
+        _check_from_to_in_range(frm, to - 1, dt)
+        return _span_draw(out, frm, to - frm)
+    if frm == -(1 << 63):  # [int64 min, int64 max]: the whole 64-bit word
+        if dt.kind not in "f" and dt != np.int64 or dt == np.float16:
+            raise RuntimeError("random_full_64_bits_range_kernel_cuda handles only int64, "
+                               "double, float and bfloat16")
+        return _draw("random64", out.shape, np.float32, dt, (), out=out)
+    if dt.kind == "f":
+        to_inc = min(1 << _FLOAT_DIGITS[dt.name], (1 << 63) - 1)
+        frm = _update_from(dt, frm)
+        if not frm < to_inc:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or "
+                               "equal to 'to_inc' casted to dtype, but got "
+                               f"from={frm} > to_inc={to_inc}")
+    elif dt.kind == "b":
+        to_inc = 1
+    else:
+        to_inc = int(np.iinfo(dt).max)
+    _check_from_to_in_range(frm, to_inc, dt)
+    return _span_draw(out, frm, to_inc - frm + 1)
+
+
+def _span_draw(out, base, span):
+    # span <= 2**64 - 1 here: the full 64-bit range is the random64 kernel's
+    return _draw("randint", out.shape, np.float32, out.dtype, (np.int64(base), np.uint64(span)),
+                 out=out)
+
+
+def _need_float(dtype, kernel, dist=None):
+    from ._random_args import _need_float as need
+    need(dtype, kernel, dist)
+
+
+def cauchy(shape, median=0.0, sigma=1.0, dtype=np.float32, out=None):
+    """``empty(shape).cauchy_(median, sigma)``: ATen's CUDA transform ``median + sigma *
+    tan(pi * (u - 1/2))`` of a uniform in (0, 1], in the uniforms' dtype."""
+    _need_float(dtype, "cauchy_cuda", dist="Cauchy")
+    sigma = float(sigma)
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    ft = _uniform_dtype(dtype).type
+    return _draw("cauchy", shape, ft, dtype, (ft(median), ft(sigma)), out=out)
+
+
+def log_normal(shape, mean=1.0, std=2.0, dtype=np.float32, out=None):
+    """``empty(shape).log_normal_(mean, std)``: ``exp`` of a Box-Muller normal."""
+    _need_float(dtype, "log_normal_cuda")
+    std = float(std)
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    ft = _uniform_dtype(dtype).type
+    return _draw("log_normal", shape, ft, dtype, (ft(mean), ft(std)), out=out)
+
+
+def geometric(shape, p, dtype=np.float32, out=None):
+    """``empty(shape).geometric_(p)``: ``ceil(log(u) / log1p(-p))`` (any real dtype but bool,
+    as PyTorch's CUDA kernel)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        raise NotImplementedError('"geometric_cuda" not implemented for \'Bool\'')
+    p = float(p)
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    ft = _uniform_dtype(dt).type
+    return _draw("geometric", shape, ft, dt, (ft(np.log1p(ft(-p))),), out=out)
 
 
 _BERNOULLI_RANGE = (RuntimeError, "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "

@@ -23,7 +23,19 @@ import inspect
 
 import numpy as np
 
-from .backends.cuda_env import cos, cuda, device_jit, kernel_jit, log, pow_, select, sqrt
+from .backends.cuda_env import (
+    ceil,
+    cos,
+    cuda,
+    device_jit,
+    exp,
+    kernel_jit,
+    log,
+    pow_,
+    select,
+    sqrt,
+    tan,
+)
 from .backends.cuda_kernels.common import scalar_type
 
 __all__ = ["philox", "make_kernel", "make_graph_safe_kernel", "KINDS"]
@@ -91,6 +103,10 @@ KINDS = {
     "bernoulli_tensor": ("one", "code", "flag"),
     "randint": ("low", "span"),           # low + (64-bit word % span)
     "exponential": ("lambd",),            # -log(1 - u) / lambd, never 0 (PyTorch's CUDA guard)
+    "random64": (),                       # the whole 64-bit word as int64 (random_(min int64))
+    "cauchy": ("median", "sigma"),        # median + sigma * tan(pi * (u - 1/2)), u in (0, 1]
+    "log_normal": ("mean", "std"),        # exp of the normal kernel's Box-Muller value
+    "geometric": ("log1m_p",),            # ceil(log(u) / log1p(-p)), u in (0, 1], at least 1
     # ``_cuda_rng_multinomial``: row i // n_sample of the flat (rows, cats) probabilities p and
     # their normalized prefix sums cum; the row's check codes (< 0 / NaN, inf, sum <= 0)
     "multinomial": ("n_sample", "cats", "c_neg", "c_inf", "c_sum", "flag", "p", "cum"),
@@ -173,6 +189,37 @@ def make_kernel(kind, dtype, out_dtype=None):
                 r0, r1, _, _ = _block(i, k0, k1, o0, o1)
                 out[i] = ot(low + i64(((r0 << S32) | r1) % span))
         pyfunc = rng_randint
+    elif kind == "random64":
+        def rng_random64(n, k0, k1, o0, o1, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                out[i] = ot(i64((r0 << S32) | r1))
+        pyfunc = rng_random64
+    elif kind == "cauchy":
+        pi = dtype.type(np.pi)
+        half = dtype.type(0.5)
+
+        def rng_cauchy(n, k0, k1, o0, o1, median, sigma, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                u = one - unit(r0, r1)  # (0, 1], curand_uniform's interval (ATen's CUDA kernel)
+                out[i] = ot(median + sigma * tan(pi * (u - half)))
+        pyfunc = rng_cauchy
+    elif kind == "log_normal":
+        def rng_log_normal(n, k0, k1, o0, o1, mean, std, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, r2, r3 = _block(i, k0, k1, o0, o1)
+                z = sqrt(-two * log(one - unit(r0, r1))) * cos(two_pi * unit(r2, r3))
+                out[i] = ot(exp(mean + std * z))
+        pyfunc = rng_log_normal
+    elif kind == "geometric":
+        def rng_geometric(n, k0, k1, o0, o1, log1m_p, out):
+            for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+                r0, r1, _, _ = _block(i, k0, k1, o0, o1)
+                # u == 1 would give 0 trials: the support starts at 1 (u rounds there only)
+                k = ceil(log(one - unit(r0, r1)) / log1m_p)
+                out[i] = ot(select(k < one, one, k))
+        pyfunc = rng_geometric
     elif kind == "exponential":
         def rng_exponential(n, k0, k1, o0, o1, lambd, out):
             for i in range(cuda.grid(1), n, cuda.gridsize(1)):

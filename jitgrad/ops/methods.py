@@ -227,15 +227,34 @@ def _cuda_exponential(R, d, lambd=1.0):
     R.exponential(d.shape, lambd, d.dtype, out=d)
 
 
-def _cuda_random_int(R, d, low=0, high=None):
-    if high is None:
-        low, high = 0, low
-    R.randint(low, high, d.shape, d.dtype, out=d)
+def _cuda_random_int(R, d, *args, **kwargs):
+    # the host sampler's argument forms (from=/to= keywords too); R.random_ has its rules
+    if "from" in kwargs:
+        args = (kwargs.pop("from"), kwargs.pop("to")) + args
+    elif "to" in kwargs:
+        args = args + (kwargs.pop("to"),)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    R.random_(d, *args)
+
+
+def _cuda_geometric(R, d, p):
+    R.geometric(d.shape, p, d.dtype, out=d)
+
+
+def _cuda_cauchy(R, d, median=0.0, sigma=1.0):
+    R.cauchy(d.shape, median, sigma, d.dtype, out=d)
+
+
+def _cuda_log_normal(R, d, mean=1.0, std=2.0):
+    R.log_normal(d.shape, mean, std, d.dtype, out=d)
 
 
 # the device twin of each host sampler above (jitgrad._cuda_random: Philox on the device)
 _CUDA_SAMPLERS = {_uniform: _cuda_uniform, _normal: _cuda_normal, _bernoulli: _cuda_bernoulli,
-                  _exponential: _cuda_exponential, _random_int: _cuda_random_int}
+                  _exponential: _cuda_exponential, _random_int: _cuda_random_int,
+                  _geometric: _cuda_geometric, _cauchy: _cuda_cauchy,
+                  _log_normal: _cuda_log_normal}
 
 
 METHODS = {

@@ -55,18 +55,28 @@ def ravel(input):
 def _view_dtype(input, dt):
     x = input._data
     if dt.itemsize != x.itemsize:
+        # ATen's view_dtype checks, in its order, on the tensor's strides and offset (CUDA
+        # storage reinterprets with exactly these rules: CudaArray.view)
         src, dst = D.scalar_name(input.dtype), D.scalar_name(dt)
         what = f"to view {src} as {dst} (different element sizes)"
         if x.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
-        if x.shape[-1] != 1 and x.strides[-1] != x.itemsize:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got "
-                               f"{x.strides[-1] // x.itemsize}")
+        st = input.stride()
+        if st[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {st[-1]}")
         if dt.itemsize > x.itemsize:
             k = dt.itemsize // x.itemsize
             if x.shape[-1] % k:
                 raise RuntimeError(f"self.size(-1) must be divisible by {k} {what}, but got "
                                    f"{x.shape[-1]}")
+            off = input.storage_offset()
+            if off % k:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {k} {what}, "
+                                   f"but got {off}")
+            for i, s in enumerate(st[:-1]):
+                if s % k:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, "
+                                       f"but got {s}")
     from .composite import wrap
     return wrap(x.view(dt.np), view_of=input)  # not differentiable, as in PyTorch
 
