@@ -36,7 +36,8 @@ from . import _f32, _f64, _libm, _sleef
 from ._config import FASTMATH, JIT_OPTIONS, USE_LIBM
 
 __all__ = ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "softplus", "sin", "cos", "tan",
-           "erf", "sqrt", "sleef_exp", "sleef_expm1", "aten_sigmoid", "CPU_NAMESPACE",
+           "erf", "sqrt", "sleef_exp", "sleef_expm1", "sleef_log1p", "sleef_tanh", "aten_sigmoid",
+           "CPU_NAMESPACE",
            "FASTMATH", "USE_LIBM", "FUNCTIONS"]
 
 #: Names of the vectorized functions (``sqrt`` is LLVM's own, already vectorizable).
@@ -147,6 +148,18 @@ def sleef_expm1(x):
     return _elementwise_jit(x, _sleef.expm1_u10_f32, _sleef.expm1_u10_f64)
 
 
+def sleef_log1p(x):
+    """log(1 + x) as SLEEF's u10 ``log1pf``/``log1p`` (AVX-512 build): ATen's
+    ``Vectorized::log1p`` (softplus, log_sigmoid, mish)."""
+    return _elementwise_jit(x, _sleef.log1p_u10_f32, _sleef.log1p_u10_f64)
+
+
+def sleef_tanh(x):
+    """tanh as SLEEF's u10 ``tanhf``/``tanh``: ATen's ``Vectorized::tanh`` (gelu's tanh
+    approximation, mish); torch.tanh itself is not this one (MKL)."""
+    return _elementwise_jit(x, _sleef.tanh_u10_f32, _sleef.tanh_u10_f64)
+
+
 def aten_sigmoid(x):
     """ATen's vectorized sigmoid, ``1 / (sleef_exp(-x) + 1)`` (0 below ~-88.7 / -709.8)."""
     return _elementwise_jit(x, _sleef.sigmoid_aten_f32, _sleef.sigmoid_aten_f64)
@@ -183,6 +196,8 @@ else:
     _register(sleef_exp, _sleef.exp_u10_f32, _sleef.exp_u10_f64)
     _register(sleef_expm1, _sleef.expm1_u10_f32, _sleef.expm1_u10_f64)
     _register(aten_sigmoid, _sleef.sigmoid_aten_f32, _sleef.sigmoid_aten_f64)
+_register(sleef_log1p, _sleef.log1p_u10_f32, _sleef.log1p_u10_f64)
+_register(sleef_tanh, _sleef.tanh_u10_f32, _sleef.tanh_u10_f64)
 
 #: name -> jit-callable function, for kernel source generated as
 #: ``from jitgrad.math import exp, tanh``.

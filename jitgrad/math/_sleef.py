@@ -22,8 +22,12 @@ remaining < 2 * lanes elements with the scalar lambda ``1 / (1 + std::exp(-x))``
 non-contiguous runs go all-scalar.  Kernels here compute every element with the vector
 formula, so the scalar tails can differ (by at most 2 ulp).
 """
+import math
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from ._config import JIT_OPTIONS
 from ._intrinsics import fma, ldexp_m, select
@@ -156,7 +160,8 @@ def _dfsqu_f2(xh, xl):
 
 
 @njit(**SLEEF_JIT)
-def expm1_u10_f32(a):
+def _expk2_f32(a):
+    """SLEEF's expk2f of (a, 0): e**a as a double-float (0 below -104)."""
     q = (a * R_LN2F + MAGIC_F) - MAGIC_F
     sh, sl = _dfadd2_f2f(a, ZERO_F, q * -L2UF)
     sh, sl = _dfadd2_f2f(sh, sl, q * -L2LF)
@@ -175,6 +180,12 @@ def expm1_u10_f32(a):
     tq = q + MAGIC_F
     th = select(a < LO_F, ZERO_F, ldexp_m(h, tq))
     tl = select(a < LO_F, ZERO_F, ldexp_m(tl, tq))
+    return th, tl
+
+
+@njit(**SLEEF_JIT)
+def expm1_u10_f32(a):
+    th, tl = _expk2_f32(a)
     dh, dl = _dfadd2_f2f(th, tl, -ONE_F)
     x = dh + dl
     x = select(a > EM1_HI_F, INF_F, x)
@@ -200,7 +211,8 @@ def _ddadd_f_f2(x, yh, yl):
 
 
 @njit(**SLEEF_JIT)
-def expm1_u10_f64(a):
+def _expk2_f64(a):
+    """SLEEF's expk2 of (a, 0): e**a as a double-double (0 below -1000)."""
     q = (a * R_LN2D + MAGIC_D) - MAGIC_D
     sh, sl = _dfadd2_f2f(a, ZERO_D, q * -L2UD)
     sh, sl = _dfadd2_f2f(sh, sl, q * -L2LD)
@@ -223,8 +235,161 @@ def expm1_u10_f64(a):
     tq = q + MAGIC_D
     th = select(a < LO_D, ZERO_D, ldexp_m(h, tq))
     tl = select(a < LO_D, ZERO_D, ldexp_m(tl, tq))
+    return th, tl
+
+
+@njit(**SLEEF_JIT)
+def expm1_u10_f64(a):
+    th, tl = _expk2_f64(a)
     dh, dl = _dfadd2_f2f(th, tl, -ONE_D)
     x = dh + dl
     x = select(a > EM1_HI_D, INF_D, x)
     x = select(a < EM1_SAT_D, -ONE_D, x)
     return select(a == ZERO_D, a, x)
+
+# ---- SLEEF's FMA double-float helpers used by log1p/tanh (type-generic; ``one`` types them) --
+
+@intrinsic
+def _exponent_bits(typingctx, w):
+    """(floor(log2(w)), 2**-floor(log2(w))) of a positive normal float, from its exponent field
+    (AVX-512's vgetexp and SLEEF's vldexp3(1, -e)); inf/NaN give (bias + 1, -inf), the values
+    SLEEF's own steps give there (its results at those inputs are overridden by selects)."""
+    if w not in (types.float32, types.float64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ft = args[0].type
+        it, mb, bias = (ir.IntType(32), 23, 127) if ft == ir.FloatType() else \
+            (ir.IntType(64), 52, 1023)
+        b = builder
+        field = b.and_(b.lshr(b.bitcast(args[0], it), ir.Constant(it, mb)),
+                       ir.Constant(it, 2 * bias + 1))
+        e = b.sitofp(b.sub(field, ir.Constant(it, bias)), ft)
+        t = b.bitcast(b.shl(b.sub(ir.Constant(it, 2 * bias), field), ir.Constant(it, mb)), ft)
+        return context.make_tuple(builder, sig.return_type, (e, t))
+    return types.UniTuple(w, 2)(w), codegen
+
+
+@njit(**SLEEF_JIT)
+def _dfdiv(nh, nl, dh, dl, one):
+    """dfdiv_vf2_vf2_vf2 / dddiv_vd2_vd2_vd2 (FMA): n / d as a double-float."""
+    t = one / dh                                # vrec: a true division
+    s = nh * t
+    u = fma(t, nh, -s)
+    v = fma(-dl, t, fma(-dh, t, one))
+    return s, fma(s, v, fma(nl, t, u))
+
+
+@njit(**SLEEF_JIT)
+def _dfrec(dh, dl, one):
+    """dfrec_vf2_vf2 (FMA): 1 / d as a double-float."""
+    s = one / dh
+    return s, s * fma(-dl, s, fma(-dh, s, one))
+
+
+@njit(**SLEEF_JIT)
+def _dfadd_f_f(x, y):
+    s = x + y
+    return s, (x - s) + y
+
+
+@njit(**SLEEF_JIT)
+def _dfadd_f2f2(xh, xl, yh, yl):
+    s = xh + yh
+    return s, (((xh - s) + yh) + xl) + yl
+
+
+@njit(**SLEEF_JIT)
+def _dfadd_f2f(xh, xl, y):
+    s = xh + y
+    return s, ((xh - s) + y) + xl
+
+
+# ---- float32: SLEEF xlog1pf (u10), AVX-512 branch ----------------------------------------
+# (ATen's Vectorized<float>::log1p is Sleef_log1pf16_u10: softplus, log_sigmoid and mish)
+LN2_HI_F, LN2_LO_F = _F(0.69314718246459960938), _F(-1.904654323148236017e-09)
+LP1F, LP2F, LP3F = _F(+0.3027294874e+0), _F(+0.3996108174e+0), _F(+0.6666694880e+0)
+R075_F, TWO_F, BIG_F, NEG_ONE_F = _F(1.0 / 0.75), _F(2), _F(1e38), _F(-1)
+NAN_F = _F(np.nan)
+
+
+@njit(**SLEEF_JIT)
+def log1p_u10_f32(d):
+    dp1 = d + ONE_F
+    e, t = _exponent_bits(dp1 * R075_F)         # vgetexp; inf -> 128; t = 2**-e
+    m = fma(d, t, t - ONE_F)
+    sh, sl = _dfmul_f2f(LN2_HI_F, LN2_LO_F, e)
+    ah, al = _dfadd_f_f(TWO_F, m)
+    xh, xl = _dfdiv(m, ZERO_F, ah, al, ONE_F)
+    x2 = xh * xh
+    t = fma(LP1F, x2, LP2F)
+    t = fma(t, x2, LP3F)
+    sh, sl = _dfadd_f2f2(sh, sl, xh * TWO_F, xl * TWO_F)
+    sh, sl = _dfadd_f2f(sh, sl, x2 * xh * t)
+    r = sh + sl
+    r = select(d > BIG_F, INF_F, r)
+    r = select(NEG_ONE_F > d, NAN_F, r)
+    r = select(d == NEG_ONE_F, -INF_F, r)
+    return select(d == ZERO_F, d, r)            # -0.0 stays -0.0 (and +0 gives +0)
+
+
+# ---- float64: SLEEF xlog1p (u10), AVX-512 branch; the polynomial is SLEEF's POLY7 (Estrin) ---
+LN2_HI_D, LN2_LO_D = _D(0.693147180559945286226764), _D(2.319046813846299558417771e-17)
+LD6, LD5, LD4, LD3, LD2, LD1, LD0 = map(_D, (
+    0.1532076988502701353e+0, 0.1525629051003428716e+0, 0.1818605932937785996e+0,
+    0.2222214519839380009e+0, 0.2857142932794299317e+0, 0.3999999999635251990e+0,
+    0.6666666666667333541e+0))
+R075_D, TWO_D, BIG_D, NEG_ONE_D, NAN_D = _D(1.0 / 0.75), _D(2), _D(1e307), _D(-1), _D(np.nan)
+
+
+@njit(**SLEEF_JIT)
+def log1p_u10_f64(d):
+    dp1 = d + ONE_D
+    e, t = _exponent_bits(dp1 * R075_D)         # vgetexp; inf -> 1024; t = 2**-e
+    m = fma(d, t, t - ONE_D)
+    sh, sl = _dfmul_f2f(LN2_HI_D, LN2_LO_D, e)
+    ah, al = _dfadd_f_f(TWO_D, m)
+    xh, xl = _dfdiv(m, ZERO_D, ah, al, ONE_D)
+    x2 = xh * xh
+    x4 = x2 * x2
+    x8 = x4 * x4
+    # POLY7(x2, x4, x8, c6..c0) = x8*(x4*c6 + (x2*c5 + c4)) + (x4*(x2*c3 + c2) + (x2*c1 + c0))
+    t = fma(x8, fma(x4, LD6, fma(x2, LD5, LD4)),
+            fma(x4, fma(x2, LD3, LD2), fma(x2, LD1, LD0)))
+    sh, sl = _dfadd_f2f2(sh, sl, xh * TWO_D, xl * TWO_D)
+    sh, sl = _dfadd_f2f(sh, sl, x2 * xh * t)
+    r = sh + sl
+    r = select(d > BIG_D, INF_D, r)
+    r = select(NEG_ONE_D > d, NAN_D, r)
+    r = select(d == NEG_ONE_D, -INF_D, r)
+    return select(d == ZERO_D, d, r)
+
+
+
+# ---- SLEEF xtanhf / xtanh (u10): (e - 1/e) / (e + 1/e) over expk2 of |x| ------------------
+# (ATen's Vectorized<float/double>::tanh: gelu's tanh approximation and mish call it)
+TANH_SAT_F, TANH_SAT_D = _F(8.664339742), _D(18.714973875)
+
+
+@njit(**SLEEF_JIT)
+def tanh_u10_f32(x):
+    dh, dl = _expk2_f32(abs(x))
+    eh, el = _dfrec(dh, dl, ONE_F)
+    nh, nl = _dfadd_f2f2(dh, dl, -eh, -el)
+    ah, al = _dfadd_f2f2(dh, dl, eh, el)
+    qh, ql = _dfdiv(nh, nl, ah, al, ONE_F)
+    y = qh + ql
+    y = select((abs(x) > TANH_SAT_F) | (y != y), ONE_F, y)
+    return select(x == x, math.copysign(y, x), x)
+
+
+@njit(**SLEEF_JIT)
+def tanh_u10_f64(x):
+    dh, dl = _expk2_f64(abs(x))
+    eh, el = _dfrec(dh, dl, ONE_D)
+    nh, nl = _dfadd2_f2f2(dh, dl, -eh, -el)
+    ah, al = _dfadd2_f2f2(dh, dl, eh, el)
+    qh, ql = _dfdiv(nh, nl, ah, al, ONE_D)
+    y = qh + ql
+    y = select((abs(x) > TANH_SAT_D) | (y != y), ONE_D, y)
+    return select(x == x, math.copysign(y, x), x)

@@ -123,7 +123,8 @@ class _sigmoid:
         return sigmoid(a)
 
     def da(g, out):
-        return g * out * (lit(out, 1.0) - out)
+        # ATen's sigmoid_backward: grad * (1 - y) * y, in that order
+        return g * (lit(out, 1.0) - out) * out
 
 
 @elementwise(node="ErfBackward0", dtype="float", name="erf")

@@ -12,6 +12,7 @@ from ...ops import functional as _F
 from ...ops import softmax as _softmax
 from ...ops.composite import record, record_composition
 from ...tensor import Tensor
+from . import activation_kernels as K
 
 
 def _float_only(input, kernel):
@@ -88,15 +89,35 @@ def gelu(input, approximate="none"):
     return _F.gelu(input, approximate=approximate)
 
 
-def _silu(t):
+def _silu_composed(t):
     return t * _F.sigmoid(t)
 
 
+def _silu_backward(node, g):
+    # ATen's silu_backward: dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)); with
+    # create_graph the same formula in differentiable ops (sigmoid's bits, not exp's)
+    x = node.saved("x")
+    if not grad_mode.is_grad_enabled() and K.supported(g._data, x._data):
+        return (Tensor._make(K.binary(K.silu_backward_vec, K.silu_backward_scl, g._data,
+                                      x._data, 1.0)),)
+    s = _F.sigmoid(x)
+    return (g * s * (1 + x * (1 - s)),)
+
+
+def _silu(t):
+    if not K.supported(t._data):  # float16/bfloat16, CUDA: the composition
+        return _named("SiluBackward0", t, _silu_composed)
+    out = K.unary(K.silu_vec, K.silu_scl, t._data, 1.0)
+    return record("SiluBackward0", (t,), out, _silu_backward, save=(("x", t),))
+
+
 def silu(input, inplace=False):
+    """``x / (1 + exp(-x))`` as ATen's silu kernel (SiluBackward0, also in place)."""
     _float_only(input, "silu_cpu")
     if inplace:
-        return _inplace_named(input, "SiluBackward0", _silu)
-    return _named("SiluBackward0", input, _silu)
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, _silu)
+    return _silu(input)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -118,10 +139,27 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _F.softplus(input, beta=beta, threshold=threshold)
 
 
+def _log_sigmoid_backward(node, g):
+    # ATen's log_sigmoid_backward over the forward's buffer exp(-|x|) (recomputed: the same
+    # bits): (max_deriv - sign * (b / (1 + b))) * grad, max_deriv/sign by x < 0
+    x = node.saved("x")
+    if not grad_mode.is_grad_enabled() and K.supported(g._data, x._data):
+        return (Tensor._make(K.binary(K.log_sigmoid_backward_vec, K.log_sigmoid_backward_vec,
+                                      g._data, x._data, 0.0, 1.0)),)
+    b = _F.exp(-x.abs())
+    neg = x < 0
+    return ((_F.where(neg, 1.0, 0.0) - _F.where(neg, 1.0, -1.0) * (b / (1 + b))) * g,)
+
+
 def logsigmoid(input):
-    # log(sigmoid(x)) = -softplus(-x), computed stably
+    """``min(x, 0) - log1p(exp(-|x|))`` as ATen's log_sigmoid kernel (LogSigmoidBackward0)."""
     _float_only(input, "log_sigmoid_cpu")
-    return _named("LogSigmoidBackward0", input, lambda t: -_F.softplus(-t))
+    if not K.supported(input._data):  # float16/bfloat16, CUDA: -softplus(-x), stably
+        return _named("LogSigmoidBackward0", input, lambda t: -_F.softplus(-t))
+    # every element is a vector lane in ATen's loop (a masked last vector): no scalar tail
+    out = K.unary(K.log_sigmoid_vec, K.log_sigmoid_vec, input._data, 0.0)
+    return record("LogSigmoidBackward0", (input,), out, _log_sigmoid_backward,
+                  save=(("x", input),))
 
 
 def tanh(input):

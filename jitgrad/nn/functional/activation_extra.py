@@ -9,6 +9,7 @@ from ...autograd import grad_mode
 from ...ops import functional as _F
 from ...ops.composite import record, record_composition
 from ...tensor import Tensor
+from . import activation_kernels as K
 from ._common import _check_tensor
 from .activation import _float_only, _inplace_named, _named
 
@@ -54,9 +55,12 @@ def _relu6_shifted(t):
 
 def _hardswish_backward(node, g):
     # ATen's vectorized hardswish_backward: exactly +0 up to -3 (a NaN or infinite grad does
-    # not leak), grad from 3 up, grad * (x / 3 + 0.5) between (NaN for a NaN x; the scalar tail
-    # of a row would pass grad there)
+    # not leak), grad from 3 up, grad * (x / 3 + 0.5) between (NaN for a NaN x in the vector
+    # lanes; the scalar tail passes grad there: the kernels reproduce both)
     x = node.saved("x")
+    if _exact(g, x):
+        return (Tensor._make(K.binary(K.hardswish_backward_vec, K.hardswish_backward_scl,
+                                      g._data, x._data, -3.0, 3.0, 0.5, 0.0)),)
     return (_F.where(x <= -3.0, 0.0, _F.where(x >= 3.0, g, g * (x / 3.0 + 0.5))),)
 
 
@@ -102,17 +106,37 @@ def hardsigmoid(input, inplace=False):
     return _hardsigmoid(input)
 
 
-def _mish(t):
+def _mish_composed(t):
     return t * _F.tanh(_F.softplus(t))
 
 
+def _mish_backward(node, g):
+    # ATen's mish_backward; with create_graph PyTorch's infinitely_differentiable_mish_backward
+    # (sigmoid, softplus and tanh ops): dy * (tsp + x * s * (1 - tsp * tsp))
+    x = node.saved("x")
+    if _exact(g, x):
+        return (Tensor._make(K.binary(K.mish_backward_vec, K.mish_backward_scl, g._data,
+                                      x._data, 1.0)),)
+    s = _F.sigmoid(x)
+    tsp = _F.tanh(_F.softplus(x))
+    return (g * (tsp + x * s * (1 - tsp * tsp)),)
+
+
+def _mish(t):
+    if not K.supported(t._data):  # float16/bfloat16, CUDA: the composition
+        return _named("MishBackward0", t, _mish_composed)
+    out = K.unary(K.mish_vec, K.mish_scl, t._data)
+    return record("MishBackward0", (t,), out, _mish_backward, save=(("x", t),))
+
+
 def mish(input, inplace=False):
-    """``x * tanh(softplus(x))`` (MishBackward0, also in place)."""
+    """``x * tanh(log1p(exp(x)))`` as ATen's mish kernel (MishBackward0, also in place)."""
     _check_tensor(input, "mish")
     _float_only(input, "mish_cpu")
     if inplace:
-        return _inplace_named(input, "MishBackward0", _mish)
-    return _named("MishBackward0", input, _mish)
+        from ...ops.inplace import apply_inplace
+        return apply_inplace(input, _mish)
+    return _mish(input)
 
 
 def selu(input, inplace=False):
@@ -135,16 +159,21 @@ def _elu_family(input, alpha, scale, input_scale, node, inplace, ipt=None):
              "ipt": _in_dtype(input_scale if ipt is None else ipt, dt),
              "pos": _in_dtype(scale, dt)}
 
+    # the kernels' coefficients: (negcoef, poscoef, forward input scale)
+    coefs = (attrs["negcoef"], attrs["pos"], _in_dtype(input_scale, dt))
+
+    def forward(t):
+        if K.supported(t._data):
+            return K.unary(K.elu_vec, K.elu_scl, t._data, *coefs)
+        with grad_mode.no_grad():  # float16/bfloat16, CUDA: the composition
+            return build(t)._data
+
     def fn(t):
-        with grad_mode.no_grad():
-            out = build(t)
-        return record(node + "0", (t,), out._data, _elu_backward, save=(("x", t),),
+        return record(node + "0", (t,), forward(t), _elu_backward, save=(("x", t),),
                       attrs=attrs)
 
     def fn_(t):  # elu_/selu_/celu_ differentiate through their result (ATen's is_result form)
-        with grad_mode.no_grad():
-            out = build(t)
-        return record(node + "1", (t,), out._data, _elu_backward_result,
+        return record(node + "1", (t,), forward(t), _elu_backward_result,
                       save_outputs=(("out", 0),), attrs=attrs)
 
     if inplace:
@@ -170,9 +199,18 @@ def _pos(g, a):
     return g if a["pos"] == 1.0 else g * a["pos"]
 
 
+def _exact(g, t):
+    """Whether a backward computes its arrays with the kernels (not under create_graph, whose
+    gradient must be recorded in differentiable ops)."""
+    return not grad_mode.is_grad_enabled() and K.supported(g._data, t._data)
+
+
 def _elu_backward(node, g):
     a = node.ctx.attrs
     x = node.saved("x")
+    if _exact(g, x):
+        return (Tensor._make(K.binary(K.elu_backward_vec, K.elu_backward_scl, g._data, x._data,
+                                      a["negcoef"], a["pos"], a["ipt"])),)
     neg = g * a["ipt"] * a["negcoef"] * _F.exp(_F.clamp(x, max=0.0) * a["ipt"])
     return (_F.where(x > 0, _pos(g, a), neg),)
 
@@ -180,6 +218,9 @@ def _elu_backward(node, g):
 def _elu_backward_result(node, g):
     a = node.ctx.attrs
     y = node.saved("out")
+    if _exact(g, y):
+        return (Tensor._make(K.binary(K.elu_backward_result_vec, K.elu_backward_result_scl,
+                                      g._data, y._data, a["negcoef"], a["pos"], a["ipt"])),)
     return (_F.where(y > 0, _pos(g, a), g * a["ipt"] * (y + a["negcoef"])),)
 
 
@@ -223,9 +264,13 @@ def softshrink(input, lambd=0.5):
     _shrink_lambda_check(input, lambd)
     lam = _in_dtype(lambd, input.dtype)
 
-    with grad_mode.no_grad():
-        out = _F.where(input > lam, input - lam, _F.where(input < -lam, input + lam, input * 0))
-    return record("SoftshrinkBackward0", (input,), out._data, _shrink_backward,
+    if K.supported(input._data):
+        out = K.unary(K.softshrink_vec, K.softshrink_scl, input._data, lam, 0.0, vectors=1)
+    else:
+        with grad_mode.no_grad():
+            out = _F.where(input > lam, input - lam,
+                           _F.where(input < -lam, input + lam, input * 0))._data
+    return record("SoftshrinkBackward0", (input,), out, _shrink_backward,
                   save=(("x", input),), attrs={"lambd": lam})
 
 

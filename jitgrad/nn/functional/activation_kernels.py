@@ -1,0 +1,255 @@
+"""ATen's CPU activation kernels (aten/src/ATen/native/cpu/Activation.cpp), bit for bit on
+float32/float64 CPU arrays: the forward and the input-gradient of silu and the elu family
+(elu/selu/celu, also through the result), softplus's and logsigmoid's gradients.
+
+``cpu_kernel_vec`` runs each ``parallel_for`` chunk (grain 32768, the chunks
+``ops/_range_kernels.parallel_chunks`` gives jitgrad's thread count) as vectors of
+2 * lanes elements (AVX-512: 32 floats / 16 doubles) with the ``Vectorized`` lambda, whose exp is
+SLEEF's u10 (``jitgrad.math._sleef``), and the remaining < 2 * lanes elements with the scalar
+lambda, whose ``std::exp`` is glibc's (Numba's ``math.exp`` calls the same libm). Each op below
+is that pair of lambdas, written in ATen's operation order; nothing here may be contracted into
+an FMA (``SLEEF_JIT``: no fast-math flags), since ATen's intrinsics and its scalar lambdas are not.
+Inputs are read as one contiguous run (ATen runs non-contiguous iterators all-scalar: those
+elements can differ by the vector/scalar difference, <= 2 ulp).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ..._settings import get_num_threads
+from ...math import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
+from ...math._intrinsics import fma, select
+from ...math._sleef import SLEEF_JIT
+from ...ops._range_kernels import parallel_chunks
+
+_VECTOR_BYTES = 64  # one AVX-512 register; cpu_kernel_vec unrolls two per step
+
+
+@njit(**SLEEF_JIT)
+def _unary(vec, scl, x, out, chunks, width, p):
+    for c in range(chunks.size - 1):
+        b, e = chunks[c], chunks[c + 1]
+        body = e - (e - b) % width
+        for i in range(b, body):
+            out[i] = vec(x[i], p)
+        for i in range(body, e):
+            out[i] = scl(x[i], p)
+
+
+@njit(**SLEEF_JIT)
+def _binary(vec, scl, a, b, out, chunks, width, p):
+    for c in range(chunks.size - 1):
+        lo, hi = chunks[c], chunks[c + 1]
+        body = hi - (hi - lo) % width
+        for i in range(lo, body):
+            out[i] = vec(a[i], b[i], p)
+        for i in range(body, hi):
+            out[i] = scl(a[i], b[i], p)
+
+
+def supported(*arrays) -> bool:
+    """Float32/float64 host arrays of one dtype: what these kernels compute."""
+    dt = arrays[0].dtype
+    return all(type(a) is np.ndarray and a.dtype == dt for a in arrays) and \
+        dt in (np.float32, np.float64)
+
+
+def _run(kernel, vec, scl, arrays, params, vectors=2):
+    shape, dt = arrays[0].shape, arrays[0].dtype
+    flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
+    out = np.empty(flat[0].size, dt)
+    p = tuple(dt.type(v) for v in params)
+    kernel(vec, scl, *flat, out, parallel_chunks(out.size, get_num_threads()),
+           _VECTOR_BYTES // dt.itemsize * vectors, p)
+    return out.reshape(shape)
+
+
+def unary(vec, scl, x, *params, vectors=2):
+    """``out[i] = vec(x[i], params)`` on the vector lanes, ``scl`` on each chunk's tail (the
+    last ``len % (vectors * lanes)`` elements)."""
+    return _run(_unary, vec, scl, (x,), params, vectors)
+
+
+def binary(vec, scl, a, b, *params):
+    """The two-input form (a backward kernel's ``(grad, input)``)."""
+    return _run(_binary, vec, scl, (a, b), params)
+
+
+# ---- silu: x / (1 + exp(-x)); backward dy * s * (1 + x * (1 - s)), s = 1 / (1 + exp(-x)) ----
+
+@njit(**SLEEF_JIT)
+def silu_vec(x, p):  # p = (1,)
+    return x / (p[0] + sleef_exp(-x))
+
+
+@njit(**SLEEF_JIT)
+def silu_scl(x, p):
+    return x / (p[0] + math.exp(-x))
+
+
+@njit(**SLEEF_JIT)
+def silu_backward_vec(dy, x, p):
+    one = p[0]
+    s = one / (one + sleef_exp(-x))
+    return dy * s * fma(x, one - s, one)
+
+
+@njit(**SLEEF_JIT)
+def silu_backward_scl(dy, x, p):
+    one = p[0]
+    s = one / (one + math.exp(-x))
+    return dy * s * fma(x, one - s, one)
+
+
+# ---- elu(alpha, scale, input_scale): x > 0 ? x * poscoef : expm1(x * negiptcoef) * negcoef;
+# p = (negcoef, poscoef, negiptcoef) ------------------------------------------------------------
+
+@njit(**SLEEF_JIT)
+def elu_vec(a, p):
+    return select(a > 0, a * p[1], sleef_expm1(a * p[2]) * p[0])
+
+
+@njit(**SLEEF_JIT)
+def elu_scl(a, p):
+    if a <= 0:
+        return math.expm1(a * p[2]) * p[0]
+    return a * p[1]
+
+
+@njit(**SLEEF_JIT)
+def elu_backward_vec(g, x, p):
+    # a * negiptcoef * negcoef * exp(b * negiptcoef), left to right
+    neg = g * p[2] * p[0] * sleef_exp(x * p[2])
+    return select(x > 0, g * p[1], neg)
+
+
+@njit(**SLEEF_JIT)
+def elu_backward_scl(g, x, p):
+    if x <= 0:
+        return g * p[2] * p[0] * math.exp(x * p[2])
+    return g * p[1]
+
+
+@njit(**SLEEF_JIT)
+def elu_backward_result_vec(g, y, p):
+    return select(y > 0, g * p[1], g * p[2] * (y + p[0]))
+
+
+@njit(**SLEEF_JIT)
+def elu_backward_result_scl(g, y, p):
+    if y <= 0:
+        return g * p[2] * (y + p[0])
+    return g * p[1]
+
+
+# ---- softplus_backward(beta, threshold): p = (beta, threshold, 1) ---------------------------
+
+@njit(**SLEEF_JIT)
+def softplus_backward_vec(g, x, p):
+    z = sleef_exp(x * p[0])
+    return select(x * p[0] > p[1], g, g * z / (z + p[2]))
+
+
+@njit(**SLEEF_JIT)
+def softplus_backward_scl(g, x, p):
+    z = math.exp(x * p[0])
+    return g if x * p[0] > p[1] else g * z / (z + p[2])
+
+
+# ---- log_sigmoid: ATen's _vec_log_sigmoid runs every element as a vector lane (the last,
+# partial vector is a masked load): min(x, 0) - log1p(exp(-|x|)); no scalar tail ------------
+
+@njit(**SLEEF_JIT)
+def log_sigmoid_vec(x, p):  # p = (0,)
+    m = select(x < p[0], x, p[0])
+    m = select(x == x, m, x)                   # vec::minimum propagates NaN
+    return m - sleef_log1p(sleef_exp(-abs(x)))
+
+
+@njit(**SLEEF_JIT)
+def log_sigmoid_backward_vec(g, x, p):  # p = (0, 1); the saved buffer is exp(-|x|)
+    b = sleef_exp(-abs(x))
+    neg = x < p[0]
+    max_deriv = select(neg, p[1], p[0])
+    sign = select(neg, p[1], -p[1])
+    return fma(-sign, b / (p[1] + b), max_deriv) * g
+
+
+# ---- mish: x * tanh(log1p(exp(x))); backward
+# dy * (tsp + x * s * (1 - tsp * tsp)), s = 1 / (1 + exp(-x)), tsp = tanh(log1p(exp(x))) ----
+
+@njit(**SLEEF_JIT)
+def mish_vec(x, p):
+    return x * sleef_tanh(sleef_log1p(sleef_exp(x)))
+
+
+@njit(**SLEEF_JIT)
+def mish_scl(x, p):
+    return x * math.tanh(math.log1p(math.exp(x)))
+
+
+@njit(**SLEEF_JIT)
+def mish_backward_vec(dy, x, p):  # p = (1,)
+    s = p[0] / (p[0] + sleef_exp(-x))
+    tsp = sleef_tanh(sleef_log1p(sleef_exp(x)))
+    return dy * fma(x * s, fma(-tsp, tsp, p[0]), tsp)
+
+
+@njit(**SLEEF_JIT)
+def mish_backward_scl(dy, x, p):
+    s = p[0] / (p[0] + math.exp(-x))
+    tsp = math.tanh(math.log1p(math.exp(x)))
+    return dy * fma(x * s, fma(-tsp, tsp, p[0]), tsp)
+
+
+# ---- softplus(beta, threshold): x * beta > threshold ? x : log1p(exp(x * beta)) / beta -------
+
+@njit(**SLEEF_JIT)
+def softplus_vec(x, p):  # p = (beta, threshold)
+    return select(x * p[0] > p[1], x, sleef_log1p(sleef_exp(x * p[0])) / p[0])
+
+
+@njit(**SLEEF_JIT)
+def softplus_scl(x, p):
+    return x if x * p[0] > p[1] else math.log1p(math.exp(x * p[0])) / p[0]
+
+
+# ---- hardswish_backward: p = (-3, 3, 0.5, 0): 0 up to -3, grad from 3 up, grad * (x / 3 + 0.5)
+# between; a NaN x gives NaN in the vector lanes, grad in the scalar tail (its comparisons are
+# all false there) -----------------------------------------------------------------------------
+
+@njit(**SLEEF_JIT)
+def hardswish_backward_vec(g, x, p):
+    inner = select(x >= p[1], g, g * (x / p[1] + p[2]))
+    return select(x <= p[0], p[3], inner)
+
+
+@njit(**SLEEF_JIT)
+def hardswish_backward_scl(g, x, p):
+    if x <= p[0]:
+        return p[3]
+    if x < p[1]:
+        return g * (x / p[1] + p[2])
+    return g
+
+
+# ---- softshrink(lambd): p = (lambd, 0); x - l above l, x + l below -l; between, +0 in the
+# vector lanes and x * 0 (signed) in the scalar tail; NaN stays NaN in both. Its loop steps one
+# vector at a time (measured: the tail is len % 16 floats / % 8 doubles) ------------------------
+
+@njit(**SLEEF_JIT)
+def softshrink_vec(x, p):
+    r = select(x > p[0], x - p[0], select(x < -p[0], x + p[0], p[1]))
+    return select(x == x, r, x)
+
+
+@njit(**SLEEF_JIT)
+def softshrink_scl(x, p):
+    if x > p[0]:
+        return x - p[0]
+    if x < -p[0]:
+        return x + p[0]
+    return x * p[1]
