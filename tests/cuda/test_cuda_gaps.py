@@ -412,3 +412,29 @@ def test_new_sampler_kernels_ptx(ptx_backend, compile_ptx, kind, n_scalars, ft, 
             # reduction, the one allowed .f64 (unreachable: |argument| <= 2*pi)
             assert not ptx_backend.f64_instructions(
                 ptx, allow_trig_reduction=kind in ("cauchy", "log_normal"))
+
+
+# ----------------------------------------------------------------------------- found by the audit
+
+@pytest.mark.parametrize("fn,kw", [("smooth_l1_loss", {"beta": 0.5}), ("smooth_l1_loss", {}),
+                                   ("huber_loss", {"delta": 0.7}),
+                                   ("huber_loss", {"reduction": "none"}),
+                                   ("smooth_l1_loss", {"reduction": "sum"})])
+def test_smooth_l1_and_huber_on_cuda(device, fn, kw):
+    """Values, gradients of both operands and the grad_fn name against PyTorch (CPU); one
+    element sits exactly on the beta/delta boundary."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((4, 6)), rng.standard_normal((4, 6))
+    a[0, 0] = b[0, 0] + kw.get("beta", kw.get("delta", 1.0))
+    outs = []
+    for lib, dev in [(torch, "cpu"), (jg, "cuda")]:
+        x = lib.tensor(a, device=dev, requires_grad=True)
+        t = lib.tensor(b, device=dev, requires_grad=True)
+        loss = getattr(lib.nn.functional, fn)(x, t, **kw)
+        (loss * loss).sum().backward()
+        outs.append([loss.detach().cpu().numpy(), x.grad.cpu().numpy(), t.grad.cpu().numpy(),
+                     type(loss.grad_fn).__name__])
+    want, got = outs
+    assert got[3] == want[3]
+    for g, w in zip(got[:3], want[:3]):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)

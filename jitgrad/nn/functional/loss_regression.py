@@ -102,6 +102,14 @@ def _pointwise_loss(name, fn, input, target, reduction, k, f_np, df_np, df_t):
         from ...ops.shape_views import broadcast_tensors
         input, target = broadcast_tensors(input, target)
     ct = D.result_type(input, target)
+    if _device.is_cuda(input, target):  # device tensor ops, shown as PyTorch's one node
+        from ...ops.composite import record_composition
+
+        def build(x, t):
+            loss = _LOSS_T[name](x.to(ct) - t.to(ct), k)
+            return loss if reduction == "none" else (
+                loss.mean() if reduction == "mean" else loss.sum())
+        return record_composition(name, (input, target), build)
     x = input._data.astype(ct.np, copy=False)
     d = x - target._data.astype(ct.np, copy=False)
     data = _reduce_np(np.asarray(f_np(d, d.dtype.type(k)), dtype=d.dtype), reduction)
@@ -136,6 +144,20 @@ def _huber_grad_np(d, delta):
 
 def _huber_grad_t(d, delta):
     return _F.where(d < -delta, -delta, _F.where(d > delta, delta, d))
+
+
+def _smooth_l1_t(d, beta):
+    z = d.abs()
+    return _F.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta)
+
+
+def _huber_t(d, delta):
+    z = d.abs()
+    return _F.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+
+
+# the losses as tensor ops (CUDA tensors: no NumPy forward)
+_LOSS_T = {"SmoothL1LossBackward0": _smooth_l1_t, "HuberLossBackward0": _huber_t}
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
