@@ -91,10 +91,12 @@ def test_sizes_straddle_the_threshold():
 @pytest.mark.parametrize("shape", [SMALL, LARGE])
 @pytest.mark.parametrize("training", [True, False])
 def test_batch_norm_both_sides_of_the_threshold(calls, shape, dt, training):
+    from jitgrad.nn.functional import _batch_norm_aten as A
     seen = calls(K, "batch_norm_stats_serial", "batch_norm_stats_parallel",
                  "batch_norm_backward_serial", "channel_grad_sums_serial",
                  "channel_grad_sums_parallel", "row_affine_serial", "row_affine_parallel",
                  "row_affine2_serial", "row_affine2_parallel")
+    calls(A, "_stats_serial", "_stats_parallel", "_affine_serial", "_affine_parallel")
     c = shape[1]
     x = (RNG.standard_normal(shape) * 3 + 1.5).astype(dt)
     w, b = RNG.standard_normal(c).astype(dt), RNG.standard_normal(c).astype(dt)
@@ -110,14 +112,15 @@ def test_batch_norm_both_sides_of_the_threshold(calls, shape, dt, training):
     for a, e in zip(stats[jg], stats[torch]):
         np.testing.assert_allclose(a, e.astype(dt), rtol=1e-12 if dt == np.float64 else 1e-6)
     side = _side(shape)
+    # the forward: ATen's arithmetic (_batch_norm_aten); the backward: _norm_kernels
     if training and side == "serial":  # the backward in one call (its affine pass inside)
-        assert set(seen) == {"batch_norm_stats_serial", "row_affine_serial",
-                             "batch_norm_backward_serial"}
+        assert set(seen) == {"_stats_serial", "_affine_serial", "batch_norm_backward_serial"}
     elif training:
-        assert set(seen) == {"batch_norm_stats_parallel", "row_affine_parallel",
+        assert set(seen) == {"_stats_parallel", "_affine_parallel",
                              "channel_grad_sums_parallel", "row_affine2_parallel"}
     else:  # eval: no statistics; the input gradient is g scaled per channel
-        assert set(seen) == {f"row_affine_{side}", f"channel_grad_sums_{side}"}
+        assert set(seen) == {f"_affine_{side}", f"row_affine_{side}",
+                             f"channel_grad_sums_{side}"}
     other = "serial" if side == "parallel" else "parallel"
     assert not [k for k in seen if k.endswith(other)]
 

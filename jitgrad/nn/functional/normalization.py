@@ -292,6 +292,9 @@ def _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, train
     x = _kernel_array(input._data)
     n_, c = x.shape[0], x.shape[1]
     x2 = x.reshape(n_ * c, -1)
+    if input._data.dtype in _ATEN_DTYPES:
+        return _native_batch_norm_aten(input, x2, weight, bias, running_mean, running_var,
+                                       training, momentum, eps)
     w = weight._data.astype(np.float64) if weight is not None else None
     b = bias._data.astype(np.float64) if bias is not None else None
     K = _kernels()
@@ -319,6 +322,57 @@ def _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, train
                  save=_save_inputs(input, weight, bias),
                  attrs={"training": training, "eps": eps, "mean64": mean64, "invstd": invstd,
                         "var64": var64, "has_bias": bias is not None})
+    return out, Tensor._make(mean64), Tensor._make(var64)
+
+
+_ATEN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _write_running(running, new):
+    """``running``'s values become ``new``, without a version bump (ATen's kernels write the
+    buffer directly)."""
+    data = running._data
+    if data.__class__ is np.ndarray and data.flags.writeable:
+        np.copyto(data, new, casting="unsafe")
+        return
+    version = running._vc.value
+    with grad_mode.no_grad():
+        running.copy_(Tensor._make(np.asarray(new)))
+    running._vc.value = version
+
+
+def _native_batch_norm_aten(input, x2, weight, bias, running_mean, running_var, training,
+                            momentum, eps):
+    """The float32/float64 CPU forward in ATen's arithmetic (``_batch_norm_aten``): output,
+    saved mean/invstd and running buffers bit for bit with PyTorch's."""
+    from . import _batch_norm_aten as A
+    c = x2.shape[0] // input.shape[0]
+    w = weight._data if weight is not None else None
+    b = bias._data if bias is not None else None
+    if training:
+        mean, var_sum, invstd, alpha, beta = A.training_stats(x2, c, eps, w, b)
+        n = x2.size // c
+        if running_mean is not None:
+            _write_running(running_mean, A.updated_running_mean(running_mean._data, mean,
+                                                                momentum))
+        if running_var is not None:
+            _write_running(running_var, A.updated_running_var(running_var._data, var_sum, n,
+                                                              momentum))
+        mean64 = mean.astype(np.float64)
+        var64 = (var_sum / var_sum.dtype.type(n)).astype(np.float64)
+    else:
+        dt = x2.dtype
+        mean64 = running_mean._data.astype(np.float64)
+        var64 = running_var._data.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            invstd, alpha, beta = A.eval_coefficients(running_mean._data.astype(dt),
+                                                      running_var._data.astype(dt), eps, w, b)
+    y = A.affine(x2, alpha, beta).reshape(input._data.shape)
+    out = record("NativeBatchNormBackward0", (input, weight, bias), y, _batch_norm_backward,
+                 save=_save_inputs(input, weight, bias),
+                 attrs={"training": training, "eps": eps, "mean64": mean64,
+                        "invstd": invstd.astype(np.float64), "var64": var64,
+                        "has_bias": bias is not None})
     return out, Tensor._make(mean64), Tensor._make(var64)
 
 
