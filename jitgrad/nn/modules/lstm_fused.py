@@ -5,8 +5,9 @@ and no projections), with that node's slots (input, w_ih, w_hh, b_ih, b_hh, hx, 
 backward (``_lstm_kernels.py``, GEMMs through MKL's CBLAS): a 2-layer step recorded 1000 nodes
 on the per-op path (``rnn_stack.py``), whose Python per time step was the whole cost.
 
-``usable`` says when ``nn.LSTM`` routes here; elsewhere (CUDA, proj_size, packed input, no MKL)
-the per-op path runs. Dropout between layers stays outside, in ``rnn_stack.run_stack``.
+``usable`` says when ``nn.LSTM`` routes here; a packed input takes ``rnn_fused.py``'s kernels by
+rows, and elsewhere (CUDA, proj_size, no MKL) the per-op path runs. Dropout between layers
+stays outside, in ``rnn_stack.run_stack``.
 
 float64 takes the same kernels: PyTorch runs its float64 LSTM op by op (oneDNN has no float64),
 so there the node is jitgrad's own ``FusedLstmLayerBackward0`` and, as PyTorch's graph shows
