@@ -279,3 +279,22 @@ def test_lowered_step_with_unit_dims_is_eager_bit_for_bit(monkeypatch, one_call,
         assert eager[0] == lowered[0]
         for e, c in zip(eager[1] + eager[2], lowered[1] + lowered[2]):
             np.testing.assert_array_equal(e, c)
+
+
+@same_mkl
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", SIZES, ids=str)
+def test_addbmm_and_baddbmm_over_strided_stacks(threads, dtype, size):
+    """Stacks with transposed matrices and every other matrix of a longer stack: addbmm's
+    per-matrix GEMMs and baddbmm's batched one read them in place as ATen does."""
+    m, k, n = size
+    a, b = _rand((8, k, m), (8, k, n))
+    outs = {}
+    for lib in (torch, jitgrad):
+        ta = lib.from_numpy(a.astype(dtype)).transpose(1, 2)[::2]  # (4, m, k), transposed
+        tb = lib.from_numpy(b.astype(dtype))[1::2]
+        bias = lib.from_numpy(np.linspace(-1, 1, m * n).reshape(m, n).astype(dtype))
+        outs[lib] = (lib.addbmm(bias, ta, tb, beta=0.5, alpha=2.0),
+                     lib.baddbmm(bias, ta, tb, beta=0.5, alpha=2.0))
+    for want, got in zip(outs[torch], outs[jitgrad]):
+        assert _differ(want, got) == 0

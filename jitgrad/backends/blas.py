@@ -33,7 +33,7 @@ import numpy as np
 
 from . import cpu
 
-__all__ = ["matmul", "matmul_batch", "backend", "mkl_version", "max_threads",
+__all__ = ["matmul", "matmul_batch", "addbmm", "backend", "mkl_version", "max_threads",
            "set_local_threads", "set_max_threads"]
 
 _ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS = 101, 102, 111, 112
@@ -433,4 +433,41 @@ def matmul_batch(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool
         return out
     for i in range(nb):
         matmul(x[i], y[i], out=out[i], accumulate=accumulate)
+    return out
+
+
+def addbmm(x: np.ndarray, y: np.ndarray, out: np.ndarray, alpha=1.0, beta=1.0) -> np.ndarray:
+    """``out = beta * out + alpha * sum_i x[i] @ y[i]`` as ATen's ``addbmm_impl_`` runs it: one
+    ``addmm_`` per matrix, in batch order, beta for the first and 1 after it (``out``: 2-D,
+    C-contiguous; ``beta == 0`` does not read it). Every matrix of a stack has the same strides,
+    so ATen's GEMM arguments are worked out once and the calls differ only in addresses."""
+    nb = x.shape[0]
+    if nb == 0:
+        if beta == 0:
+            out[...] = 0
+        elif beta != 1:
+            out *= out.dtype.type(beta)
+        return out
+    if _gemm is None:
+        _load()
+    fn = _gemm.get(x.dtype) if _gemm else None
+    x0, y0 = x[0], y[0]
+    call = None
+    if fn is not None and y.dtype == x.dtype == out.dtype and out.flags.c_contiguous and \
+            out.size and x.shape[2]:
+        call = _aten_gemm(x0, y0, out)
+    if call is None or call[5] is not x0 and call[5] is not y0 or \
+            call[7] is not x0 and call[7] is not y0:
+        # no GEMM, or a contiguous copy of an operand: the per-matrix path (a copy each)
+        for i in range(nb):
+            matmul(x[i], y[i], out=out, accumulate=True, alpha=alpha,
+                   beta=beta if i == 0 else 1.0)
+        return out
+    ta, tb, m, n, k, a, lda, b, ldb, ldc = call
+    pa, pb = (y, x) if a is y0 else (x, y)  # _aten_gemm swaps them for a row-major result
+    base_a, base_b, c = _address(a), _address(b), _address(out)
+    step_a, step_b = pa.strides[0], pb.strides[0]
+    for i in range(nb):
+        fn(_COL_MAJOR, ta, tb, m, n, k, alpha, base_a + i * step_a, lda, base_b + i * step_b,
+           ldb, beta if i == 0 else 1.0, c, ldc)
     return out

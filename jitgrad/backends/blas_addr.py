@@ -20,6 +20,7 @@ import numpy as np
 
 from ..codegen.kcache import njit_cached
 from ..math._intrinsics import fma
+from . import cpu
 
 __all__ = ["addr", "vector_bytes"]
 
@@ -50,33 +51,47 @@ def vector_bytes() -> int:
 
 @njit_cached(nogil=True)
 def _addr_loop(out, s, v1, v2, alpha, beta, by_rows, vectorized, width, piece):
-    """out[i, j] for ``out`` of shape (m, n), in TensorIterator's order: the inner dim is j (i
-    when ``by_rows``); runs start at each row (column) and at each piece boundary."""
-    m, n = out.shape
-    inner = m if by_rows else n
-    total = m * n
+    """Every run of ``out`` ([outer, inner], C-contiguous; transposed when the runs go down
+    the columns) in TensorIterator's order: runs start at each outer index and at each piece
+    boundary; the first whole pairs of vectors of a run take the vector lambda (one fma), the
+    rest the scalar one."""
+    outer, inner = out.shape
+    total = outer * inner
     start = 0
     while start < total:
         stop = min(total, start + piece)
         pos = start
         while pos < stop:
-            outer_i = pos // inner
-            c0 = pos - outer_i * inner
+            o = pos // inner
+            c0 = pos - o * inner
             c1 = min(inner, c0 + (stop - pos))
             nvec = ((c1 - c0) // width) * width if vectorized else 0
-            for c in range(c0, c1):
-                i, j = (c, outer_i) if by_rows else (outer_i, c)
-                a = alpha * v1[i]
-                if c - c0 < nvec:
-                    if beta == 0:
-                        out[i, j] = a * v2[j]
-                    else:
-                        out[i, j] = fma(a, v2[j], beta * s[i, j])
-                elif beta == 0:
-                    out[i, j] = a * v2[j]
+            # slices from 0: loops LLVM can vectorize (no negative-index checks)
+            row, srow = out[o, c0:c1], s[o, c0:c1]
+            if not by_rows:
+                a = alpha * v1[o]
+                v = v2[c0:c1]
+                if beta == 0:
+                    for c in range(c1 - c0):
+                        row[c] = a * v[c]
                 else:
-                    p = a * v2[j]
-                    out[i, j] = beta * s[i, j] + p
+                    for c in range(nvec):
+                        row[c] = fma(a, v[c], beta * srow[c])
+                    for c in range(nvec, c1 - c0):
+                        p = a * v[c]
+                        row[c] = beta * srow[c] + p
+            else:
+                w = v2[o]
+                v = v1[c0:c1]
+                if beta == 0:
+                    for c in range(c1 - c0):
+                        row[c] = alpha * v[c] * w
+                else:
+                    for c in range(nvec):
+                        row[c] = fma(alpha * v[c], w, beta * srow[c])
+                    for c in range(nvec, c1 - c0):
+                        p = alpha * v[c] * w
+                        row[c] = beta * srow[c] + p
             pos += c1 - c0
         start = stop
 
@@ -91,20 +106,24 @@ def addr(s: np.ndarray, v1: np.ndarray, v2: np.ndarray, alpha, beta, threads: in
     # TensorIterator allocates the result in self's dim order: column-major when self's
     # strides (both nonzero) say so; the runs then go down the columns
     column_major = m > 1 and n > 1 and s0 != 0 and s1 != 0 and s0 < s1
-    out = np.empty((m, n), dt, order="F" if column_major else "C")
+    out = cpu.empty((n, m), dt).T if column_major else cpu.empty((m, n), dt)  # pooled
     if out.size == 0:
         return out
     width = 2 * vector_bytes() // dt.itemsize
     by_rows = (n == 1 and m > 1) or column_major
     step = s0 if by_rows else s1
     # cpu_kernel_vec: vectorized when every input is contiguous along the run but one that is
-    # broadcast there (vec1 along a row; vec2 down the column of a one-column result)
+    # broadcast there (vec1 along a row; vec2 down a column)
     vectorized = width > 0 and (step == dt.itemsize or (m == 1 and n == 1))
     numel = m * n
     # TensorIterator::for_each: serial under the grain size or on one thread, else
     # at::parallel_for (OpenMP): min(threads, ceil(numel / grain)) equal pieces
     tasks = 1 if numel < GRAIN_SIZE else max(1, min(threads, -(-numel // GRAIN_SIZE)))
     piece = -(-numel // tasks)
-    _addr_loop(out, s, v1, v2, dt.type(alpha), dt.type(beta), by_rows, vectorized,
-               max(width, 1), piece)
+    # the loop walks [outer, inner] C-contiguous arrays (the compiled loop vectorizes)
+    o_arr, s_arr = (out.T, s.T) if by_rows else (out, s)
+    if beta == 0:
+        s_arr = o_arr  # not read
+    _addr_loop(o_arr, np.ascontiguousarray(s_arr), v1, v2, dt.type(alpha), dt.type(beta),
+               by_rows, vectorized, max(width, 1), piece)
     return out

@@ -218,16 +218,7 @@ def _addbmm_data(input, batch1, batch2, alpha, beta):
     data = cpu.empty((b1.shape[1], b2.shape[2]), b1.dtype)
     if beta != 0:
         data[...] = input._data
-    if b1.shape[0] == 0:
-        if beta == 0:
-            data[...] = 0
-        elif beta != 1:
-            data *= data.dtype.type(beta)
-        return data
-    for i in range(b1.shape[0]):
-        blas.matmul(b1[i], b2[i], out=data, accumulate=True, alpha=alpha,
-                    beta=beta if i == 0 else 1.0)
-    return data
+    return blas.addbmm(b1, b2, data, alpha, beta)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
