@@ -124,3 +124,23 @@ def test_ulp_bound(name, dtype):
         scale = np.spacing(np.maximum(np.abs(want_g), np.abs(g)))
         grad = (np.abs(got_g.astype(np.float64) - want_g) / scale).max()
         assert grad <= grad_ulps, f"{name} grad n={n}: {grad} ulp"
+
+
+@pytest.mark.parametrize("name", ["silu", "elu", "selu", "celu_alpha", "mish", "logsigmoid",
+                                  "hardswish", "elu_", "celu_", "silu_", "mish_"])
+def test_create_graph_matches_torch(name):
+    """With create_graph the gradients are recorded in differentiable ops (PyTorch's
+    infinitely-differentiable formulas): first and second derivatives as PyTorch's, node names
+    too."""
+    fn = EXACT[name]
+    x0 = np.random.default_rng(3).standard_normal(50) * 3
+    res = []
+    for lib in (torch, jitgrad):
+        x = lib.tensor(x0, requires_grad=True)
+        y = fn(lib.nn.functional, x)
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad((g * g).sum(), x)
+        res.append((g.detach().numpy(), gg.numpy(), type(y.grad_fn).__name__))
+    np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-8, atol=1e-10)
+    assert res[1][2] == res[0][2]

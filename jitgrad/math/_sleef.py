@@ -11,6 +11,11 @@ double-float arithmetic, FMA variants of SLEEF's ``df*`` helpers), which ``torch
 (``vec::map``: every element, no scalar tail) uses.  Every FMA SLEEF uses is an explicit
 ``fma`` here and nothing else may fuse (``SLEEF_JIT``).
 
+``log1p_u10_f32/f64`` (SLEEF's ``xlog1pf``/``xlog1p``, AVX-512 branch: the exponent read as
+vgetexp reads it) and ``tanh_u10_f32/f64`` (``xtanhf``/``xtanh`` over ``expk2``) are
+``Vectorized<float/double>::log1p/tanh``: what ATen's softplus, log_sigmoid, mish and gelu(tanh)
+kernels call (nn/functional/activation_kernels.py uses them; torch.tanh itself does not).
+
 ``sigmoid_aten`` is ATen's ``sigmoid_kernel`` vector lambda (UnaryOpsKernel.cpp):
 ``(0 - x).exp() + 1`` then ``reciprocal()`` (a true division ``1 / d``).  It flushes to 0
 below ~-88.7 (float32) / ~-709.8 (float64) exactly as PyTorch does.

@@ -1,6 +1,10 @@
 """ATen's CPU activation kernels (aten/src/ATen/native/cpu/Activation.cpp), bit for bit on
-float32/float64 CPU arrays: the forward and the input-gradient of silu and the elu family
-(elu/selu/celu, also through the result), softplus's and logsigmoid's gradients.
+float32/float64 CPU arrays: the forward and the input-gradient of silu, the elu family
+(elu/selu/celu, also through the result), mish and log_sigmoid, softshrink's forward and
+hardswish's gradient (softplus's pair is here too; its op is still the registry's).
+
+GCC compiles ATen's ``a + b * c`` on Vectorized values (and in the scalar lambdas) as one FMA
+(-ffp-contract=fast): where a kernel below writes ``fma`` it is that contraction (measured).
 
 ``cpu_kernel_vec`` runs each ``parallel_for`` chunk (grain 32768, the chunks
 ``ops/_range_kernels.parallel_chunks`` gives jitgrad's thread count) as vectors of
