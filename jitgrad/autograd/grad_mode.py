@@ -9,11 +9,20 @@ import inspect
 import sys
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    """Per-thread modes. The defaults are class attributes, so a thread that never set a mode
+    reads them by plain attribute lookup (``getattr(local, name, default)`` raised and caught
+    an AttributeError inside: ~0.5 us on every op's grad-mode check)."""
+
+    enabled = True
+    inference = False
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set(enabled: bool) -> None:
@@ -174,4 +183,4 @@ class inference_mode(_GradModeContext):  # noqa: N801
 
 
 def is_inference_mode_enabled() -> bool:
-    return getattr(_state, "inference", False)
+    return _state.inference
