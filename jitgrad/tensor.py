@@ -26,6 +26,7 @@ NON_LEAF_GRAD_WARNING = (
     "See github.com/pytorch/pytorch/pull/30531 for more information. (Triggered internally at "
     "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
+_BY_NP = D._BY_NP
 _ctype = D.c_name  # PyTorch's C++ / scalar-type names for its messages
 _scalar_type = D.scalar_name
 
@@ -169,7 +170,10 @@ class Tensor:
 
     @property
     def dtype(self):
-        return D.from_numpy_dtype(self._data.dtype)
+        # the storage's dtype is a NumPy dtype object: look it up directly (from_numpy_dtype
+        # converts its argument first and raises PyTorch's error for unknown ones)
+        d = _BY_NP.get(self._data.dtype)
+        return d if d is not None else D.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self):

@@ -28,10 +28,15 @@ class Node:
 
     __slots__ = ("next_functions", "_seq", "_input_meta", "_pre_hooks", "_hooks", "_retained",
                  "_released", "_metadata", "__weakref__")
+    # nodes with several outputs set their own (a slot or instance attribute); the engine's
+    # getattr(node, "_n_outputs", 1) finds this one without raising AttributeError inside
+    _n_outputs = 1
 
     def __init__(self, next_functions=(), input_meta=()):
-        self.next_functions = tuple(next_functions)
-        self._input_meta = tuple(input_meta)  # (shape, dtype) per slot, or None
+        self.next_functions = next_functions if next_functions.__class__ is tuple \
+            else tuple(next_functions)
+        # (shape, dtype) per slot, or None
+        self._input_meta = input_meta if input_meta.__class__ is tuple else tuple(input_meta)
         self._seq = next(_seq)
         # {output_nr: [fn]} tensor hooks on this node's outputs; key None: the node's own
         # pre-hooks (register_prehook), which see the whole grad_outputs tuple
@@ -150,7 +155,8 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        super().__init__((), ((tuple(variable.shape), variable.dtype),))
+        # the storage's shape tuple, not ``variable.shape`` (a Size built per leaf per step)
+        super().__init__((), ((tuple(variable._data.shape), variable.dtype),))
         self.variable = variable
         self._seq = 1 << 62  # run as soon as ready, like PyTorch's UINT64_MAX sequence number
 
@@ -202,7 +208,7 @@ class SavedTensor:
         self._is_output = is_output
         self._tensor = None if is_output else tensor
         # an output saved by its own node always carries that node's graph
-        self._requires_grad = True if is_output else tensor.requires_grad
+        self._requires_grad = True if is_output else tensor._requires_grad
         self._output_nr = tensor._output_nr
         self._freed = False
         if _saved_hooks:

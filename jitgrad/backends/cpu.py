@@ -1,6 +1,7 @@
 """CPU launchers: run LoopSpec kernels through the kernel cache (serial or prange)."""
 from __future__ import annotations
 
+import math
 import os
 import sys
 import threading
@@ -57,17 +58,21 @@ def module_for(key, build_spec):
 def launch(mod, n, args):
     stats.launches += 1
     fn = mod.parallel if n >= PARALLEL_THRESHOLD else mod.serial
-    known = len(fn.overloads)
-    t0 = time.perf_counter()
+    overloads = fn.overloads  # the dispatcher's own dict: grows when a call compiles or loads
+    known = len(overloads)
+    t0 = _perf_counter()
     fn(n, *args)
-    if len(fn.overloads) != known:  # this call loaded or compiled a specialization
-        stats.compile_seconds += time.perf_counter() - t0
+    if len(overloads) != known:  # this call loaded or compiled a specialization
+        stats.compile_seconds += _perf_counter() - t0
         hits = sum(fn._cache_hits.values())
         if hits > _disk_hits_seen.get(fn, 0):
             _disk_hits_seen[fn] = hits
             stats.cache_hits += 1
         else:
             stats.cache_misses += 1
+
+
+_perf_counter = time.perf_counter
 
 
 # ----------------------------------------------------------------------------- output buffers
@@ -99,6 +104,7 @@ class _Pool:
 
 pool = _Pool()
 _getrefcount = sys.getrefcount
+_prod = math.prod
 
 
 # Pooled arrays start on a 64-byte boundary (a cache line; glibc's mmap'd blocks start 16 bytes
@@ -130,10 +136,7 @@ def empty(shape, dtype):
     without a copy; the pool hands it out again only once nothing references it."""
     dtype = np.dtype(dtype)
     shape = tuple(shape)
-    n = 1
-    for d in shape:
-        n *= d
-    nbytes = n * dtype.itemsize
+    nbytes = _prod(shape) * dtype.itemsize
     if nbytes < POOL_MIN_BYTES or POOL_MAX_BYTES <= 0:
         return np.empty(shape, dtype)
     key = (shape, dtype)
