@@ -105,7 +105,7 @@ def build_cases(libs):
     return cases
 
 
-def time_case(fns, calls, rounds):
+def time_case(fns, calls, rounds, clock=time.perf_counter):
     """(median, min) seconds per call of each fn, rounds interleaved across implementations
     (the min is the steadier figure on a loaded machine)."""
     for f in fns.values():  # warm up: compile kernels, fill caches
@@ -114,10 +114,10 @@ def time_case(fns, calls, rounds):
     samples = {k: [] for k in fns}
     for _ in range(rounds):
         for k, f in fns.items():
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(calls):
                 f()
-            samples[k].append((time.perf_counter() - t0) / calls)
+            samples[k].append((clock() - t0) / calls)
     return {k: (statistics.median(v), min(v)) for k, v in samples.items()}
 
 
@@ -132,6 +132,9 @@ def main(argv=None):
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--filter", default="")
     p.add_argument("--json", default=None)
+    p.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                   help="thread: this thread's CPU time (time.thread_time), which leaves out "
+                        "the time other processes hold the core on a loaded machine")
     args = p.parse_args(argv)
 
     import torch
@@ -147,7 +150,8 @@ def main(argv=None):
         if args.filter and args.filter not in name:
             continue
         n = calls if calls is not None else args.calls
-        med = time_case(fns, n, args.rounds)
+        med = time_case(fns, n, args.rounds,
+                        time.thread_time if args.clock == "thread" else time.perf_counter)
         results[name] = med
         (jm, jl), (tm, tl) = med["jitgrad"], med["torch"]
         print(f"{name:30s} {_fmt(jm)} {_fmt(tm)} {jm / tm:6.2f}   {_fmt(jl)} {_fmt(tl)} "

@@ -51,8 +51,10 @@ def _flat(a: np.ndarray, shape, npdt) -> np.ndarray:
     if a.dtype != npdt:
         a = a.astype(npdt)
     if a.shape != shape:
-        a = np.broadcast_to(a, shape)
-    return np.ascontiguousarray(a).reshape(-1)
+        return np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
+    # reshape(-1) is a view of a contiguous array and a C-order copy of any other, as
+    # ascontiguousarray(a).reshape(-1) (0-d included), without its extra call
+    return a.reshape(-1)
 
 
 def _dtypes(op: ElementwiseOp, operands):
@@ -203,6 +205,41 @@ def _maybe_record(op, args, aux, values, result, ct, out_dt):
 
 def call(op: ElementwiseOp, *args, **aux):
     """Apply ``op`` to edge inputs ``args`` (Tensors or Python scalars) and ``aux`` operands."""
+    if not aux:
+        # the common case first: CPU tensors of one dtype and shape, scalars that do not change
+        # it; a _FastPlan per (op, each operand's dtype or scalar class) holds what the general
+        # path would work out again on every call
+        key = [op]
+        shape = None
+        rg = False
+        for a in args:
+            if isinstance(a, Tensor):
+                d = a._data
+                if d.__class__ is not _ND:
+                    break
+                if shape is None:
+                    shape = d.shape
+                    dt = d.dtype
+                    n = d.size
+                elif d.shape != shape or d.dtype is not dt:
+                    break
+                if a._requires_grad:
+                    rg = True
+                key.append(dt)
+            else:
+                key.append(a.__class__)
+        else:
+            if shape is not None:
+                key = tuple(key)
+                fp = _fast_plans.get(key)
+                if fp is None:
+                    fp = _fast_plans[key] = _fast_plan(op, args)
+                if fp is not False:
+                    return _call_fast(fp, op, args, shape, n, rg)
+    return _call_general(op, args, aux)
+
+
+def _call_general(op, args, aux):
     ct, out_dt = _dtypes(op, args)
     shape = None
     same = True
@@ -408,7 +445,7 @@ _vjp_plans = {}
 
 
 def _vjp_plan(backend, op, needs, kinds):
-    key = (backend.__name__, op.name, needs, tuple(kinds.items()))
+    key = (backend, op, needs, tuple(kinds.items()))
     plan = _vjp_plans.get(key)
     if plan is None:
         plan = _vjp_plans[key] = _VjpPlan(backend, op, needs, kinds)
@@ -416,24 +453,7 @@ def _vjp_plan(backend, op, needs, kinds):
 
 
 def _record(op, args, aux, needs, values, result, ct):
-    cls = node_class(op.node, ElementwiseNode)
-    next_functions, meta = [], []
-    for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
-            next_functions.append(a._edge())
-            meta.append((tuple(a._data.shape), a.dtype))
-        else:
-            next_functions.append((None, 0))
-            meta.append(None)
-    node = cls(next_functions, meta)
-    node.op = op
-    node.needs = needs
-    node.shape = result._data.shape
-    node.ct = ct
-    node.out_vc = result._vc
-    # the result carries its graph before anything is saved (a pack hook sees it, as PyTorch's)
-    result._grad_fn = node
-    result._requires_grad = True
+    node = _new_node(node_class(op.node, ElementwiseNode), op, args, needs, result, ct, None)
     saved = {}
     kinds = {}
     by_name = dict(zip(op.inputs, args))
@@ -452,3 +472,30 @@ def _record(op, args, aux, needs, values, result, ct):
     kinds["g"] = "a"
     node.saved = saved
     node.kinds = kinds
+
+
+def _new_node(cls, op, args, needs, result, ct, dt):
+    """The ElementwiseNode of ``result``, attached to it; ``dt``: the dtype of every tensor in
+    ``args`` when the caller knows they share one (None: each tensor's own)."""
+    next_functions, meta = [], []
+    for a, nd in zip(args, needs):
+        if nd:
+            next_functions.append(a._edge())
+            meta.append((tuple(a._data.shape), a.dtype if dt is None else dt))
+        else:
+            next_functions.append((None, 0))
+            meta.append(None)
+    node = cls(tuple(next_functions), tuple(meta))
+    node.op = op
+    node.needs = needs
+    node.shape = result._data.shape
+    node.ct = ct
+    node.out_vc = result._vc
+    # the result carries its graph before anything is saved (a pack hook sees it, as PyTorch's)
+    result._grad_fn = node
+    result._requires_grad = True
+    return node
+
+
+# the fast path builds on this module's helpers (imported last: it imports them from here)
+from .elementwise_fast import _call_fast, _fast_plan, _fast_plans  # noqa: E402
