@@ -57,8 +57,10 @@ class softplus:
         return select(a * beta > threshold, a, log1p(exp(a * beta)) / beta)
 
     def da(g, a, beta, threshold):
+        # ATen's order, grad * z / (z + 1) (nn.functional.softplus runs ATen's exact kernel on
+        # float32/float64 CPU tensors: nn/functional/activation_kernels.py)
         return select(a * beta > threshold, g,
-                      g * (exp(a * beta) / (exp(a * beta) + lit(a, 1.0))))
+                      g * exp(a * beta) / (exp(a * beta) + lit(a, 1.0)))
 
 
 # PyTorch's CPU kernels of these activations are defined for floating types only: an integer or
