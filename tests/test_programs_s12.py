@@ -220,3 +220,29 @@ def test_batch_norm_module_train_eval_bits():
         outs.append(bn(t.tensor(x)))
         return outs + [bn.running_mean, bn.running_var, bn.num_batches_tracked]
     agree(f)
+
+
+# ---------------------------------------- the mismatched-mask warning names its caller's line
+
+def test_mismatched_mask_warning_points_at_the_attention_forward():
+    """PyTorch's _canonical_mask warns with stacklevel=2: the line in MultiheadAttention.forward
+    (jitgrad pointed one frame further, at Module.__call__, where every module's warnings of
+    that text then share one location)."""
+    import inspect
+    import warnings
+
+    import jitgrad
+
+    def where(t):
+        mha = t.nn.MultiheadAttention(4, 2, batch_first=True)
+        q = t.zeros(1, 3, 4)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            mha(q, q, q, key_padding_mask=t.tensor([[False, False, True]]),
+                attn_mask=t.zeros(3, 3))
+        hits = [w for w in caught if "mismatched" in str(w.message)]
+        return [w.filename for w in hits], inspect.getsourcefile(type(mha).forward)
+
+    for lib in (torch, jitgrad):
+        files, forward_file = where(lib)
+        assert files == [forward_file], lib.__name__
