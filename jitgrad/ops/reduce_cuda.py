@@ -69,11 +69,13 @@ def device_var(input, axes, keepdim, denom, n):
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dt = input._data.dtype
-    if denom <= 0:
+    if n == 0:  # an empty row: the mean is 0/0
         return dev_nan(reduced_shape(input._data.shape, axes, keepdim), dt)
     x = input.detach()
     mu = dev(kred("sum", x._data, axes, True, dt, 1.0 / n))
     d = x - mu
+    if denom <= 0:  # ATen's M2 / max(0, N - correction): inf, or nan where M2 is 0
+        return (dev(kred("sum", (d * d)._data, axes, keepdim, dt, 1.0)) / 0.0)._data
     return kred("sum", (d * d)._data, axes, keepdim, dt, 1.0 / denom)
 
 

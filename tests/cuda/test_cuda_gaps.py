@@ -438,3 +438,23 @@ def test_smooth_l1_and_huber_on_cuda(device, fn, kw):
     assert got[3] == want[3]
     for g, w in zip(got[:3], want[:3]):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("f", ["var", "std", "var_mean", "std_mean"])
+@pytest.mark.parametrize("kw", [{"correction": 30}, {"dim": 1, "correction": 4},
+                                {"dim": 0, "correction": 3}, {"dim": 0}, {}],
+                         ids=["c30", "dim1-c4", "dim0-c3", "dim0", "default"])
+@pytest.mark.parametrize("which", ["normal", "constant", "empty"])
+def test_var_std_with_no_degrees_of_freedom_on_cuda(device, f, kw, which):
+    """dof <= 0 divides by zero as ATen's M2 / max(0, N - correction): inf, or nan where the
+    squared deviations sum to 0 (the device path answered nan for every row)."""
+    arr = {"normal": np.random.default_rng(0).standard_normal((3, 4)),
+           "constant": np.ones((3, 4)), "empty": np.zeros((0, 3))}[which]
+
+    def run(lib, dev):
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            r = getattr(lib, f)(lib.tensor(arr, device=dev), **kw)
+        return [t.cpu().numpy() for t in (r if isinstance(r, tuple) else (r,))]
+    for got, want in zip(run(jg, "cuda"), run(torch, "cpu")):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
