@@ -148,9 +148,9 @@ def elementwise_cases():
                 E.mk(jg, "float32"), s))
     for name in ["add", "sub", "mul", "div", "pow", "maximum", "minimum", "fmax", "fmin",
                  "hypot", "logaddexp", "logaddexp2", "xlogy", "copysign", "rsub", "atan2"]:
-        a = [-2.5, -1.0, -0.0, 0.0, 0.5, 2.0, 1.0, 3.0, 2.0, 0.0, 0.0]
-        b = [2.0, -0.0, 0.0, -1.0, 0.5, 3.0, 1.0, 0.5, 2.0, 0.0, 2.0]
-        yield f"{name} grad", name, (lambda n=name: E.grads(n, a, b)(jg))
+        a = (-2.5, -1.0, -0.0, 0.0, 0.5, 2.0, 1.0, 3.0, 2.0, 0.0, 0.0)
+        b = (2.0, -0.0, 0.0, -1.0, 0.5, 3.0, 1.0, 0.5, 2.0, 0.0, 2.0)
+        yield f"{name} grad", name, (lambda n=name, a=a, b=b: E.grads(n, list(a), list(b))(jg))
     for label, fn in E.CASES.items():
         yield label, label.split("(")[0].split()[0], (lambda f=fn: f(jg))
 
