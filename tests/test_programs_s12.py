@@ -246,3 +246,24 @@ def test_mismatched_mask_warning_points_at_the_attention_forward():
     for lib in (torch, jitgrad):
         files, forward_file = where(lib)
         assert files == [forward_file], lib.__name__
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(7, 5), (3, 4, 40), (2, 17), (6, 1)])
+def test_log_softmax_last_dim_backward_bits(dtype, shape):
+    """torch.log_softmax's backward over the last dim (the same ATen kernel as cross_entropy's)
+    gives PyTorch's gradient bit for bit when the forward output is the same (the input
+    gradient is computed from the output: fed PyTorch's output here)."""
+    import numpy as np
+
+    import jitgrad
+    rs = np.random.RandomState(len(shape))
+    x = rs.randn(*shape).astype(dtype)
+    g = rs.randn(*shape).astype(dtype)
+    xt = torch.tensor(x, requires_grad=True)
+    yt = torch.log_softmax(xt, -1)
+    yt.backward(torch.tensor(g))
+    # jitgrad's node, given torch's output as its saved output
+    from jitgrad.ops.softmax import _direct_backward
+    got = _direct_backward(jitgrad.tensor(yt.detach().numpy()), jitgrad.tensor(g), -1, True)
+    np.testing.assert_array_equal(got.numpy(), xt.grad.numpy())
