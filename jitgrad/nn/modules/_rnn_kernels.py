@@ -63,12 +63,26 @@ def _hh_grad(dgates, hprev, gemm, consts, dw_hh):
 
 @njit(nogil=True, error_model="numpy")
 def _column_sums(a, out):
+    """out[j] = sum over rows of a[:, j], in row order."""
     for j in range(out.shape[0]):
         out[j] = 0
     for i in range(a.shape[0]):
         row = a[i]
         for j in range(out.shape[0]):
             out[j] += row[j]
+
+
+@njit(nogil=True, error_model="numpy")
+def weight_grads(dgi, dgh, shared, x, hprev, w_ih, gemm, consts, dx, dw_ih, dw_hh, db_ih, db_hh):
+    """After a backward time loop, over every row at once: dx = dgi @ w_ih, dw_ih = dgi.T @ x,
+    dw_hh = dgh.T @ hprev and the bias gradients (column sums of dgi and dgh; ``db_hh`` is
+    not written when ``shared``: ``dgh`` is ``dgi``, the gradient of both projections). One
+    kernel for the three kinds of layer."""
+    _input_grads(dgi, x, w_ih, gemm, consts, dx, dw_ih)
+    _hh_grad(dgh, hprev, gemm, consts, dw_hh)
+    _column_sums(dgi, db_ih)
+    if not shared:
+        _column_sums(dgh, db_hh)
 
 
 # ----------------------------------------------------------------------------- GRU
@@ -111,12 +125,12 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, gemm, co
 
 
 @njit(nogil=True, error_model="numpy")
-def gru_backward(x, w_ih, w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy,
-                 dhy, dgi, dgh, dh, dx, dw_ih, dw_hh, db_ih, db_hh):
-    """The VJP of ``gru_forward`` from its saved arrays; ``dy`` (N, H) and ``dhy`` (B, H) the
-    incoming gradients (zeros where none came). Writes the pre-activation gradients of the
-    input projection ``dgi`` and of the hidden projection ``dgh`` (N, 3H each; they differ in
-    the n chunk), ``dh`` (B, H: hx's gradient), ``dx``, the weight and bias gradients."""
+def gru_backward(w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy, dhy, dgi,
+                 dgh, dh):
+    """The time loop of ``gru_forward``'s VJP from its saved arrays; ``dy`` (N, H) and ``dhy``
+    (B, H) the incoming gradients (zeros where none came). Writes the pre-activation gradients
+    of the input projection ``dgi`` and of the hidden projection ``dgh`` (N, 3H each; they
+    differ in the n chunk) and ``dh`` (B, H: hx's gradient); ``weight_grads`` does the rest."""
     hid = dh.shape[1]
     one = consts[1]
     dh[:, :] = dhy
@@ -145,10 +159,6 @@ def gru_backward(x, w_ih, w_hh, sizes, offsets, reverse, gemm, consts, gates, gh
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(3 * hid),
              one, dgh[off:].ctypes.data, np.int32(3 * hid), w_hh.ctypes.data, np.int32(hid), one,
              dh.ctypes.data, np.int32(hid))
-    _input_grads(dgi, x, w_ih, gemm, consts, dx, dw_ih)
-    _hh_grad(dgh, hprev, gemm, consts, dw_hh)
-    _column_sums(dgi, db_ih)
-    _column_sums(dgh, db_hh)
 
 
 # ----------------------------------------------------------------------------- tanh/relu RNN
@@ -190,10 +200,9 @@ def simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, relu,
 
 
 @njit(nogil=True, error_model="numpy")
-def simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, relu, gemm, consts, hprev, y, dy,
-                    dhy, dg, dh, dx, dw_ih, dw_hh, db):
-    """The VJP of ``simple_forward``: ``dg`` (N, H) the pre-activation gradient (the same for
-    both projections), ``dh`` (B, H) hx's, and ``db`` either bias's."""
+def simple_backward(w_hh, sizes, offsets, reverse, relu, gemm, consts, y, dy, dhy, dg, dh):
+    """The time loop of ``simple_forward``'s VJP: ``dg`` (N, H) the pre-activation gradient
+    (the same for both projections) and ``dh`` (B, H) hx's; ``weight_grads`` does the rest."""
     hid = dh.shape[1]
     zero, one = consts[0], consts[1]
     dh[:, :] = dhy
@@ -214,9 +223,6 @@ def simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, relu, gemm, consts, 
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(hid), one,
              dg[off:].ctypes.data, np.int32(hid), w_hh.ctypes.data, np.int32(hid), zero,
              dh.ctypes.data, np.int32(hid))
-    _input_grads(dg, x, w_ih, gemm, consts, dx, dw_ih)
-    _hh_grad(dg, hprev, gemm, consts, dw_hh)
-    _column_sums(dg, db)
 
 
 # ----------------------------------------------------------------------------- LSTM, by rows
@@ -249,9 +255,14 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gem
         for b in range(n_b):
             ar, ghr, cpr, tcr, yr, hyr, cyr = (acts[off + b], gh[b], cprev[off + b],
                                                 tcs[off + b], y[off + b], hy[b], cy[b])
-            for j in range(4 * hid):
-                v = ghr[j] + ar[j]
-                ar[j] = tanh(v) if 2 * hid <= j < 3 * hid else sigmoid(v)
+            # one activation per loop, each from j = 0: a loop selecting tanh or sigmoid per
+            # element computes both and did not vectorize in float64 (5x the time)
+            for j in range(2 * hid):
+                ar[j] = sigmoid(ghr[j] + ar[j])
+            for j in range(hid):
+                ar[2 * hid + j] = tanh(ghr[2 * hid + j] + ar[2 * hid + j])
+            for j in range(hid):
+                ar[3 * hid + j] = sigmoid(ghr[3 * hid + j] + ar[3 * hid + j])
             for j in range(hid):
                 kept = ar[hid + j] * cpr[j]
                 added = ar[j] * ar[2 * hid + j]
@@ -265,10 +276,11 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gem
 
 
 @njit(nogil=True, error_model="numpy")
-def lstm_backward(x, w_ih, w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, hprev,
-                  dy, dhy, dcy, dg, dh, dc, dx, dw_ih, dw_hh, db):
-    """The VJP of ``lstm_forward``: ``dg`` (N, 4H) the pre-activation gate gradients (the same
-    for both projections), ``dh``/``dc`` (B, H) hx's and cx's, ``db`` either bias's."""
+def lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy, dhy, dcy,
+                  dg, dh, dc):
+    """The time loop of ``lstm_forward``'s VJP: ``dg`` (N, 4H) the pre-activation gate
+    gradients (the same for both projections), ``dh``/``dc`` (B, H) hx's and cx's;
+    ``weight_grads`` does the rest."""
     hid = dh.shape[1]
     zero, one = consts[0], consts[1]
     dh[:, :] = dhy
@@ -294,6 +306,3 @@ def lstm_backward(x, w_ih, w_hh, sizes, offsets, reverse, gemm, consts, acts, cp
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(4 * hid),
              one, dg[off:].ctypes.data, np.int32(4 * hid), w_hh.ctypes.data, np.int32(hid),
              zero, dh.ctypes.data, np.int32(hid))
-    _input_grads(dg, x, w_ih, gemm, consts, dx, dw_ih)
-    _hh_grad(dg, hprev, gemm, consts, dw_hh)
-    _column_sums(dg, db)

@@ -131,25 +131,31 @@ def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, 
     consts = np.array([0, 1], dt)
     dx, dh = np.empty((rows, n_in), dt), np.empty(dhy.shape, dt)
     dw_ih, dw_hh = np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
+    gemm = _gemm(dt)
+    dc = None
     if kind == "lstm":
         acts, cprev, tcs, hprev = work
-        db, dc = np.empty(4 * hid, dt), np.empty(dcy.shape, dt)
-        K.lstm_backward(x, w_ih, w_hh, sizes, offsets, reverse, _gemm(dt), consts, acts, cprev,
-                        tcs, hprev, dy, dhy, dcy, np.empty((rows, 4 * hid), dt), dh, dc, dx,
-                        dw_ih, dw_hh, db)
-        return dx, dw_ih, dw_hh, db, db.copy(), dh, dc
-    if kind == "gru":
+        dc = np.empty(dcy.shape, dt)
+        dgi = dgh = np.empty((rows, 4 * hid), dt)
+        K.lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy, dhy,
+                        dcy, dgi, dh, dc)
+    elif kind == "gru":
         gates, ghn, hprev = work
-        db_ih, db_hh = np.empty(3 * hid, dt), np.empty(3 * hid, dt)
-        K.gru_backward(x, w_ih, w_hh, sizes, offsets, reverse, _gemm(dt), consts, gates, ghn,
-                       hprev, dy, dhy, np.empty((rows, 3 * hid), dt),
-                       np.empty((rows, 3 * hid), dt), dh, dx, dw_ih, dw_hh, db_ih, db_hh)
-        return dx, dw_ih, dw_hh, db_ih, db_hh, dh, None
-    hprev, y = work
-    db = np.empty(hid, dt)
-    K.simple_backward(x, w_ih, w_hh, sizes, offsets, reverse, kind == "relu", _gemm(dt), consts,
-                      hprev, y, dy, dhy, np.empty((rows, hid), dt), dh, dx, dw_ih, dw_hh, db)
-    return dx, dw_ih, dw_hh, db, db.copy(), dh, None
+        dgi, dgh = np.empty((rows, 3 * hid), dt), np.empty((rows, 3 * hid), dt)
+        K.gru_backward(w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy, dhy,
+                       dgi, dgh, dh)
+    else:
+        hprev, y = work
+        dgi = dgh = np.empty((rows, hid), dt)
+        K.simple_backward(w_hh, sizes, offsets, reverse, kind == "relu", gemm, consts, y, dy,
+                          dhy, dgi, dh)
+    db_ih = np.empty(dgi.shape[1], dt)
+    db_hh = np.empty(dgi.shape[1], dt)
+    K.weight_grads(dgi, dgh, dgh is dgi, x, hprev, w_ih, gemm, consts, dx, dw_ih, dw_hh, db_ih,
+                   db_hh)
+    if dgh is dgi:  # one gradient for both projections: both biases get it
+        db_hh[:] = db_ih
+    return dx, dw_ih, dw_hh, db_ih, db_hh, dh, dc
 
 
 def shapes_fit(input, hidden_rows, hidden, params, gates):
