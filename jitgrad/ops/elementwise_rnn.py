@@ -4,8 +4,9 @@ names PyTorch shows on their outputs).
 
 Each body performs the floating-point operations of the separate ops in the same order
 (``sigmoid(f) * c + sigmoid(i) * tanh(g)``, then ``sigmoid(o) * tanh(c_new)``), and each VJP is
-the chain of the separate ops' VJPs (mul, sigmoid, tanh), recomputing sigmoid/tanh from the
-saved inputs, so values and gradients match the unfused graph bit for bit (a test checks it):
+the chain of the separate ops' VJPs (mul, sigmoid, tanh; sigmoid's as ATen's and
+``ops/elementwise_math.py``'s ``grad * (1 - y) * y``), recomputing sigmoid/tanh from the saved
+inputs, so values and gradients match the unfused graph bit for bit (a test checks it):
 ``lstm_cell_state`` gives each product a second use through NaN selects, which keeps LLVM's
 ``contract`` from turning the sum into an FMA (the separate ops round both products).
 ``gru_cell`` does the same for ``i_n + h_n * r``, ``(hx - n) * z + n`` and, in its VJPs, for the
@@ -29,10 +30,10 @@ class lstm_cell_state:
         return select(isnan(kept), kept, select(isnan(added), added, kept + added))
 
     def dingate(g, ingate, cellgate):
-        return g * tanh(cellgate) * sigmoid(ingate) * (lit(ingate, 1.0) - sigmoid(ingate))
+        return g * tanh(cellgate) * (lit(ingate, 1.0) - sigmoid(ingate)) * sigmoid(ingate)
 
     def dforgetgate(g, forgetgate, cx):
-        return g * cx * sigmoid(forgetgate) * (lit(forgetgate, 1.0) - sigmoid(forgetgate))
+        return g * cx * (lit(forgetgate, 1.0) - sigmoid(forgetgate)) * sigmoid(forgetgate)
 
     def dcellgate(g, ingate, cellgate):
         return g * sigmoid(ingate) * (lit(cellgate, 1.0) - tanh(cellgate) * tanh(cellgate))
@@ -49,7 +50,7 @@ class lstm_cell_hidden:
         return sigmoid(outgate) * tanh(cy)
 
     def doutgate(g, outgate, cy):
-        return g * tanh(cy) * sigmoid(outgate) * (lit(outgate, 1.0) - sigmoid(outgate))
+        return g * tanh(cy) * (lit(outgate, 1.0) - sigmoid(outgate)) * sigmoid(outgate)
 
     def dcy(g, outgate, cy):
         return g * sigmoid(outgate) * (lit(cy, 1.0) - tanh(cy) * tanh(cy))
@@ -79,7 +80,7 @@ class gru_cell:
         n = tanh(select(isnan(q), q, i_n + q))
         gz = g * z
         gu = select(isnan(gz), gz, g - gz) * (lit(n, 1.0) - n * n)
-        return gu * h_n * r * (lit(r, 1.0) - r)
+        return gu * h_n * (lit(r, 1.0) - r) * r
 
     def dh_r(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
         r = sigmoid(h_r + i_r)
@@ -88,21 +89,21 @@ class gru_cell:
         n = tanh(select(isnan(q), q, i_n + q))
         gz = g * z
         gu = select(isnan(gz), gz, g - gz) * (lit(n, 1.0) - n * n)
-        return gu * h_n * r * (lit(r, 1.0) - r)
+        return gu * h_n * (lit(r, 1.0) - r) * r
 
     def di_z(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
         r = sigmoid(h_r + i_r)
         z = sigmoid(h_z + i_z)
         q = h_n * r
         n = tanh(select(isnan(q), q, i_n + q))
-        return g * (hx - n) * z * (lit(z, 1.0) - z)
+        return g * (hx - n) * (lit(z, 1.0) - z) * z
 
     def dh_z(g, i_r, i_z, i_n, h_r, h_z, h_n, hx):
         r = sigmoid(h_r + i_r)
         z = sigmoid(h_z + i_z)
         q = h_n * r
         n = tanh(select(isnan(q), q, i_n + q))
-        return g * (hx - n) * z * (lit(z, 1.0) - z)
+        return g * (hx - n) * (lit(z, 1.0) - z) * z
 
     def di_n(g, i_r, i_z, i_n, h_r, h_z, h_n):
         r = sigmoid(h_r + i_r)
