@@ -9,6 +9,7 @@ import inspect
 import sys
 import threading
 
+
 class _State(threading.local):
     """Per-thread modes. The defaults are class attributes, so a thread that never set a mode
     reads them by plain attribute lookup (``getattr(local, name, default)`` raised and caught

@@ -208,7 +208,7 @@ def call(op: ElementwiseOp, *args, **aux):
     if not aux:
         # the common case first: CPU tensors of one dtype and shape, scalars that do not change
         # it; a _FastPlan per (op, each operand's dtype or scalar class) holds what the general
-        # path would work out again on every call
+        # path would work out again on every call (ops/elementwise_fast.py)
         key = [op]
         shape = None
         rg = False
