@@ -138,6 +138,10 @@ REFERENCE = {
     # added with the elementwise parity sweep
     "rsub_tensor": (lambda a, b: b - a, (ANY, ANY), {}),
     "pow_sqrt": (np.sqrt, (POS,), {}),
+    "pow_rsqrt": (lambda a: 1.0 / np.sqrt(a), (POS,), {}),
+    "pow_reciprocal": (np.reciprocal, (NONZERO,), {}),
+    "pow_cube": (lambda a: a ** 3, (ANY,), {}),
+    "pow_inverse_square": (lambda a: a ** -2.0, (NONZERO,), {}),
     "log2": (np.log2, (POS,), {}),
     "log10": (np.log10, (POS,), {}),
     "sinh": (np.sinh, (ANY,), {}),

@@ -133,8 +133,17 @@ class pow:  # noqa: A001 - torch.pow
         return pow_(a, exponent)
 
     def da(g, a, exponent):
-        return select(exponent == lit(exponent, 0), lit(g, 0.0),
-                      g * exponent * pow_(a, exponent - lit(exponent, 1)))
+        # ATen's pow_backward: grad * (exponent * self.pow(exponent - 1)), where that pow takes
+        # PowKernel.cpp's special cases (below) for exponent - 1 in {1, 2, 3, -2, +-0.5, -1}
+        e1 = exponent - lit(exponent, 1)
+        p = select(e1 == lit(e1, 1), a,
+            select(e1 == lit(e1, 2), a * a,
+            select(e1 == lit(e1, 3), a * a * a,
+            select(e1 == lit(e1, -2), lit(a, 1.0) / (a * a),
+            select(e1 == lit(e1, 0.5), sqrt(a),
+            select(e1 == lit(e1, -0.5), lit(a, 1.0) / sqrt(a),
+            select(e1 == lit(e1, -1), lit(a, 1.0) / a, pow_(a, e1))))))))
+        return select(exponent == lit(exponent, 0), lit(g, 0.0), g * (exponent * p))
 
 
 @elementwise(node="PowBackward0", name="pow_sqrt", dtype="float")
@@ -184,6 +193,46 @@ class _rpow:
     def db(g, b, base, out):
         return select((base == lit(base, 0)) & (b >= lit(b, 0)), g * lit(g, 0.0),
                       g * out * log(base))
+
+
+# PyTorch's float32/float64 kernel for a scalar exponent (PowKernel.cpp) special-cases
+# -1, -0.5, 0.5 (reciprocal/rsqrt/sqrt kernels), 2, 3 and -2 (products) before std::pow; its
+# backward is grad * (exponent * self.pow(exponent - 1)) through the same special cases.
+# These are those cases: PyTorch's bits, and no libm pow call for the common powers.
+@elementwise(node="PowBackward0", name="pow_cube", dtype="float")
+class _pow_cube:
+    def f(a):
+        return a * a * a
+
+    def da(g, a):
+        return g * (lit(a, 3.0) * (a * a))
+
+
+@elementwise(node="PowBackward0", name="pow_inverse_square", dtype="float")
+class _pow_inverse_square:
+    def f(a):
+        return lit(a, 1.0) / (a * a)
+
+    def da(g, a):
+        return g * (lit(a, -2.0) * pow_(a, lit(a, -3.0)))
+
+
+@elementwise(node="PowBackward0", name="pow_reciprocal", dtype="float")
+class _pow_reciprocal:
+    def f(a):
+        return lit(a, 1.0) / a
+
+    def da(g, a):
+        return g * (lit(a, -1.0) * (lit(a, 1.0) / (a * a)))
+
+
+@elementwise(node="PowBackward0", name="pow_rsqrt", dtype="float")
+class _pow_rsqrt:
+    def f(a):
+        return lit(a, 1.0) / sqrt(a)
+
+    def da(g, a):
+        return g * (lit(a, -0.5) * pow_(a, lit(a, -1.5)))
 
 
 @elementwise(node="PowBackward0", name="square")

@@ -201,9 +201,17 @@ def _pow_scalar_exponent(x, e):
             raise RuntimeError(f"value cannot be converted to type {ct.name}_t without "
                                "overflow")
     _check_half_scalar(ct, e)
-    if e == 0.5 and (ct is D.float32 or ct is D.float64):  # PyTorch's kernel: sqrt
-        return call(OPS["pow_sqrt"], x)
+    if ct is D.float32 or ct is D.float64:  # PyTorch's kernel special-cases these
+        special = _POW_SPECIAL.get(e) if not isinstance(e, (bool, np.bool_)) else None
+        if special is not None:
+            return call(OPS[special], x)
     return call(OPS["pow"], x, exponent=e)
+
+
+# scalar exponents PowKernel.cpp computes without std::pow on float32/float64 (products,
+# sqrt, rsqrt, reciprocal), and the declared ops that do the same (ops/elementwise_arith.py)
+_POW_SPECIAL = {0.5: "pow_sqrt", -0.5: "pow_rsqrt", -1: "pow_reciprocal", 2: "square",
+                3: "pow_cube", -2: "pow_inverse_square"}
 
 
 def positive(input):
