@@ -17,13 +17,12 @@ import ctypes
 import numpy as np
 
 from ..codegen.kcache import njit_cached
-from . import blas
+from . import blas, cblas_calls
 
 __all__ = ["addmv", "dot"]
 
 _INT_MAX = 2 ** 31 - 1
-_COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112
-_fns = None  # {(kind, np.dtype): ctypes function}, {} without MKL
+_fns = None  # {(kind, np.dtype): the CBLAS routine's address}, {} without MKL
 
 
 def _load():
@@ -32,19 +31,16 @@ def _load():
     if blas.backend() != "mkl":
         return
     lib = blas._find_mkl()
-    vp, i = ctypes.c_void_p, ctypes.c_int
-    for dt, p, scalar in ((np.float32, "s", ctypes.c_float), (np.float64, "d", ctypes.c_double)):
+    for dt, p in ((np.float32, "s"), (np.float64, "d")):
         # CBLAS's column-major gemv and dot are MKL's Fortran ?gemv_/?dot_ (ATen's calls) behind
-        # a wrapper that takes its integers by value: a few microseconds less per call
+        # a wrapper that takes its integers by value; backends/cblas_calls calls them from
+        # compiled code by address (a ctypes call cost 10-15 us per small product)
         gemv = getattr(lib, f"cblas_{p}gemv", None)
         dotf = getattr(lib, f"cblas_{p}dot", None)
         if gemv is None or dotf is None:
             continue
-        gemv.restype = None
-        gemv.argtypes = [i, i, i, i, scalar, vp, i, vp, i, scalar, vp, i]
-        dotf.restype, dotf.argtypes = scalar, [i, vp, i, vp, i]
-        _fns[("gemv", np.dtype(dt))] = gemv
-        _fns[("dot", np.dtype(dt))] = dotf
+        _fns[("gemv", np.dtype(dt))] = ctypes.cast(gemv, ctypes.c_void_p).value
+        _fns[("dot", np.dtype(dt))] = ctypes.cast(dotf, ctypes.c_void_p).value
 
 
 def _fn(kind, dtype):
@@ -86,8 +82,7 @@ def _gemv(trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
         lda = m
     fn = _fn("gemv", y.dtype)
     if fn is not None and max(m, n, lda, incx, incy) <= _INT_MAX and incx > 0 and incy > 0:
-        fn(_COL_MAJOR, _TRANS if trans else _NO_TRANS, m, n, alpha, blas._address(a), lda,
-           blas._address(x), incx, beta, blas._address(y), incy)
+        cblas_calls.gemv(fn, trans, m, n, float(alpha), a, lda, x, incx, float(beta), y, incy)
         return
     x_len, y_len = (m, n) if trans else (n, m)
     _gemv_loop(trans, m, n, y.dtype.type(alpha), _span(a, (n - 1) * lda + m), lda,
@@ -106,8 +101,6 @@ def addmv(mat: np.ndarray, vec: np.ndarray, out: np.ndarray, alpha=1.0, beta=0.0
     holding the bias when ``beta != 0``) as ``addmv_out_cpu`` calls gemv: a column-major
     ``mat`` is ``'n'``, a row-major one ``'t'``, any other layout a contiguous copy then
     ``'t'``. ``beta == 0`` does not read ``out``."""
-    item = mat.itemsize
-    r0, r1 = mat.shape
     if mat.size == 0 or out.size == 0:
         if mat.size == 0 and out.size:
             if beta == 0:
@@ -115,6 +108,11 @@ def addmv(mat: np.ndarray, vec: np.ndarray, out: np.ndarray, alpha=1.0, beta=0.0
             else:
                 out *= out.dtype.type(beta)
         return out
+    fn = _fn("gemv", out.dtype)
+    if fn is not None and cblas_calls.addmv(fn, mat, vec, out, float(alpha), float(beta)):
+        return out  # the common case in one compiled call; below: ATen's other routes
+    item = mat.itemsize
+    r0, r1 = mat.shape
     s0, s1 = (st // item for st in mat.strides) if all(
         st % item == 0 for st in mat.strides) else (None, None)
 
@@ -143,4 +141,4 @@ def dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     fn = _fn("dot", x.dtype)
     if fn is None or not n or min(incx, incy) < 0 or max(n, incx, incy) > _INT_MAX:
         return np.asarray(np.dot(x, y), x.dtype)  # NumPy's BLAS: its own order
-    return np.asarray(fn(n, blas._address(x), incx, blas._address(y), incy), x.dtype)
+    return np.asarray(cblas_calls.dot(fn, n, x, incx, y, incy), x.dtype)

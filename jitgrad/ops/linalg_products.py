@@ -13,7 +13,10 @@ from .linalg_args import _legacy, _no_bool, _same_dtype, _tensor_arg, _write_out
 
 
 def _on_host(*ts):
-    return all(t._data.__class__ is np.ndarray for t in ts)
+    for t in ts:  # a loop, not all(<generator>): this runs on every small product
+        if t._data.__class__ is not np.ndarray:
+            return False
+    return True
 
 
 def _np_matmul(x, y):
@@ -48,17 +51,30 @@ def _matmul_data(a, b):
 
 def _host_blas(*ts):
     """Operands whose product makes ATen's BLAS call here: float32/float64 on the host."""
-    return _on_host(*ts) and ts[0].dtype.name in ("float32", "float64")
+    # the NumPy dtype's one-letter code: 'f' float32, 'd' float64 (a cheaper test than the
+    # jitgrad dtype's name on mv/dot's per-call path)
+    return _on_host(*ts) and ts[0]._data.dtype.char in "fd"
+
+
+_blas_vector = []  # backends.blas_vector once imported (it imports Numba: not at jitgrad's import)
+
+
+def _vector_blas():
+    if not _blas_vector:
+        from ..backends import blas_vector
+        _blas_vector.append(blas_vector)
+    return _blas_vector[0]
 
 
 def _addmv_data(mat, vec, bias=None, alpha=1, beta=0):
     """``addmv_out_cpu``: the result holds ``bias`` (expanded) when ``beta != 0``, then one
     gemv with ATen's arguments (backends/blas_vector.py): PyTorch's bits."""
-    from ..backends import blas_vector
-    out = np.empty(mat.shape[0], mat.dtype.np)
+    m = mat._data
+    out = np.empty(m.shape[0], m.dtype)
     if beta != 0:
         out[...] = bias._data
-    return blas_vector.addmv(mat._data, vec._data, out, alpha, beta)
+    return (_blas_vector[0] if _blas_vector else _vector_blas()).addmv(m, vec._data, out, alpha,
+                                                                        beta)
 
 
 def _mT(x):
@@ -169,14 +185,14 @@ def _mv_backward(node, g):
 
 
 def _check_mv(mat, vec, bias=None):
-    if mat.ndim != 2 or vec.ndim != 1:
+    ms, vs = mat._data.shape, vec._data.shape  # plain tuples: no Size built per read
+    if len(ms) != 2 or len(vs) != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got "
-                           f"{1 if bias is None else bias.ndim}, {mat.ndim}, {vec.ndim}")
-    n = mat.shape[0] if bias is None or bias.ndim == 0 or bias.shape[0] == 1 else \
-        bias.shape[0]
-    if mat.shape[1] != vec.shape[0] or n != mat.shape[0]:
-        raise RuntimeError(f"size mismatch, got input ({n}), mat ({mat.shape[0]}"
-                           f"x{mat.shape[1]}), vec ({vec.shape[0]})")
+                           f"{1 if bias is None else bias.ndim}, {len(ms)}, {len(vs)}")
+    n = ms[0] if bias is None or bias.ndim == 0 or bias.shape[0] == 1 else bias.shape[0]
+    if ms[1] != vs[0] or n != ms[0]:
+        raise RuntimeError(f"size mismatch, got input ({n}), mat ({ms[0]}x{ms[1]}), vec "
+                           f"({vs[0]})")
 
 
 def mv(input, vec, *, out=None):
@@ -202,21 +218,20 @@ def _dot_backward(node, g):
 def _dot(fname, node_name, input, other, out):
     _tensor_arg(fname, "input", 1, input)
     _tensor_arg(fname, "other", 2, other)
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
-                           "tensors")
-    if input.shape[0] != other.shape[0]:
+    xs, ys = input._data.shape, other._data.shape
+    if len(xs) != 1 or len(ys) != 1:
+        raise RuntimeError(f"1D tensors expected, but got {len(xs)}D and {len(ys)}D tensors")
+    if xs[0] != ys[0]:
         raise RuntimeError(
-            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
-            f"[{other.shape[0]}] to have the same number of elements, but got {input.shape[0]} "
-            f"and {other.shape[0]} elements respectively")
+            f"inconsistent tensor size, expected tensor [{xs[0]}] and src [{ys[0]}] to have the "
+            f"same number of elements, but got {xs[0]} and {ys[0]} elements respectively")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
                            f"{_legacy(input.dtype)} and {_legacy(other.dtype)}")
     _no_bool("dot", input)
-    if _host_blas(input, other):
-        from ..backends import blas_vector
-        data = blas_vector.dot(input._data, other._data)  # dot_impl's ?dot: PyTorch's bits
+    if _host_blas(input, other):  # dot_impl's ?dot: PyTorch's bits
+        data = (_blas_vector[0] if _blas_vector else _vector_blas()).dot(input._data,
+                                                                         other._data)
     elif _on_host(input, other):
         x, y = input._data, other._data
         if x.dtype == np.float16:
