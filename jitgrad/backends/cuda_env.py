@@ -230,6 +230,9 @@ else:
     def lit(like, v):
         if isinstance(like, (np.bool_, bool)):
             return v
+        if isinstance(like, np.integer) and isinstance(v, int):
+            # an integer cast wraps on the device (uint8(-1) is 255); NumPy 2 refuses it
+            return np.int64(v).astype(type(like))
         if isinstance(like, np.generic):
             return type(like)(v)
         return v

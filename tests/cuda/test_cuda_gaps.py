@@ -458,3 +458,14 @@ def test_var_std_with_no_degrees_of_freedom_on_cuda(device, f, kw, which):
         return [t.cpu().numpy() for t in (r if isinstance(r, tuple) else (r,))]
     for got, want in zip(run(jg, "cuda"), run(torch, "cpu")):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("f", ["sign", "sgn"])
+@pytest.mark.parametrize("dt", ["uint8", "int8", "int64", "bool", "float32"])
+def test_sign_of_unsigned_on_cuda(device, f, dt):
+    """sign's -1 branch is a uint8 constant too: the device wraps the cast (never selected
+    for unsigned values); the simulator's NumPy twin of ``lit`` refused it (OverflowError)."""
+    v = {"uint8": [0, 1, 2, 200], "bool": [True, False]}.get(dt, [0, 1, -2, 3])
+    got = getattr(jg, f)(jg.tensor(v, dtype=getattr(jg, dt), device="cuda")).cpu().numpy()
+    want = getattr(torch, f)(torch.tensor(v, dtype=getattr(torch, dt))).numpy()
+    assert got.dtype == want.dtype and np.array_equal(got, want)
