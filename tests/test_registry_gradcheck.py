@@ -389,9 +389,10 @@ def test_float32_kernels_stay_float32(monkeypatch):
     # compile afresh in memory: kernels loaded from Numba's disk cache carry no IR to inspect
     monkeypatch.setenv("JITGRAD_DISABLE_DISK_CACHE", "1")
     monkeypatch.setattr(cpu, "_modules", {})
-    from jitgrad.ops import elementwise_call
+    from jitgrad.ops import elementwise_call, elementwise_fast
     monkeypatch.setattr(elementwise_call, "_forward_plans", {})
     monkeypatch.setattr(elementwise_call, "_vjp_plans", {})
+    monkeypatch.setattr(elementwise_fast, "_fast_plans", {})  # its plans hold kernels too
     x = jg.tensor(RNG.standard_normal(64).astype(np.float32), requires_grad=True)
     y = jg.sigmoid(x * 0.5 + 1.0)
     y.backward(jg.ones_like(y))

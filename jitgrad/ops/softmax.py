@@ -73,14 +73,13 @@ def _direct_backward(y, g, d, log):
         if gd.dtype != yd.dtype or gd.shape != yd.shape or yd.ndim == 0:
             return None
         if log:
-            if d in (-1, yd.ndim - 1) and yd.dtype in _ROWS_DTYPES:
+            if d in (-1, yd.ndim - 1) and yd.dtype in _ROWS_DTYPES and yd.size:
                 # the last dim: ATen's lastdim kernel, PyTorch's bits (_loss_kernels)
                 from ..nn.functional._loss_kernels import log_softmax_rows_backward
                 y2 = np.ascontiguousarray(yd).reshape(-1, yd.shape[-1])
                 g2 = np.ascontiguousarray(gd).reshape(y2.shape)
                 out = np.empty(y2.shape, yd.dtype)
-                if out.size:
-                    log_softmax_rows_backward(y2, g2, out)
+                log_softmax_rows_backward(y2, g2, out)
                 return Tensor._make(out.reshape(yd.shape))
             return Tensor._make(gd - np.exp(yd) * gd.sum(d, keepdims=True))
         return Tensor._make(yd * (gd - (gd * yd).sum(d, keepdims=True)))
