@@ -392,7 +392,10 @@ def test_float32_kernels_stay_float32(monkeypatch):
     from jitgrad.ops import elementwise_call, elementwise_fast
     monkeypatch.setattr(elementwise_call, "_forward_plans", {})
     monkeypatch.setattr(elementwise_call, "_vjp_plans", {})
-    monkeypatch.setattr(elementwise_fast, "_fast_plans", {})  # its plans hold kernels too
+    # the fast path's plans hold kernels too; call() reads the dict through its own module
+    fresh = {}
+    monkeypatch.setattr(elementwise_fast, "_fast_plans", fresh)
+    monkeypatch.setattr(elementwise_call, "_fast_plans", fresh)
     x = jg.tensor(RNG.standard_normal(64).astype(np.float32), requires_grad=True)
     y = jg.sigmoid(x * 0.5 + 1.0)
     y.backward(jg.ones_like(y))
