@@ -105,7 +105,7 @@ def build_cases(libs):
     return cases
 
 
-def time_case(fns, calls, rounds, clock=time.perf_counter):
+def measure_case(fns, calls, rounds, clock=time.perf_counter):
     """(median, min) seconds per call of each fn, rounds interleaved across implementations
     (the min is the steadier figure on a loaded machine)."""
     for f in fns.values():  # warm up: compile kernels, fill caches
@@ -150,7 +150,7 @@ def main(argv=None):
         if args.filter and args.filter not in name:
             continue
         n = calls if calls is not None else args.calls
-        med = time_case(fns, n, args.rounds,
+        med = measure_case(fns, n, args.rounds,
                         time.thread_time if args.clock == "thread" else time.perf_counter)
         results[name] = med
         (jm, jl), (tm, tl) = med["jitgrad"], med["torch"]
