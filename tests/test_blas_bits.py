@@ -40,15 +40,6 @@ SHAPES = [(2, 3, 4), (5, 7, 3), (300, 70, 5), (64, 512, 10), (1, 100, 1), (7, 30
 DTYPES = [np.float32, np.float64]
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old_t, old_j = torch.get_num_threads(), jitgrad.get_num_threads()
-    torch.set_num_threads(request.param)
-    jitgrad.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(old_t)
-    jitgrad.set_num_threads(old_j)
-
 
 def _arrays(dtype, *shapes, seed=0):
     rng = np.random.default_rng(seed)

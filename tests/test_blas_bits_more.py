@@ -21,15 +21,6 @@ DTYPES = [np.float32, np.float64]
 SIZES = [(3, 5, 7), (64, 128, 96)]  # (m, k, n)
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old_t, old_j = torch.get_num_threads(), jitgrad.get_num_threads()
-    torch.set_num_threads(request.param)
-    jitgrad.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(old_t)
-    jitgrad.set_num_threads(old_j)
-
 
 def _differ(want, got):
     w, g = want.detach().numpy(), got.detach().numpy()

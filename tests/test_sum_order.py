@@ -32,15 +32,6 @@ def _views(base):
         yield "sliced", t[..., ::2], j[..., ::2]
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old_t, old_j = torch.get_num_threads(), jitgrad.get_num_threads()
-    torch.set_num_threads(request.param)
-    jitgrad.set_num_threads(request.param)
-    yield request.param
-    torch.set_num_threads(old_t)
-    jitgrad.set_num_threads(old_j)
-
 
 def _same(a, b):
     a = a.numpy()
