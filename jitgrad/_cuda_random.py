@@ -203,6 +203,7 @@ def random_(out, *bounds):
         _check_from_to_in_range,
         _update_from,
         _update_to,
+        random_inclusive_bounds,
     )
     dt = np.dtype(out.dtype)
     if not bounds:
@@ -232,18 +233,7 @@ def random_(out, *bounds):
             raise RuntimeError("random_full_64_bits_range_kernel_cuda handles only int64, "
                                "double, float and bfloat16")
         return _draw("random64", out.shape, np.float32, dt, (), out=out)
-    if dt.kind == "f":
-        to_inc = min(1 << _FLOAT_DIGITS[dt.name], (1 << 63) - 1)
-        frm = _update_from(dt, frm)
-        if not frm < to_inc:
-            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or "
-                               "equal to 'to_inc' casted to dtype, but got "
-                               f"from={frm} > to_inc={to_inc}")
-    elif dt.kind == "b":
-        to_inc = 1
-    else:
-        to_inc = int(np.iinfo(dt).max)
-    _check_from_to_in_range(frm, to_inc, dt)
+    frm, to_inc = random_inclusive_bounds(dt, frm)
     return _span_draw(out, frm, to_inc - frm + 1)
 
 

@@ -111,3 +111,21 @@ def _check_from_to_in_range(frm, to_inc, dt):
     for v, what in ((frm, "from"), (to_inc, "to - 1")):
         if not lo <= v <= hi:
             raise RuntimeError(f"{what} is out of bounds for {name}")
+
+def random_inclusive_bounds(dt, frm):
+    """``random_(from, None)``: ``(from, to_inc)`` for dtype ``dt`` as ATen's random_from_to
+    works them out (floats up to 2**digits, bool 1, integers their max), checked; shared by the
+    CPU generator (``_random_discrete``) and the CUDA one (``_cuda_random``)."""
+    if dt.kind == "f":
+        to_inc = min(1 << _FLOAT_DIGITS[dt.name], (1 << 63) - 1)
+        frm = _update_from(dt, frm)
+        if not frm < to_inc:
+            raise RuntimeError("random_ expects 'from' casted to dtype to be less than or "
+                               "equal to 'to_inc' casted to dtype, but got "
+                               f"from={frm} > to_inc={to_inc}")
+    elif dt.kind == "b":
+        to_inc = 1
+    else:
+        to_inc = int(np.iinfo(dt).max)
+    _check_from_to_in_range(frm, to_inc, dt)
+    return frm, to_inc

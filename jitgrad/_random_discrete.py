@@ -11,6 +11,7 @@ from ._random_args import (
     _shape_of,
     _update_from,
     _update_to,
+    random_inclusive_bounds,
 )
 from ._random_kernels import _kernels
 
@@ -102,18 +103,7 @@ class _DiscreteSamplers:
                 with self._lock:
                     _kernels().k_random_mod64(self._engine, out, np.uint64(1), True)
             return out.astype(dt).reshape(shape)
-        if dt.kind == "f":
-            to_inc = min(1 << _FLOAT_DIGITS[dt.name], (1 << 63) - 1)
-            frm = _update_from(dt, frm)
-            if not frm < to_inc:
-                raise RuntimeError("random_ expects 'from' casted to dtype to be less than or "
-                                   "equal to 'to_inc' casted to dtype, but got "
-                                   f"from={frm} > to_inc={to_inc}")
-        elif dt.kind == "b":
-            to_inc = 1
-        else:
-            to_inc = int(np.iinfo(dt).max)
-        _check_from_to_in_range(frm, to_inc, dt)
+        frm, to_inc = random_inclusive_bounds(dt, frm)
         return self._from_to(shape, dt, to_inc - frm + 1, frm)
 
     def _from_to(self, shape, dt, rng, base):
@@ -285,3 +275,4 @@ class _DiscreteSamplers:
         if probs.ndim == 1:
             res = res.reshape(-1)
         return res
+
