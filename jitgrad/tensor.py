@@ -27,6 +27,7 @@ NON_LEAF_GRAD_WARNING = (
     "/__w/pytorch/pytorch/build/aten/src/ATen/core/TensorBody.h:493.)")
 
 _BY_NP = D._BY_NP
+_new = object.__new__
 _ctype = D.c_name  # PyTorch's C++ / scalar-type names for its messages
 _scalar_type = D.scalar_name
 
@@ -128,10 +129,22 @@ class Tensor:
         self._grad_acc = None
         self._view_fn = None  # a view: base -> this view, replayable (ops.composite.record)
 
-    @classmethod
-    def _make(cls, data, requires_grad=False):
-        t = object.__new__(Tensor)
-        t._init(data, requires_grad)
+    @staticmethod
+    def _make(data, requires_grad=False):
+        # ``_init``'s assignments written out: every op's result is made here, and the extra
+        # method call was a tenth of a small op's cost
+        t = _new(Tensor)
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad_fn = None
+        t._output_nr = 0
+        t._grad = None
+        t._vc = VersionCounter()
+        t._base = None
+        t._retains_grad = False
+        t._hooks = None
+        t._grad_acc = None
+        t._view_fn = None
         return t
 
     # ------------------------------------------------------------------ storage facts

@@ -306,7 +306,16 @@ class FunctionNode(Node):
     __slots__ = ("ctx", "_backward", "_n_outputs")
 
     def __init__(self, next_functions, input_meta, ctx, backward, n_outputs=1):
-        super().__init__(next_functions, input_meta)
+        # Node.__init__ written out (one node per recorded op: the super() call showed)
+        self.next_functions = next_functions if next_functions.__class__ is tuple \
+            else tuple(next_functions)
+        self._input_meta = input_meta if input_meta.__class__ is tuple else tuple(input_meta)
+        self._seq = next(_seq)
+        self._pre_hooks = None
+        self._hooks = None
+        self._retained = None
+        self._released = False
+        self._metadata = _anomaly.forward_metadata() if _anomaly.enabled else None
         self.ctx = ctx
         self._backward = backward
         self._n_outputs = n_outputs

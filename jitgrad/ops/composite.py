@@ -13,10 +13,15 @@ import re
 
 import numpy as np
 
+from .._dtype import _BY_NP
 from ..autograd import grad_mode
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.node import Ctx, FunctionNode, node_class
 from ..tensor import Tensor
-from .host_staged import active_scope
+from .host_staged import _state as _staged
+
+_make = Tensor._make
+_node_classes: dict = {}  # node name -> its FunctionNode class (node_class, without the key tuple)
 
 __all__ = ["record", "record_composition", "wrap", "ieee_quiet", "regenerate_view",
            "view_rebase_error", "view_replay"]
@@ -33,13 +38,14 @@ def ieee_quiet(fn):
 
 
 def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False) -> Tensor:
-    t = Tensor._make(data)
+    t = _make(data)
     if view_of is not None:
         vc = t._vc = view_of._vc
-        t._base = view_of._base if view_of._base is not None else view_of
+        base = view_of._base
+        t._base = view_of if base is None else base
         t._attr_version = vc.value
         # PyTorch's CreationMeta, propagated from a view's view unless the new one is special
-        if not grad_mode.is_grad_enabled():
+        if not _grad_state.enabled:
             t._creation = "no_grad"
             if view_of._requires_grad:
                 # PyTorch: a view's requires_grad is its base's, but without a grad_fn or an
@@ -49,10 +55,9 @@ def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False) -> Tens
         elif multi:
             t._creation = "multi"
         else:
-            t._creation = getattr(view_of, "_creation", None) if view_of._base is not None \
-                else None
+            t._creation = None if base is None else getattr(view_of, "_creation", None)
         if view_fn is not None:
-            t._view_fn = _replay_from_base(view_of, view_fn)
+            t._view_fn = view_fn if base is None else _replay_from_base(view_of, view_fn)
     return t
 
 
@@ -175,39 +180,59 @@ def record(node_name: str, inputs, outputs, backward, *, save=(), save_outputs=(
     Inside a host-staged op (``host_staged``) the node takes the staged op's CUDA inputs and
     its outputs are uploaded to the device.
     """
-    scope = active_scope()
-    if scope is not None and view_of is None:
-        inputs, save, outputs = scope.rehome(node_name, inputs, save, outputs)
-    single = not isinstance(outputs, (list, tuple))
-    outs = [wrap(o, view_of, view_fn if single else None, not single)
-            for o in ([outputs] if single else outputs)]
-    if grad_mode.is_grad_enabled() and any(
-            isinstance(t, Tensor) and t._requires_grad for t in inputs):
-        ctx = Ctx()
-        ctx.attrs = attrs or {}
-        next_functions, meta, needs = [], [], []
-        for t in inputs:
-            if isinstance(t, Tensor) and t._requires_grad:
-                next_functions.append(t._edge())
-                meta.append((tuple(t._data.shape), t.dtype))
-                needs.append(True)
-            else:
-                next_functions.append((None, 0))
-                meta.append(None)
-                needs.append(False)
-        ctx.needs_input_grad = tuple(needs)
-        for name, t in save:
-            ctx.save(name, t)
-        node = node_class(node_name, FunctionNode)(next_functions, meta, ctx, backward,
-                                                   len(outs))
+    stack = _staged.__dict__.get("stack")  # active_scope(), without its call
+    if stack and stack[-1] is not None and view_of is None:
+        inputs, save, outputs = stack[-1].rehome(node_name, inputs, save, outputs)
+    if not isinstance(outputs, (list, tuple)):
+        # one output (most ops): no lists built
+        out = wrap(outputs, view_of, view_fn) if view_of is not None else _make(outputs)
+        if _grad_state.enabled:
+            for t in inputs:
+                if isinstance(t, Tensor) and t._requires_grad:
+                    node = _node(node_name, inputs, backward, attrs, save, 1)
+                    if out._data.dtype.kind == "f":
+                        out._grad_fn = node
+                        out._requires_grad = True
+                    for name, _ in save_outputs:
+                        node.ctx.save(name, out, is_output=True)
+                    break
+        return out
+    outs = [wrap(o, view_of, None, True) for o in outputs]
+    if _grad_state.enabled and any(isinstance(t, Tensor) and t._requires_grad for t in inputs):
+        node = _node(node_name, inputs, backward, attrs, save, len(outs))
         for i, o in enumerate(outs):
             if o._data.dtype.kind == "f":
                 o._grad_fn = node
                 o._output_nr = i
                 o._requires_grad = True
         for name, idx in save_outputs:
-            ctx.save(name, outs[idx], is_output=True)
-    return outs[0] if single else tuple(outs)
+            node.ctx.save(name, outs[idx], is_output=True)
+    return tuple(outs)
+
+
+def _node(node_name, inputs, backward, attrs, save, n_outputs):
+    """The FunctionNode ``record`` attaches (some input requires grad, grad mode is on)."""
+    ctx = Ctx()
+    ctx.attrs = attrs or {}
+    next_functions, meta, needs = [], [], []
+    for t in inputs:
+        if isinstance(t, Tensor) and t._requires_grad:
+            next_functions.append(t._edge())
+            d = t._data
+            dt = _BY_NP.get(d.dtype)  # Tensor.dtype, without the property call
+            meta.append((tuple(d.shape), dt if dt is not None else t.dtype))
+            needs.append(True)
+        else:
+            next_functions.append((None, 0))
+            meta.append(None)
+            needs.append(False)
+    ctx.needs_input_grad = tuple(needs)
+    for name, t in save:
+        ctx.save(name, t)
+    cls = _node_classes.get(node_name)
+    if cls is None:
+        cls = _node_classes[node_name] = node_class(node_name, FunctionNode)
+    return cls(next_functions, meta, ctx, backward, n_outputs)
 
 
 def as_one_node(node_name: str, inputs, compute):
