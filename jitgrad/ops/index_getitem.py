@@ -46,7 +46,66 @@ def _name_for(comps, tuple_key=True):
     return "AliasBackward0"
 
 
+def _plain_comps(key, shape):
+    """The components of a key made only of Python ints (in range) and slices of Python ints
+    with a positive step, as ``_normalize_key`` gives them, for at most ``len(shape)`` dims:
+    the common ``x[0]``, ``x[1:3]``, ``x[:, 0]``, ``x[i, j]``. None for any other key (the
+    general path then normalises it and raises PyTorch's errors)."""
+    keys = key if key.__class__ is tuple else (key,)
+    if len(keys) > len(shape):
+        return None
+    comps = []
+    for dim, k in enumerate(keys):
+        c = k.__class__
+        if c is int:  # (bool is not int here: a bool key is a mask)
+            size = shape[dim]
+            if not -size <= k < size:
+                return None
+            comps.append(("int", k))
+        elif c is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if (start is not None and start.__class__ is not int) or (
+                    stop is not None and stop.__class__ is not int):
+                return None
+            if step is None:
+                step = 1
+            elif step.__class__ is not int or step <= 0:
+                return None
+            comps.append(("slice", slice(start, stop, step)))
+        else:
+            return None
+    return comps
+
+
+def _plain_getitem(x, key, comps):
+    """``getitem`` for ``_plain_comps``' keys: the general path's steps for a basic key without
+    None or Ellipsis, minus the checks such a key cannot fail (per-op overhead: ``x[0]`` is
+    common in loops)."""
+    tuple_key = key.__class__ is tuple
+    if tuple_key:
+        comps = _drop_noop_slices(comps, x._data.shape)
+    name, views = "AliasBackward0", 0
+    for k, v in comps:
+        if k == "int":
+            name, views = ("SelectBackward0" if not views else name), views + 1
+        elif v != _FULL or not tuple_key:
+            name, views = ("SliceBackward0" if not views else name), views + 1
+    npkey = tuple([v for _, v in comps])
+    if views > 1:
+        return _remember_view_key(_getitem_chain(x, comps), x, npkey)
+    data = x._data[npkey + (Ellipsis,)]  # a 0-d view, not a scalar copy (see getitem)
+    out = record(name, (x,), data, _getitem_backward, view_of=x,
+                 attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": True},
+                 view_fn=lambda b: getitem(b, npkey))
+    if x._base is None:
+        out._view_key = npkey
+    return out
+
+
 def getitem(x: Tensor, key) -> Tensor:
+    comps = _plain_comps(key, x._data.shape)
+    if comps is not None:
+        return _plain_getitem(x, key, comps)
     if type(key) is list:
         key = sequence_key(key)
     comps = _normalize_key(key)
