@@ -93,6 +93,12 @@ def _plain_getitem(x, key, comps):
     npkey = tuple([v for _, v in comps])
     if views > 1:
         return _remember_view_key(_getitem_chain(x, comps), x, npkey)
+    return _one_view(x, name, npkey)
+
+
+def _one_view(x, name, npkey):
+    """The view ``x[npkey]`` (a basic key of ints and normalised slices, at most one of them
+    making a view) recorded as node ``name``, remembering its key as ``getitem`` does."""
     data = x._data[npkey + (Ellipsis,)]  # a 0-d view, not a scalar copy (see getitem)
     out = record(name, (x,), data, _getitem_backward, view_of=x,
                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": True},
@@ -103,6 +109,10 @@ def _plain_getitem(x, key, comps):
 
 
 def getitem(x: Tensor, key) -> Tensor:
+    if key.__class__ is int:  # x[i] in range: the commonest key, straight to its node
+        shape = x._data.shape
+        if shape and -shape[0] <= key < shape[0]:
+            return _one_view(x, "SelectBackward0", (key,))
     comps = _plain_comps(key, x._data.shape)
     if comps is not None:
         return _plain_getitem(x, key, comps)

@@ -55,7 +55,48 @@ def _tensor_list(tensors, fn):
     return list(tensors)
 
 
+def _plain_arrays(tensors, dim, stacked):
+    """(arrays, dim wrapped, dtype) when ``tensors`` is a list/tuple of CPU tensors of one
+    dtype, rank >= 1 (0 allowed for stack) and ``dim`` a Python int in range, whose shapes agree (off ``dim`` for
+    cat, wholly for stack): then no check of cat's/stack's can fail, no operand needs a cast
+    and none is a legacy empty 1-D tensor to skip. None otherwise: the general path decides
+    (and raises PyTorch's errors). Per-op overhead: cat of a few small tensors is common."""
+    if tensors.__class__ is not list and tensors.__class__ is not tuple or not tensors or \
+            dim.__class__ is not int:
+        return None
+    t0 = tensors[0]
+    if not isinstance(t0, Tensor):
+        return None
+    a0 = t0._data
+    if a0.__class__ is not np.ndarray or not (a0.ndim or stacked):
+        return None
+    shape, npdt = a0.shape, a0.dtype
+    nd = len(shape) + stacked
+    if not -nd <= dim < nd:
+        return None
+    d = dim % nd
+    arrays = []
+    for t_ in tensors:
+        if not isinstance(t_, Tensor):
+            return None
+        a = t_._data
+        if a.__class__ is not np.ndarray or a.dtype != npdt:
+            return None
+        if a.shape != shape and (stacked or len(a.shape) != len(shape) or any(
+                n != m for k, (n, m) in enumerate(zip(a.shape, shape)) if k != d)):
+            return None
+        arrays.append(a)
+    dt = t0.dtype
+    return (arrays, d, dt) if dt.np == npdt else None
+
+
 def cat(tensors, dim=0, *, out=None):
+    plain = _plain_arrays(tensors, dim, 0) if out is None else None
+    if plain is not None:
+        arrays, d, dt = plain
+        return record("CatBackward0", list(tensors), np.concatenate(arrays, axis=d),
+                      _cat_backward, attrs={"dim": d, "sizes": [a.shape[d] for a in arrays],
+                                            "dtypes": [dt] * len(arrays)})
     tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -100,6 +141,15 @@ def _stack_backward(node, g):
 
 
 def stack(tensors, dim=0, *, out=None):
+    plain = _plain_arrays(tensors, dim, 1) if out is None else None
+    if plain is not None:
+        # np.stack's own steps (a unit axis on each, one concatenate): the same copy, less
+        # Python around it
+        arrays, d, _ = plain
+        unit = (slice(None),) * d + (None,)
+        return record("StackBackward0", list(tensors),
+                      np.concatenate([a[unit] for a in arrays], axis=d), _stack_backward,
+                      attrs={"dim": d, "n": len(arrays)})
     tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
