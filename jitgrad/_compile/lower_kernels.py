@@ -7,11 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.kcache import njit_cached as njit
-from ..nn.functional._loss_kernels import (
-    log_softmax_rows,
-    log_softmax_rows_backward,
-    nll_rows_total,
-)
+from ..nn.functional._loss_kernels import log_softmax_rows, log_softmax_rows_backward
+from ..nn.functional._nll_kernels import nll_rows_total
 from ..ops._cascade_sum_kernels import column_sums_aten
 from ..optim._kernels import sgd_step
 

@@ -137,7 +137,13 @@ class CrossEntropy:
         n = x.shape[0]
         total = loss_classification._nll_total(self.lsm, t)
         self.scale = 1.0 / n
-        arr[self.out] = np.asarray(total * self.scale, dtype=x.dtype)
+        arr[self.out] = self.mean(total, x.dtype)
+
+    def mean(self, total, dtype):
+        """The loss from the NLL total (a float64 holding the dtype's cascade sum): divided
+        by N in the dtype, as eager's ``_nll_rows`` and ATen do."""
+        dt = np.dtype(dtype)
+        return np.asarray(dt.type(total) / dt.type(self.meta[0][0]), dtype=dt)
 
     def backward(self, arr, g):
         lsm, t = self.lsm, arr[self.inputs[1]]

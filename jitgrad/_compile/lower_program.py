@@ -223,6 +223,5 @@ class ArrayProgram:
         losses = {}
         for op in st.forward_ops:
             if isinstance(op, CrossEntropy):
-                total = self.out64[op.slots["t"]]
-                losses[op.out] = np.asarray(total * op.scale, dtype=dt)
+                losses[op.out] = op.mean(self.out64[op.slots["t"]], dt)
         return losses, leaves

@@ -16,21 +16,39 @@ from .activation import log_softmax
 
 def _nll_backward(node, g):
     a = node.ctx.attrs
-    coef = a["coef"]  # (N, C, ...) array: -w[t]/denominator at the target class, 0 elsewhere
     reduction = a["reduction"]
+    if reduction != "none":
+        return (_reduced_nll_backward(a, g),)
+    coef = a["coef"]  # (N, C, ...) array: -w[t] at the target class, 0 elsewhere
     out_shape = a.get("out_shape")
     if not _creating_graph():
         gd = g._data
-        if reduction == "none":
-            if out_shape is not None:
-                gd = gd.reshape(out_shape)
-            gd = np.expand_dims(gd, a["class_dim"])
-        return (Tensor._make(coef * gd),)
-    if reduction == "none":
         if out_shape is not None:
-            g = g.reshape(out_shape)
-        g = g.unsqueeze(a["class_dim"])
+            gd = gd.reshape(out_shape)
+        gd = np.expand_dims(gd, a["class_dim"])
+        return (Tensor._make(coef * gd),)
+    if out_shape is not None:
+        g = g.reshape(out_shape)
+    g = g.unsqueeze(a["class_dim"])
     return (_const(coef) * g,)
+
+
+def _reduced_nll_backward(a, g):
+    """ATen's nll_loss_backward of a reduced loss: ``grad = -(g / total_weight)`` (mean) or
+    ``-g`` (sum) in the dtype, then ``w[t] * grad`` at each kept target, +0 elsewhere."""
+    shape, dt, sel, wsel = a["shape"], a["dtype"], a["sel"], a["wsel"]
+    if not _creating_graph():
+        gd = dt.type(g._data)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad = -(gd / a["total_weight"]) if a["reduction"] == "mean" else -gd
+            out = np.zeros(shape, dt)
+            out[sel] = grad if wsel is None else wsel * grad
+        return Tensor._make(out)
+    coef = np.zeros(shape, dt)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = -(dt.type(1) / a["total_weight"]) if a["reduction"] == "mean" else dt.type(-1)
+        coef[sel] = scale if wsel is None else wsel * scale
+    return _const(coef) * g
 
 
 def _common_case(x, t, ignore_index, reduction) -> bool:
@@ -57,24 +75,27 @@ def _nll_rows(input, t, reduction):
     """nll_loss of ``_common_case`` arrays (NllLossBackward0)."""
     x = input._data
     n = x.shape[0]
-    rows = np.arange(n)
-    total = _nll_total(x, t, rows)
-    scale = 1.0 / n if reduction == "mean" else 1.0
-    data = np.asarray(total * scale, dtype=x.dtype)
+    dt = x.dtype
+    total = dt.type(_nll_total(x, t))
+    data = np.asarray(total / dt.type(n) if reduction == "mean" else total, dtype=dt)
     if not (grad_mode.is_grad_enabled() and input._requires_grad):
         return Tensor._make(data)
-    coef = np.zeros(x.shape, dtype=x.dtype)
-    coef[rows, t] = x.dtype.type(-scale)
     return record("NllLossBackward0", (input,), data, _nll_backward,
-                  attrs={"coef": coef, "reduction": reduction, "class_dim": 1})
+                  attrs={"reduction": reduction, "class_dim": 1, "shape": x.shape,
+                         "dtype": dt, "sel": (np.arange(n), t), "wsel": None,
+                         "total_weight": dt.type(n)})
 
 
-def _nll_total(x, t, rows=None):
-    """``-sum(x[r, t[r]])`` in float64 (also a compiled step's lowered cross-entropy)."""
+def _nll_total(x, t):
+    """``-sum(x[r, t[r]])`` in ATen's cascade in the dtype (``_nll_kernels``), as a float64
+    (also a compiled step's lowered cross-entropy)."""
+    from ._nll_kernels import nll_cascade, nll_rows_total
     if x.flags.c_contiguous and x.dtype in _LOG_SOFTMAX_ROWS and t.flags.c_contiguous:
-        from ._loss_kernels import nll_rows_total
         return nll_rows_total(x, t)
-    return -x[np.arange(x.shape[0]) if rows is None else rows, t].sum(dtype=np.float64)
+    picked = x[np.arange(x.shape[0]), t]
+    if x.dtype not in _LOG_SOFTMAX_ROWS:  # float16: no compiled cascade, a float64 sum
+        return -picked.sum(dtype=np.float64)
+    return float(nll_cascade(picked, picked, np.ones(picked.shape, bool), False)[0])
 
 
 def _nll_check_target(input, target):
@@ -137,40 +158,57 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         wt = weight._data.astype(x.dtype, copy=False)[ts] * valid
     else:
         wt = valid.astype(x.dtype)
-    losses = -(picked * wt)
-    if reduction == "none":
-        data = np.asarray(losses, dtype=x.dtype)
-        denom = None
-        coef_w = 0 - wt
-    else:
-        total = losses.astype(np.float64).sum()
-        if reduction == "mean":
-            denom = float(wt.astype(np.float64).sum())
-            with np.errstate(invalid="ignore", divide="ignore"):
-                data = np.asarray(total / denom, dtype=x.dtype)
-            # 0 - wt, not -wt: ignored targets get +0.0 in the gradient, as PyTorch prints;
-            # a zero total weight: PyTorch's -(g / 0) * w is NaN, but ignored targets stay 0
-            if denom != 0:
-                coef_w = (0 - wt) / x.dtype.type(denom)
-            else:
-                coef_w = np.where(valid, x.dtype.type(np.nan), x.dtype.type(0))
-        else:
-            data = np.asarray(total, dtype=x.dtype)
-            coef_w = 0 - wt
     name = "NllLoss2DBackward0" if nd >= 3 else "NllLossBackward0"
-    if not (grad_mode.is_grad_enabled() and input._requires_grad):
-        return Tensor._make(data)
-    coef = np.zeros(x.shape, dtype=x.dtype)
-    np.put_along_axis(coef, ti, np.expand_dims(coef_w.astype(x.dtype, copy=False), class_dim),
-                      axis=class_dim)
+    track = grad_mode.is_grad_enabled() and input._requires_grad
+    if reduction == "none":
+        data = np.asarray(-(picked * wt), dtype=x.dtype)
+        if not track:
+            return Tensor._make(data)
+        coef = np.zeros(x.shape, dtype=x.dtype)
+        # 0 - wt, not -wt: ignored targets get +0.0 in the gradient, as PyTorch prints
+        np.put_along_axis(coef, ti, np.expand_dims((0 - wt).astype(x.dtype, copy=False),
+                                                   class_dim), axis=class_dim)
+        attrs = {"coef": coef, "reduction": reduction, "class_dim": class_dim}
+    else:
+        data, attrs = _nll_reduced(x, ti, picked, wt, valid, weight is not None, class_dim,
+                                   reduction)
+        if not track:
+            return Tensor._make(data)
     viewed = reduction == "none" and nd >= 3 and nd != 4
     if viewed:  # PyTorch runs nll_loss2d on a 4-D view and views the result back
         shape = data.shape
         data = data.reshape(shape[0], -1, 1) if nd == 3 else data.reshape(shape[0], 1, -1)
-    out = record(name, (input,), data, _nll_backward,
-                 attrs={"coef": coef, "reduction": reduction, "class_dim": class_dim,
-                        "out_shape": shape if viewed else None})
+    attrs["out_shape"] = shape if viewed else None
+    out = record(name, (input,), data, _nll_backward, attrs=attrs)
     return out.view(*shape) if viewed else out
+
+
+def _nll_reduced(x, ti, picked, wt, valid, weighted, class_dim, reduction):
+    """A mean/sum loss in ATen's cascade (``_nll_kernels``) and its backward's attrs."""
+    from ._nll_kernels import nll_cascade
+    dt = x.dtype
+    p = np.ascontiguousarray(picked.reshape(-1))
+    keep = np.ascontiguousarray(valid.reshape(-1))
+    if dt in _LOG_SOFTMAX_ROWS:
+        total, wtotal = nll_cascade(p, np.ascontiguousarray(wt.reshape(-1)), keep, weighted)
+    else:  # float16: no compiled cascade, float64 sums
+        total = -(p * wt.reshape(-1)).astype(np.float64).sum()
+        wtotal = wt.astype(np.float64).sum()
+    total = dt.type(total)  # Numba hands back Python floats: divide as the dtype
+    wtotal = dt.type(wtotal if weighted else np.count_nonzero(keep))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        data = np.asarray(total / wtotal if reduction == "mean" else total, dtype=dt)
+    mask = np.zeros(x.shape, bool)
+    np.put_along_axis(mask, ti, np.expand_dims(valid, class_dim), axis=class_dim)
+    sel = np.nonzero(mask)
+    wsel = None
+    if weighted:
+        wfull = np.zeros(x.shape, dt)
+        np.put_along_axis(wfull, ti, np.expand_dims(wt.astype(dt, copy=False), class_dim),
+                          axis=class_dim)
+        wsel = wfull[sel]
+    return data, {"reduction": reduction, "class_dim": class_dim, "shape": x.shape,
+                  "dtype": dt, "sel": sel, "wsel": wsel, "total_weight": dt.type(wtotal)}
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
