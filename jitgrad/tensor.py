@@ -134,6 +134,9 @@ class Tensor:
         # ``_init``'s assignments written out: every op's result is made here, and the extra
         # method call was a tenth of a small op's cost
         t = _new(Tensor)
+        if Tensor._init is not _plain_init:  # jitgrad.compile watches births through _init
+            t._init(data, requires_grad)
+            return t
         t._data = data
         t._requires_grad = requires_grad
         t._grad_fn = None
@@ -518,6 +521,9 @@ class Tensor:
         if spec:
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return str(self)
+
+
+_plain_init = Tensor._init  # what _make writes out (unless something wraps it)
 
 
 def _tensor_type(t) -> str:
