@@ -150,6 +150,27 @@ def _address(a) -> int:
     return a.__array_interface__["data"][0]
 
 
+_gemm_addr = {}  # {np.dtype: its cblas_?gemm's address}, for the compiled call
+_cblas_calls = []  # cblas_calls.gemm_entry() once imported (it imports Numba)
+
+
+def _compiled_gemm(fn, x, y, out, alpha, beta) -> bool:
+    """``_aten_gemm``'s call made from compiled code (``cblas_calls.aten_gemm``: the same
+    arguments, so the same bits, for about a microsecond instead of ~20 us of ctypes argument
+    conversion and Python layout tests); False, having written nothing, where ATen would not
+    call BLAS."""
+    addr = _gemm_addr.get(x.dtype)
+    if addr is None:
+        addr = _gemm_addr[x.dtype] = ctypes.cast(fn, ctypes.c_void_p).value
+    if not _cblas_calls:
+        from . import cblas_calls
+        _cblas_calls.append(cblas_calls.gemm_entry())
+    try:
+        return _cblas_calls[0](addr, x, y, out, float(alpha), float(beta))
+    except TypeError:  # a read-only or unaligned operand: no compiled signature takes it
+        return False
+
+
 def _aten_gemm(x, y, out):
     """The column-major GEMM arguments ATen's ``addmm_impl_cpu_`` (then cpublas ``gemm``'s
     ``normalize_last_dims``) passes for ``out = x @ y``: (transa, transb, m, n, k, a, lda, b,
@@ -252,7 +273,10 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
     if k != y.shape[0]:
         return np.matmul(x, y)  # NumPy raises its shape error
     if out is None:
-        out = cpu.empty((m, n), x.dtype)  # pooled: no page faults per step
+        # pooled when large: no page faults per step (cpu.empty's own test, inlined: it costs
+        # more than a small product's np.empty)
+        out = np.empty((m, n), x.dtype) if m * n * x.itemsize < cpu.POOL_MIN_BYTES else \
+            cpu.empty((m, n), x.dtype)
     if m and n:
         if k == 0:
             if not accumulate or beta == 0:
@@ -260,7 +284,10 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
             elif beta != 1.0:
                 out *= beta
             return out
-        call = _aten_gemm(x, y, out)
+        if out.dtype == x.dtype and _compiled_gemm(fn, x, y, out, alpha,
+                                                   beta if accumulate else 0.0):
+            return out
+        call = _aten_gemm(x, y, out)  # (None too where the compiled call declined)
         if call is None:  # layouts ATen leaves to its own loop: NumPy's product
             prod = np.matmul(x, y)
             if not accumulate or beta == 0:

@@ -1,4 +1,5 @@
-"""Compiled calls of MKL's ``cblas_?gemv`` and ``cblas_?dot`` for ``blas_vector``: one Numba
+"""Compiled calls of MKL's ``cblas_?gemv`` and ``cblas_?dot`` for ``blas_vector`` (and
+``cblas_?gemm`` for ``blas.matmul``'s 2-D products, ``aten_gemm``): one Numba
 function per routine reads the operands' addresses and makes the call, so a small product costs a
 Numba dispatch (about a microsecond) instead of a ctypes call with its argument conversions and a
 Python-level address read per operand (10-15 us for a 3x5 ``mv``).
@@ -60,6 +61,116 @@ def _call_dot(typingctx, addr, n, x, incx, y, incy, like):
         (_, nn, px, ix, py, iy, _) = args
         return builder.call(fn, [nn, builder.inttoptr(px, vp), ix, builder.inttoptr(py, vp), iy])
     return sig, codegen
+
+
+@intrinsic
+def _call_gemm(typingctx, addr, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """``cblas_?gemm(CblasColMajor, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c,
+    ldc)`` at ``addr``; the integers are int32, the pointers uintp, alpha/beta the dtype's
+    scalar."""
+    sig = types.void(addr, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+
+    def codegen(context, builder, signature, args):
+        i32, vp = ir.IntType(32), ir.IntType(8).as_pointer()
+        flt = _llvm_scalar(signature.args[6])
+        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i32, i32, i32, flt, vp, i32, vp,
+                                               i32, flt, vp, i32])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        (_, ta, tb, mm, nn, kk, al, pa, la, pb, lb, be, pc, lc) = args
+        builder.call(fn, [ir.Constant(i32, _COL_MAJOR), ta, tb, mm, nn, kk, al,
+                          builder.inttoptr(pa, vp), la, builder.inttoptr(pb, vp), lb, be,
+                          builder.inttoptr(pc, vp), lc])
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@njit_cached(nogil=True)
+def aten_gemm(addr, x, y, out, alpha, beta):
+    """``out = beta * out + alpha * x @ y`` (2-D, non-empty, one float dtype) by the
+    ``cblas_?gemm`` at ``addr`` with the arguments ATen's ``addmm_impl_cpu_`` passes: the
+    choice ``blas._aten_gemm`` documents, made here line for line (that function stays the
+    reference and the ctypes route's). False, having written nothing, where ATen would not
+    call BLAS (a stride not a multiple of the item size, a result layout GEMM can't write, a
+    size or leading dimension past ``int``): the caller then computes the product otherwise.
+    alpha and beta are Python floats, rounded to the dtype as ctypes rounds them."""
+    item = x.itemsize
+    xs0, xs1 = x.strides
+    ys0, ys1 = y.strides
+    os0, os1 = out.strides
+    if xs0 % item or xs1 % item or ys0 % item or ys1 % item or os0 % item or os1 % item:
+        return False
+    rs0, rs1 = os0 // item, os1 // item
+    r0, r1 = out.shape
+    if rs0 == 1 and (r1 == 1 or rs1 >= max(1, r0)):
+        return _gemm_operands(addr, False, x, y, out, r0, r1, rs1, alpha, beta)
+    if rs1 == 1 and (r0 == 1 or rs0 >= max(1, r1)):
+        return _gemm_operands(addr, True, y, x, out, r1, r0, rs0, alpha, beta)
+    return False
+
+
+_gemm_prepared = []
+
+
+def gemm_entry():
+    """``aten_gemm`` compiled for any-layout (``'A'``) float32 and float64 operands, and no
+    further: a C- or F-contiguous array converts to ``'A'`` at the call (a fraction of a
+    microsecond), so every layout shares two compilations (two cold ones, a few seconds; a disk
+    cache load afterwards) instead of one per combination of operand layouts. A read-only or
+    unaligned operand matches neither (TypeError): the caller takes the ctypes route."""
+    if not _gemm_prepared:
+        for scalar in (types.float32, types.float64):
+            arr = types.Array(scalar, 2, "A")
+            aten_gemm.compile((types.int64, arr, arr, arr, types.float64, types.float64))
+        aten_gemm.disable_compile()
+        _gemm_prepared.append(aten_gemm)
+    return _gemm_prepared[0]
+
+
+@njit_cached(nogil=True)
+def _gemm_operands(addr, tc, m1, m2, out, m, n, ldc, alpha, beta):
+    """``aten_gemm`` once the result's layout is chosen (``tc``: row-major, operands swapped):
+    each operand read in place with a transpose flag, or copied C-contiguous, then the leading
+    dimensions as ATen's ``gemm`` normalises them and its ``use_blas_gemm`` test."""
+    item = m1.itemsize
+    k = m1.shape[0] if tc else m1.shape[1]
+    i0 = 1 if tc else 0
+    i1 = 0 if tc else 1
+    s0 = m1.strides[i0] // item
+    s1 = m1.strides[i1] // item
+    if s0 == 1 and s1 >= max(1, m):
+        ta, a = False, m1
+    elif s1 == 1 and s0 >= max(1, k):
+        ta, a = True, m1
+    else:
+        ta, a = not tc, np.ascontiguousarray(m1)
+    s0 = m2.strides[i0] // item
+    s1 = m2.strides[i1] // item
+    if s0 == 1 and s1 >= max(1, k):
+        tb, b = False, m2
+    elif s1 == 1 and s0 >= max(1, n):
+        tb, b = True, m2
+    else:
+        tb, b = not tc, np.ascontiguousarray(m2)
+    lda = a.strides[1 if ta == tc else 0] // item
+    ldb = b.strides[1 if tb == tc else 0] // item
+    if n == 1:
+        ldc = m
+    if ta:
+        lda = k if m == 1 else lda
+    elif k == 1:
+        lda = m
+    if tb:
+        ldb = n if k == 1 else ldb
+    elif n == 1:
+        ldb = k
+    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and
+            ldc >= max(1, m) and max(m, n, k, lda, ldb, ldc) <= _INT_MAX):
+        return False
+    scalar = out.dtype.type
+    _call_gemm(addr, np.int32(_TRANS if ta else _NO_TRANS), np.int32(_TRANS if tb else _NO_TRANS),
+               np.int32(m), np.int32(n), np.int32(k), scalar(alpha), a.ctypes.data, np.int32(lda),
+               b.ctypes.data, np.int32(ldb), scalar(beta), out.ctypes.data, np.int32(ldc))
+    return True
 
 
 @njit_cached(nogil=True)
