@@ -138,19 +138,40 @@ def _plan(x, axes, keepdim, threads):
     return plan
 
 
+_serial_sum = []
+
+
+def _serial():
+    """The Numba kernel (imported on first use, not with jitgrad; then kept here, not looked up
+    by an import statement per sum)."""
+    if not _serial_sum:
+        from ._cascade_sum_kernels import serial_sum
+        _serial_sum.append(serial_sum)
+    return _serial_sum[0]
+
+
 def cascade_sum(x: np.ndarray, axes, keepdim: bool) -> np.ndarray:
     """``x.sum(axes, keepdim)`` (axes: a tuple of non-negative ints) as PyTorch's CPU kernel
     computes it, in ``x``'s float dtype."""
-    from ._cascade_sum_kernels import serial_sum  # Numba: imported on first use, not with jitgrad
+    if axes.__class__ is not tuple:
+        axes = tuple(axes)
+    threads = get_num_threads()
+    plan = _plans.get((x.shape, x.strides, x.dtype.char, axes, keepdim, threads))
+    if plan is not None and (plan[6] < GRAIN_SIZE or threads == 1):
+        # a layout seen before (so non-empty, with usable strides) summed serially: the common
+        # small sum, without the checks below
+        result = np.zeros(plan[0], x.dtype)
+        _serial()(x.reshape(-1) if x.flags.c_contiguous else _flat_input(x), 0,
+                  result.reshape(-1), 0, plan[3], plan[4], plan[5], 0, plan[6], plan[7])
+        return result.reshape(plan[1])
+    serial_sum = _serial()
     dt = x.dtype
     if x.size == 0 or any(s < 0 or s % x.itemsize for s in x.strides):
         # (empty: zeros; negative or unaligned NumPy strides, which torch never has: a copy)
         if x.size == 0:
             return np.sum(x, axis=axes, keepdims=keepdim)
         x = np.ascontiguousarray(x)
-    threads = get_num_threads()
-    kept_shape, out_shape, shape, sh, xsa, osa, numel, lanes = _plan(x, tuple(axes), keepdim,
-                                                                     threads)
+    kept_shape, out_shape, shape, sh, xsa, osa, numel, lanes = _plan(x, axes, keepdim, threads)
     result = np.zeros(kept_shape, dt)
     flat = x.reshape(-1) if x.flags.c_contiguous else _flat_input(x)
     out = result.reshape(-1)

@@ -30,14 +30,17 @@ def accept_numpy_aliases(fn, name=None):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if kwargs:
-            for alias, real, pos in pairs:
-                if alias in kwargs and (real in kwargs or (pos is not None and len(args) > pos)):
-                    # PyTorch names the first alias given (in keyword order) as the culprit
-                    first = next(k for k in kwargs if k in _ALIAS_NAMES)
-                    raise TypeError(f"{name}() got an unexpected keyword argument '{first}'")
-            for alias, real, _ in pairs:
-                if alias in kwargs:
-                    kwargs[real] = kwargs.pop(alias)
+        if not kwargs:  # the common call: nothing to rename
+            return fn(*args)
+        if _ALIAS_NAMES.isdisjoint(kwargs):  # keywords, none of them an alias
+            return fn(*args, **kwargs)
+        for alias, real, pos in pairs:
+            if alias in kwargs and (real in kwargs or (pos is not None and len(args) > pos)):
+                # PyTorch names the first alias given (in keyword order) as the culprit
+                first = next(k for k in kwargs if k in _ALIAS_NAMES)
+                raise TypeError(f"{name}() got an unexpected keyword argument '{first}'")
+        for alias, real, _ in pairs:
+            if alias in kwargs:
+                kwargs[real] = kwargs.pop(alias)
         return fn(*args, **kwargs)
     return wrapper

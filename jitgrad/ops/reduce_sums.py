@@ -3,9 +3,12 @@ cumsum. VJPs are written with registered ops; CUDA tensors take the kernel layer
 reductions and scans (``reduce_cuda``), so forward and backward stay on the device."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _dtype as D
+from ..autograd.grad_mode import _state as _grad_state
 from ..tensor import Tensor
 from .cascade_sum import cascade_sum
 from .cascade_sum import supports as cascade_supports
@@ -246,3 +249,30 @@ from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
 for _name in __all__:
     globals()[_name] = _aliases(globals()[_name])
 del _name
+
+_sum_general = sum
+_ALL_AXES = tuple(tuple(range(n)) for n in range(65))  # a full reduction's axes, per ndim
+
+
+@functools.wraps(_sum_general)
+def sum(*args, **kwargs):  # noqa: A001
+    """``x.sum()`` / ``torch.sum(x)`` of a float32/float64 host tensor (the common call) done
+    here; every other call goes through the general ``sum`` and its wrappers (aliases, out=,
+    warnings off). Identical results: the general path does the same steps for this call, and
+    nothing in them can raise a floating-point warning (the sum is a Numba kernel)."""
+    n = len(args)
+    if (n == 1 or n == 3 and args[1] is NO_DIM and args[2] is False) and (
+            not kwargs or len(kwargs) == 1 and kwargs.get("dtype", NO_DIM) is None):
+        x = args[0]
+        if isinstance(x, Tensor):
+            d = x._data
+            if d.__class__ is np.ndarray and d.dtype.char in "fd":
+                axes = _ALL_AXES[d.ndim]
+                data = cascade_sum(d, axes, False)
+                if data.__class__ is not np.ndarray:  # (an empty input's np.sum: a scalar)
+                    data = np.asarray(data)
+                # the attrs only the node reads: built when record will make one
+                attrs = _attrs(x, axes, False) if x._requires_grad and _grad_state.enabled \
+                    else None
+                return record("SumBackward0", (x,), data, _sum_backward, attrs=attrs)
+    return _sum_general(*args, **kwargs)

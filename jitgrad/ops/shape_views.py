@@ -81,13 +81,47 @@ def _view_dtype(input, dt):
     return wrap(x.view(dt.np), view_of=input)  # not differentiable, as in PyTorch
 
 
+def _plain_shape(args, numel):
+    """The shape ``view(*args)`` asks for when ``args`` are plain ints (or one tuple/list of
+    them) describing a valid shape for ``numel`` elements; None otherwise (the general path
+    then checks them and raises PyTorch's errors)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = args[0]
+    known, neg = 1, -1
+    for i, s in enumerate(args):
+        if s.__class__ is not int:
+            return None
+        if s >= 0:
+            known *= s
+        elif s == -1 and neg < 0:
+            neg = i
+        else:
+            return None
+    if neg < 0:
+        return tuple(args) if known == numel else None
+    if known == 0 or numel % known:
+        return None
+    shape = list(args)
+    shape[neg] = numel // known
+    return tuple(shape)
+
+
 def view(input, *args, size=_NOT_GIVEN, dtype=None):
+    x = input._data
+    if args and size is _NOT_GIVEN and dtype is None and x.__class__ is np.ndarray and x.size \
+            and x.flags.c_contiguous:
+        # the common call (a non-empty contiguous host tensor, plain ints): ATen's stride rule
+        # always has a view of a contiguous tensor, and NumPy's reshape of a C-contiguous
+        # array is always a view (so it shares memory), as the general path below finds
+        shape = _plain_shape(args, x.size)
+        if shape is not None:
+            return record("ViewBackward0", (input,), x.reshape(shape), _reshape_backward,
+                          view_of=input, attrs={"shape": x.shape}, view_fn=_reshape_to(shape))
     if dtype is not None and not args and size is _NOT_GIVEN:
         return _view_dtype(input, D.to_dtype(dtype))
     if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
         return _view_dtype(input, D.to_dtype(args[0]))
     shape = _infer_shape(_int_list(args, "view", "size", size), input._data.size)
-    x = input._data
     st = view_strides(x.shape, elem_strides(x), shape)
     if st is None:
         raise RuntimeError(
