@@ -1,6 +1,7 @@
 """The gate arithmetic of one LSTM or GRU time step, fused (``nn/modules/rnn_stack.py`` uses them
-in the ``LSTM``/``GRU`` layer loops; ``LSTMCell``/``GRUCell`` keep the separate ops, whose node
-names PyTorch shows on their outputs).
+in the per-op ``LSTM``/``GRU`` layer loops; the per-op ``LSTMCell``/``GRUCell``, where
+``rnn_cells_fused.py``'s kernels do not run, keep the separate ops, whose node names PyTorch
+shows).
 
 Each body performs the floating-point operations of the separate ops in the same order
 (``sigmoid(f) * c + sigmoid(i) * tanh(g)``, then ``sigmoid(o) * tanh(c_new)``), and each VJP is

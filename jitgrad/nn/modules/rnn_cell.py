@@ -1,6 +1,8 @@
 """``RNNCellBase``, ``RNNCell``, ``LSTMCell``, ``GRUCell``: one time step of PyTorch's recurrent
 cells (parameter names, registration order and initialization, so seeded constructions match;
-batched and unbatched inputs), with the checks and messages of ``_VF.*_cell``.
+batched and unbatched inputs), with the checks and messages of ``_VF.*_cell``. On the CPU with
+MKL a batched step runs as one fused node (``rnn_cells_fused.py``: the outputs keep PyTorch's
+grad_fn names); elsewhere the per-op cell of ``rnn_stack.py``.
 
 Credit: the code follows PyTorch's ``torch/nn/modules/rnn.py`` (https://github.com/pytorch/pytorch),
 Copyright (c) 2016- Facebook, Inc (Adam Paszke) and the PyTorch contributors, BSD 3-Clause
@@ -15,7 +17,7 @@ from ...autograd.grad_mode import is_grad_enabled
 from ...ops.basic import empty, zeros
 from .. import init
 from ..parameter import Parameter
-from . import rnn_stack
+from . import rnn_cells_fused, rnn_stack
 from .module import Module
 
 __all__ = ["RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -95,7 +97,10 @@ class RNNCell(RNNCellBase):
         rnn_stack.check_cell_input(input, self.weight_ih.size(1))
         rnn_stack.check_cell_hidden(input, hx, self.weight_hh.size(1), 0)
         params = self._params()
-        ret = cell(params.linear_ih(input), hx, params)
+        if rnn_cells_fused.usable(input, (hx,), params, 1):
+            ret = rnn_cells_fused.rnn_cell(input, hx, params, cell is rnn_stack.relu_cell)
+        else:
+            ret = cell(params.linear_ih(input), hx, params)
         return ret if is_batched else ret.squeeze(0)
 
 
@@ -125,7 +130,10 @@ class LSTMCell(RNNCellBase):
         rnn_stack.check_cell_hidden(input, hx[0], self.weight_hh.size(1), 0)
         rnn_stack.check_cell_hidden(input, hx[1], self.weight_hh.size(1), 1)
         params = self._params()
-        hy, cy = rnn_stack.lstm_cell(params.linear_ih(input), tuple(hx), params)
+        if rnn_cells_fused.usable(input, hx, params, 4):
+            hy, cy = rnn_cells_fused.lstm_cell(input, tuple(hx), params)
+        else:
+            hy, cy = rnn_stack.lstm_cell(params.linear_ih(input), tuple(hx), params)
         return (hy, cy) if is_batched else (hy.squeeze(0), cy.squeeze(0))
 
 
@@ -142,6 +150,9 @@ class GRUCell(RNNCellBase):
         rnn_stack.check_cell_input(input, self.weight_ih.size(1))
         rnn_stack.check_cell_hidden(input, hx, self.weight_hh.size(1), 0)
         params = self._params()
+        if rnn_cells_fused.usable(input, (hx,), params, 3):
+            ret = rnn_cells_fused.gru_cell(input, hx, params)
+            return ret if is_batched else ret.squeeze(0)
         # PyTorch's output shows AddBackward0 over the separate ops' nodes: keep those when a
         # graph is recorded; otherwise the fused op gives the same values faster
         records = is_grad_enabled() and any(

@@ -69,7 +69,8 @@ _LSTM_STATE, _LSTM_HIDDEN = OPS["lstm_cell_state"], OPS["lstm_cell_hidden"]
 def lstm_layer_cell(input_w, hidden, params):
     """``lstm_cell`` with the gate arithmetic as two fused ops (``ops/elementwise_rnn.py``): the
     same values and gradients, 2 nodes a step instead of 9. Used inside ``LSTM``'s layers, whose
-    outputs are stacked; ``LSTMCell`` returns ``lstm_cell``'s own nodes (PyTorch's names)."""
+    outputs are stacked; a per-op ``LSTMCell`` returns ``lstm_cell``'s own nodes (PyTorch's
+    names; on the CPU with MKL it runs ``rnn_cells_fused.py``)."""
     hx, cx = hidden
     ingate, forgetgate, cellgate, outgate = (params.linear_hh(hx) + input_w).chunk(4, 1)
     cy = call(_LSTM_STATE, ingate, forgetgate, cellgate, cx)
@@ -92,7 +93,7 @@ _GRU = OPS["gru_cell"]
 def gru_layer_cell(input_w, hidden, params):
     """``gru_cell`` with the gate arithmetic as one fused op (``ops/elementwise_rnn.py``): the
     same values and gradients, 1 node a step instead of 10. Used inside ``GRU``'s layers, whose
-    outputs are stacked, and by ``GRUCell`` when it records no graph."""
+    outputs are stacked, and by a per-op ``GRUCell`` when it records no graph."""
     i_r, i_z, i_n = input_w.chunk(3, 1)
     h_r, h_z, h_n = params.linear_hh(hidden).chunk(3, 1)
     return call(_GRU, i_r, i_z, i_n, h_r, h_z, h_n, hidden)

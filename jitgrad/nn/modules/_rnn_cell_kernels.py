@@ -1,0 +1,181 @@
+"""Numba kernels of one step of ``LSTMCell``/``GRUCell``/``RNNCell`` (``rnn_cells_fused.py``):
+both projections and the gate arithmetic in one call, the backward (gate gradients and the
+GEMMs of the input, hidden state and weight gradients) in another; GEMMs through MKL's
+``cblas_?gemm`` address as ``_rnn_kernels.py`` (whose ``_project`` they share).
+
+The forward performs the per-op cell's operations (``rnn_stack.lstm_cell``/``gru_cell``/
+``tanh_cell``) in its order: ``x @ w_ih.T + b_ih`` and ``h @ w_hh.T + b_hh`` each as addmm does
+it (bias in C, beta 1: PyTorch's bits), their sum ``gh + gi``, then the gates; no FMA forms
+(Numba compiles without ``contract``), so values are the per-op path's bit for bit. Besides the
+cell's results each kernel writes the intermediates that ``rnn_cells_fused`` presents through
+real ops (PyTorch's output node names): LSTM ``sigmoid(o)``, ``tanh(cy)``, ``sigmoid(f) * cx``,
+``sigmoid(i) * tanh(g)``; GRU ``(hx - n) * z`` and ``n``; RNN the pre-activation.
+
+The backward kernels take the gradients of those intermediates and follow the per-op graph's
+VJPs (ATen's ``grad * (1 - y) * y`` for sigmoid, ``grad * (1 - y * y)`` for tanh).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...codegen.kcache import njit_cached as njit
+from ...math import aten_sigmoid as sigmoid  # the sigmoid op's (ATen's bits)
+from ...math import tanh
+from ._rnn_kernels import _column_sums, _project
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+
+@njit(nogil=True, error_model="numpy")
+def _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, one, gi, gh):
+    """gi = b_ih + x @ w_ih.T and gh = b_hh + hx @ w_hh.T (addmm's way)."""
+    batch, n_in = x.shape
+    n_g = gi.shape[1]
+    _project(gi, x, w_ih, b_ih, gemm, one, batch, n_g, n_in)
+    _project(gh, hx, w_hh, b_hh, gemm, one, batch, n_g, hx.shape[1])
+
+
+@njit(nogil=True, error_model="numpy")
+def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, gemm, consts, acts, gh, og, tc, kept, added,
+                 hy, cy):
+    """``acts`` (B, 4H) ends as sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); ``gh`` scratch;
+    ``og``, ``tc``, ``kept``, ``added`` the presented intermediates, ``hy``/``cy`` the cell's
+    results (B, H each)."""
+    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts[1], acts, gh)
+    batch, hid = hx.shape
+    for b in range(batch):
+        a, ghr = acts[b], gh[b]
+        # one activation per loop (vectorizes; see _rnn_kernels.lstm_forward)
+        for j in range(2 * hid):
+            a[j] = sigmoid(ghr[j] + a[j])
+        for j in range(hid):
+            a[2 * hid + j] = tanh(ghr[2 * hid + j] + a[2 * hid + j])
+        for j in range(hid):
+            a[3 * hid + j] = sigmoid(ghr[3 * hid + j] + a[3 * hid + j])
+        for j in range(hid):
+            k = a[hid + j] * cx[b, j]
+            d = a[j] * a[2 * hid + j]
+            c = k + d
+            t = tanh(c)
+            o = a[3 * hid + j]
+            kept[b, j] = k
+            added[b, j] = d
+            cy[b, j] = c
+            tc[b, j] = t
+            og[b, j] = o
+            hy[b, j] = o * t
+
+
+@njit(nogil=True, error_model="numpy")
+def lstm_backward(acts, cx, tc, g_og, g_tc, g_kept, g_added, consts, dg, dcx):
+    """Gate gradients ``dg`` (B, 4H: pre-activation, both projections') and cx's ``dcx`` from
+    the gradients of ``lstm_forward``'s intermediates."""
+    one = consts[1]
+    batch, hid = cx.shape
+    for b in range(batch):
+        a, d = acts[b], dg[b]
+        for j in range(hid):
+            si, sf, tg, so = a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]
+            t = tc[b, j]
+            dc = g_tc[b, j] * (one - t * t)
+            gk = g_kept[b, j] + dc
+            ga = g_added[b, j] + dc
+            d[j] = ga * tg * (one - si) * si
+            d[hid + j] = gk * cx[b, j] * (one - sf) * sf
+            d[2 * hid + j] = ga * si * (one - tg * tg)
+            d[3 * hid + j] = g_og[b, j] * (one - so) * so
+            dcx[b, j] = gk * sf
+
+
+@njit(nogil=True, error_model="numpy")
+def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, acts, gh, p, n_out, hmn, hy):
+    """``acts`` (B, 3H) ends as r, z, n; ``gh`` keeps the hidden projection (its n chunk is
+    needed backward); ``p`` = (hx - n) * z and ``n_out`` = n the presented intermediates,
+    ``hmn`` = hx - n (z's gradient: the per-op graph keeps that result, not hx), ``hy`` =
+    p + n the cell's result."""
+    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts[1], acts, gh)
+    batch, hid = hx.shape
+    for b in range(batch):
+        a, ghr = acts[b], gh[b]
+        for j in range(2 * hid):
+            a[j] = sigmoid(ghr[j] + a[j])
+        for j in range(hid):
+            n = tanh(a[2 * hid + j] + ghr[2 * hid + j] * a[j])
+            a[2 * hid + j] = n
+            d = hx[b, j] - n
+            q = d * a[hid + j]
+            hmn[b, j] = d
+            p[b, j] = q
+            n_out[b, j] = n
+            hy[b, j] = q + n
+
+
+@njit(nogil=True, error_model="numpy")
+def gru_backward(acts, gh, hmn, g_p, g_n, consts, dgi, dgh, dh_direct):
+    """Gate gradients of the input projection ``dgi`` and of the hidden one ``dgh`` (B, 3H;
+    they differ in the n chunk: ``h_n * r``) and hx's direct gradient ``(g_p * z)``."""
+    one = consts[1]
+    batch, hid = hmn.shape
+    for b in range(batch):
+        a, ghr, di, dh = acts[b], gh[b], dgi[b], dgh[b]
+        for j in range(hid):
+            r, z, n = a[j], a[hid + j], a[2 * hid + j]
+            gp = g_p[b, j]
+            gz = gp * z
+            dn = (g_n[b, j] - gz) * (one - n * n)
+            dr = dn * ghr[2 * hid + j] * (one - r) * r
+            dz = gp * hmn[b, j] * (one - z) * z
+            di[j] = dr
+            di[hid + j] = dz
+            di[2 * hid + j] = dn
+            dh[j] = dr
+            dh[hid + j] = dz
+            dh[2 * hid + j] = dn * r
+            dh_direct[b, j] = gz
+
+
+@njit(nogil=True, error_model="numpy")
+def simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, gi, gh):
+    """``gi`` ends as the pre-activation gh + gi (the tanh/relu is a real op)."""
+    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts[1], gi, gh)
+    for b in range(gi.shape[0]):
+        a, ghr = gi[b], gh[b]
+        for j in range(gi.shape[1]):
+            a[j] = ghr[j] + a[j]
+
+
+@njit(nogil=True, error_model="numpy")
+def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, direct, n_in, hid, dx, dh,
+                dw_ih, dw_hh, db_ih, db_hh):
+    """From the gate gradients: dx = dgi @ w_ih, dh = dgh @ w_hh (plus hx's direct gradient,
+    already in ``dh``, when ``direct``: GRU), dw_ih = dgi.T @ x, dw_hh = dgh.T @ hx and the
+    bias gradients (column sums); only those whose slot ``needs`` (x, w_ih, w_hh, b_ih, b_hh,
+    hx) flags; the arrays the others would need may be empty (not saved)."""
+    zero, one = consts[0], consts[1]
+    batch, n_g = dgi.shape
+    nb, ng, ni, nh = np.int32(batch), np.int32(n_g), np.int32(n_in), np.int32(hid)
+    if needs[0]:
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nb, ni, ng, one, dgi.ctypes.data, ng,
+             w_ih.ctypes.data, ni, zero, dx.ctypes.data, ni)
+    if needs[1]:
+        gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, ni, nb, one, dgi.ctypes.data, ng,
+             x.ctypes.data, ni, zero, dw_ih.ctypes.data, ni)
+    if needs[2]:
+        gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, nh, nb, one, dgh.ctypes.data, ng,
+             hx.ctypes.data, nh, zero, dw_hh.ctypes.data, nh)
+    if needs[3]:
+        _column_sums(dgi, db_ih)
+    if needs[4]:
+        _column_sums(dgh, db_hh)
+    if needs[5] and not direct:
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nb, nh, ng, one, dgh.ctypes.data, ng,
+             w_hh.ctypes.data, nh, zero, dh.ctypes.data, nh)
+    elif needs[5]:
+        # the projection's share apart, then added: the per-op graph sums the two gradients
+        # (a GEMM with beta 1 could round the sum differently)
+        prod = np.empty((batch, hid), dh.dtype)
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nb, nh, ng, one, dgh.ctypes.data, ng,
+             w_hh.ctypes.data, nh, zero, prod.ctypes.data, nh)
+        for b in range(batch):
+            for j in range(hid):
+                dh[b, j] = dh[b, j] + prod[b, j]

@@ -1,0 +1,307 @@
+"""``LSTMCell``/``GRUCell``/``RNNCell`` on the CPU as ONE fused node per step (plus the op
+PyTorch shows on the output), their forward one compiled call and their backward another
+(``_rnn_cell_kernels.py``, GEMMs through MKL's CBLAS). The per-op cell (``rnn_stack``) recorded
+10 to 16 nodes a step, and its Python was most of a hand-written loop's cost.
+
+What users see keeps PyTorch's names. PyTorch's CPU cells are compositions of ATen ops, so
+their outputs' grad_fn are those ops' nodes: LSTMCell's ``hy`` MulBackward0 and ``cy``
+AddBackward0, GRUCell's AddBackward0, RNNCell's TanhBackward0/ReluBackward0. The fused node
+(``FusedLstmCellBackward0``: slots input, weight_ih, weight_hh, bias_ih, bias_hh, hx, cx;
+``FusedGruCellBackward0`` and ``FusedRnnCellBackward0`` without cx) computes everything up to
+the operands of that last op, and the last op runs as the real op on them (as
+``rnn_fused.present`` shows a fused layer's output as a real stack):
+
+- LSTM: the node gives ``sigmoid(o)``, ``tanh(cy)``, ``sigmoid(f) * cx``, ``sigmoid(i) *
+  tanh(g)``; ``cy`` is the real sum of the last two, ``hy`` the real product of the first two;
+- GRU: the node gives ``(hx - n) * z`` and ``n``; ``hy`` is their real sum;
+- RNN: the node gives the pre-activation; ``hy`` is its real tanh/relu.
+
+So ``out.grad_fn`` and its name are PyTorch's; one level further down, its next_functions
+lead to the fused node instead of PyTorch's SigmoidBackward0/TanhBackward0/MulBackward0/
+AddBackward0. The kernels repeat the per-op cell's operations in order, and the presenting
+op recomputes its result from the same operands, so forward values are the per-op path's bit
+for bit (PyTorch's up to its vectorized tanh/sigmoid, as before); gradients agree to rounding
+(GEMM calls and bias sums differ from the per-op backward's).
+
+With no graph recorded the kernel's own results are returned (no presenting op). Gradients of
+gradients: under ``create_graph`` the node rebuilds its part of the cell per-op from the saved
+inputs and differentiates it with a nested ``autograd.grad`` (as ``rnn_fused.py``).
+``usable`` says when the cells route here; elsewhere (CUDA, other dtypes, empty tensors, no
+MKL, mismatched dtypes or shapes, which the per-op path reports as PyTorch does) the per-op cell
+runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...autograd import grad_mode
+from ...backends import blas
+from ...ops.composite import record
+from ...tensor import Tensor
+from . import _rnn_cell_kernels as K
+from . import rnn_stack
+
+__all__ = ["usable", "lstm_cell", "gru_cell", "rnn_cell"]
+
+_SLOTS = ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx", "cx")
+_CONSTS = {np.dtype(np.float32): np.array([0, 1], np.float32),
+           np.dtype(np.float64): np.array([0, 1], np.float64)}
+
+
+_GEMMS = {}
+
+
+def _gemm(dtype):
+    fn = _GEMMS.get(dtype)
+    if fn is None:
+        from ..._compile.lower_program import _gemm as gemm  # MKL's cblas_?gemm via ctypes
+        fn = _GEMMS[dtype] = gemm(dtype)
+    return fn
+
+
+def usable(input, hiddens, params, gates) -> bool:
+    """A batched 2-D ``input`` and 2-D hidden states, every tensor on the CPU in one dtype
+    (float32 or float64) with the shapes a valid cell call has (``gates`` chunks), nothing
+    empty, and MKL's CBLAS present. The modules have checked sizes already; anything else runs
+    the per-op cell, which raises as PyTorch."""
+    dt = input._data.dtype
+    if dt not in _CONSTS or input.is_cuda or input.dim() != 2 or input.numel() == 0:
+        return False
+    w_ih, w_hh = params.w_ih, params.w_hh
+    if w_hh.dim() != 2 or w_ih.dim() != 2:
+        return False
+    batch, hid = input.shape[0], w_hh.shape[1]
+    n = gates * hid
+    if hid == 0 or tuple(w_ih.shape) != (n, input.shape[1]) or tuple(w_hh.shape) != (n, hid):
+        return False
+    for t in (params.b_ih, params.b_hh):
+        if t is not None and (t.is_cuda or t._data.dtype != dt or tuple(t.shape) != (n,)):
+            return False
+    for t in (w_ih, w_hh, *hiddens):
+        if t.is_cuda or t._data.dtype != dt:
+            return False
+    if any(tuple(h.shape) != (batch, hid) for h in hiddens):
+        return False
+    return blas.backend() == "mkl" and _gemm(dt) is not None
+
+
+def _array(t, dt):
+    return np.ascontiguousarray(t._data, dtype=dt)
+
+
+def _bias(b, n, dt):
+    return np.zeros(n, dt) if b is None else _array(b, dt)
+
+
+def _record(name, slots, outs, backward, attrs):
+    """The fused node over ``slots`` (input, w_ih, w_hh, b_ih, b_hh, hx[, cx]). Saved (so
+    version-checked) as PyTorch's addmm saves them: each matrix only when its partner in the
+    product needs a gradient (the input for w_ih's, w_ih for the input's, ...), biases never;
+    cx (LSTM: ``sigmoid(f) * cx``) when a gate can need a gradient. The slots themselves are
+    kept unchecked in ``attrs`` for create_graph's per-op rebuild."""
+    need = [t is not None and t._requires_grad for t in slots]
+    save = [(n, slots[i]) for n, i, partner in (("input", 0, 1), ("weight_ih", 1, 0),
+                                                  ("weight_hh", 2, 5), ("hx", 5, 2))
+            if need[partner]]
+    if len(slots) == 7 and any(need[:6]):
+        save.append(("cx", slots[6]))
+    attrs["slots"] = slots
+    return record(name, slots, outs, backward, save=save, attrs=attrs)
+
+
+def _records(slots):
+    return grad_mode.is_grad_enabled() and any(
+        t is not None and t._requires_grad for t in slots)
+
+
+def _prepare(input, hx, params, gates):
+    dt = input._data.dtype
+    x, h = _array(input, dt), _array(hx, dt)
+    hid = h.shape[1]
+    return (dt, x, _array(params.w_ih, dt), _array(params.w_hh, dt),
+            _bias(params.b_ih, gates * hid, dt), _bias(params.b_hh, gates * hid, dt), h)
+
+
+def lstm_cell(input, hidden, params):
+    """``rnn_stack.lstm_cell`` on the unprojected input: (hy, cy)."""
+    hx, cx = hidden
+    dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 4)
+    c = _array(cx, dt)
+    batch, hid = h.shape
+    acts, gh = np.empty((batch, 4 * hid), dt), np.empty((batch, 4 * hid), dt)
+    og, tc, kept, added, hy, cy = (np.empty((batch, hid), dt) for _ in range(6))
+    K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, _gemm(dt), _CONSTS[dt], acts, gh, og, tc,
+                   kept, added, hy, cy)
+    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx)
+    if not _records(slots):
+        return Tensor._make(hy), Tensor._make(cy)
+    t_og, t_tc, t_kept, t_added = _record("FusedLstmCellBackward0", slots,
+                                          [og, tc, kept, added], _lstm_backward,
+                                          {"acts": acts, "tc": tc})
+    cy_t = t_kept + t_added
+    return t_og * t_tc, cy_t
+
+
+def gru_cell(input, hx, params):
+    """``rnn_stack.gru_cell`` on the unprojected input: hy."""
+    dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 3)
+    batch, hid = h.shape
+    acts, gh = np.empty((batch, 3 * hid), dt), np.empty((batch, 3 * hid), dt)
+    p, n, hmn, hy = (np.empty((batch, hid), dt) for _ in range(4))
+    K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], acts, gh, p, n, hmn, hy)
+    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx)
+    if not _records(slots):
+        return Tensor._make(hy)
+    t_p, t_n = _record("FusedGruCellBackward0", slots, [p, n], _gru_backward,
+                       {"acts": acts, "gh": gh, "hmn": hmn})
+    return t_p + t_n
+
+
+def rnn_cell(input, hx, params, relu):
+    """``rnn_stack.tanh_cell`` (``relu`` False) or ``relu_cell`` on the unprojected input."""
+    dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 1)
+    batch, hid = h.shape
+    pre, gh = np.empty((batch, hid), dt), np.empty((batch, hid), dt)
+    K.simple_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], pre, gh)
+    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx)
+    if _records(slots):
+        t_pre = _record("FusedRnnCellBackward0", slots, pre, _rnn_backward, {})
+    else:
+        t_pre = Tensor._make(pre)
+    return t_pre.relu() if relu else t_pre.tanh()
+
+
+# ----------------------------------------------------------------------------- backward
+
+def _grad(g, shape, dt):
+    if g is None:
+        return np.zeros(shape, dt)
+    return np.ascontiguousarray(g._data, dtype=dt)
+
+
+def _saved(node, name, empty):
+    """A saved array, C-contiguous; ``empty`` when it was not saved (not needed)."""
+    if name not in node.ctx._saved:
+        return empty
+    return np.ascontiguousarray(node.saved_array(name))
+
+
+def _weights_and_inputs(node, dgi, dgh, dh, direct):
+    """The GEMMs and bias sums after the gate gradients: the gradient of each slot but cx."""
+    needs = node.ctx.needs_input_grad
+    dt = dgi.dtype
+    batch, n_g = dgi.shape
+    empty, empty1 = np.empty((0, 0), dt), np.empty(0, dt)  # for what is not needed
+    x, h = _saved(node, "input", empty), _saved(node, "hx", empty)
+    w_ih, w_hh = _saved(node, "weight_ih", empty), _saved(node, "weight_hh", empty)
+    slots = node.ctx.attrs["slots"]
+    n_in, hid = slots[0].shape[1], slots[5].shape[1]
+    dx = np.empty((batch, n_in), dt) if needs[0] else None
+    dw_ih = np.empty((n_g, n_in), dt) if needs[1] else None
+    dw_hh = np.empty((n_g, hid), dt) if needs[2] else None
+    db_ih = np.empty(n_g, dt) if needs[3] else None
+    db_hh = np.empty(n_g, dt) if needs[4] else None
+    if dh is None:
+        dh = np.empty((batch, hid), dt) if needs[5] else None
+    K.input_grads(dgi, dgh, x, h, w_ih, w_hh, _gemm(dt), _CONSTS[dt], tuple(needs[:6]), direct,
+                  n_in, hid, _or(dx, empty), _or(dh, empty), _or(dw_ih, empty),
+                  _or(dw_hh, empty), _or(db_ih, empty1), _or(db_hh, empty1))
+    return [None if a is None else Tensor._make(a)
+            for a in (dx, dw_ih, dw_hh, db_ih, db_hh, dh if needs[5] else None)]
+
+
+def _or(a, empty):
+    return empty if a is None else a
+
+
+def _lstm_backward(node, g_og, g_tc, g_kept, g_added):
+    if grad_mode.is_grad_enabled():
+        return _differentiable_backward(node, (g_og, g_tc, g_kept, g_added))
+    attrs = node.ctx.attrs
+    acts, tc = attrs["acts"], attrs["tc"]
+    dt = acts.dtype
+    shape = tc.shape
+    # cx unsaved: no gate needs a gradient, the gate gradients are not used
+    cx = _saved(node, "cx", np.zeros(shape, dt))
+    dg = np.empty(acts.shape, dt)
+    dcx = np.empty(shape, dt)
+    K.lstm_backward(acts, cx, tc, _grad(g_og, shape, dt), _grad(g_tc, shape, dt),
+                    _grad(g_kept, shape, dt), _grad(g_added, shape, dt), _CONSTS[dt], dg, dcx)
+    grads = _weights_and_inputs(node, dg, dg, None, False)
+    return (*grads, Tensor._make(dcx) if node.ctx.needs_input_grad[6] else None)
+
+
+def _gru_backward(node, g_p, g_n):
+    if grad_mode.is_grad_enabled():
+        return _differentiable_backward(node, (g_p, g_n))
+    attrs = node.ctx.attrs
+    acts, gh, hmn = attrs["acts"], attrs["gh"], attrs["hmn"]
+    dt, shape = acts.dtype, hmn.shape
+    dgi, dgh = np.empty(acts.shape, dt), np.empty(acts.shape, dt)
+    dh = np.empty(shape, dt)
+    K.gru_backward(acts, gh, hmn, _grad(g_p, shape, dt), _grad(g_n, shape, dt), _CONSTS[dt],
+                   dgi, dgh, dh)
+    return tuple(_weights_and_inputs(node, dgi, dgh, dh, True))
+
+
+def _rnn_backward(node, g_pre):
+    if grad_mode.is_grad_enabled():
+        return _differentiable_backward(node, (g_pre,))
+    dg = np.ascontiguousarray(g_pre._data)
+    return tuple(_weights_and_inputs(node, dg, dg, None, False))
+
+
+# ----------------------------------------------------------------------------- create_graph
+
+def _lstm_parts(x, hidden, params):
+    """The fused LSTM node's outputs, per-op (``rnn_stack.lstm_cell`` up to its last ops)."""
+    hx, cx = hidden
+    gates = params.linear_hh(hx) + params.linear_ih(x)
+    ingate, forgetgate, cellgate, outgate = gates.chunk(4, 1)
+    kept = forgetgate.sigmoid() * cx
+    added = ingate.sigmoid() * cellgate.tanh()
+    return outgate.sigmoid(), (kept + added).tanh(), kept, added
+
+
+def _gru_parts(x, hx, params):
+    """The fused GRU node's outputs, per-op (``rnn_stack.gru_cell`` but its last add)."""
+    i_r, i_z, i_n = params.linear_ih(x).chunk(3, 1)
+    h_r, h_z, h_n = params.linear_hh(hx).chunk(3, 1)
+    reset_gate = (h_r + i_r).sigmoid()
+    input_gate = (h_z + i_z).sigmoid()
+    new_gate = (i_n + h_n * reset_gate).tanh()
+    return (hx - new_gate) * input_gate, new_gate
+
+
+def _rnn_parts(x, hx, params):
+    return (params.linear_hh(hx) + params.linear_ih(x),)
+
+
+_PARTS = {"FusedLstmCellBackward0": _lstm_parts, "FusedGruCellBackward0": _gru_parts,
+          "FusedRnnCellBackward0": _rnn_parts}
+
+
+def _differentiable_backward(node, gs):
+    """Under ``create_graph``: the node's part of the cell rebuilt per-op from aliases of the
+    saved inputs, differentiated by a nested ``autograd.grad`` that records its own graph."""
+    from ...autograd import engine
+    from ...ops.shape_views import _alias
+    saved = node.ctx._saved
+    needs = node.ctx.needs_input_grad
+    # the saved slots through their version check, the others as they are (PyTorch's graph
+    # does not save them either)
+    inputs = [node.saved(n) if n in saved else t for n, t in zip(_SLOTS, node.ctx.attrs["slots"])]
+    seen = [_alias(t) if need else t for t, need in zip(inputs, needs)]
+    x, w_ih, w_hh, b_ih, b_hh, hx, *cx = seen
+    params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
+    engine._same_pass[0] += 1
+    try:
+        with grad_mode.enable_grad():
+            outs = _PARTS[node.name()](x, (hx, cx[0]) if cx else hx, params)
+            pairs = [(o, g) for o, g in zip(outs, gs) if g is not None]
+            diff = [t for t, need in zip(seen, needs) if need]
+            grads = iter(engine.grad([o for o, _ in pairs], diff, [g for _, g in pairs],
+                                     retain_graph=True, create_graph=True, allow_unused=True))
+    finally:
+        engine._same_pass[0] -= 1
+    return tuple(next(grads) if need else None for need in needs)
