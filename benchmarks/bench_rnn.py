@@ -12,6 +12,13 @@ op by op, jitgrad runs each layer-direction as one compiled forward and one comp
 
 ``--per-op`` routes jitgrad to the per-op layers (``rnn_stack.py``), the path before the fused
 kernels, for a before/after comparison.
+
+``--cells``: instead, a hand-written 50-step loop over ``nn.LSTMCell``/``GRUCell``/``RNNCell``
+(same sizes, the steps' outputs stacked into the loss), per-step forward and backward times of
+jitgrad's fused cells (``nn/modules/rnn_cells_fused.py``), of its per-op cells and of PyTorch,
+interleaved in one process (``CellLoop`` is the asv form)::
+
+    OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/bench_rnn.py --cells
 """
 from __future__ import annotations
 
@@ -96,6 +103,97 @@ class RNNTrainingStep(LSTMTrainingStep):
     cls = "RNN"
 
 
+def make_cell_phases(impl, dtype_name, seed=0, cls="LSTMCell"):
+    """(forward, backward) of a SEQ-step loop over an ``nn.<cls>`` cell (batch BATCH, input
+    INPUT, hidden HIDDEN): ``forward()`` runs the loop and builds the loss from the stacked
+    outputs (each step's h), ``backward(loss)`` differentiates it."""
+    lib = lib_for(impl)
+    lib.manual_seed(seed)
+    dt = getattr(lib, dtype_name)
+    cell = getattr(lib.nn, cls)(INPUT, HIDDEN, dtype=dt)
+    steps = lib.randn(SEQ, BATCH, INPUT, dtype=dt).unbind(0)
+    params = list(cell.parameters())
+    lstm = cls == "LSTMCell"
+
+    def forward():
+        h = lib.zeros(BATCH, HIDDEN, dtype=dt)
+        hidden = (h, h) if lstm else h
+        outs = []
+        for x in steps:
+            hidden = cell(x, hidden)
+            outs.append(hidden[0] if lstm else hidden)
+        return lib.stack(outs).pow(2).mean()
+
+    def backward(loss):
+        for p in params:
+            p.grad = None
+        loss.backward()
+    return forward, backward
+
+
+class CellLoop:
+    params = [["jitgrad", "torch"], ["float32", "float64"], ["LSTMCell", "GRUCell", "RNNCell"]]
+    param_names = ["impl", "dtype", "cell"]
+    timeout = 300
+
+    def setup(self, impl, dtype, cell):
+        self.forward, self.backward = make_cell_phases(impl, dtype, cls=cell)
+        self.backward(self.forward())  # compiles (jitgrad) / warms up
+
+    def time_forward_backward(self, impl, dtype, cell):
+        self.backward(self.forward())
+
+    def time_forward(self, impl, dtype, cell):
+        self.forward()
+
+
+def _per_op_cells(fn):
+    """``fn`` run with jitgrad's cells routed to the per-op path (the state before
+    ``rnn_cells_fused.py``); what it records keeps its nodes, so only forwards need it."""
+    from jitgrad.nn.modules import rnn_cells_fused
+
+    def run(*args):
+        real = rnn_cells_fused.usable
+        rnn_cells_fused.usable = lambda *a: False
+        try:
+            return fn(*args)
+        finally:
+            rnn_cells_fused.usable = real
+    return run
+
+
+def cells_side_by_side(cases, rounds=9):
+    """Interleaved rounds of jitgrad (fused cells), jitgrad (per-op cells) and PyTorch; per
+    case the medians (microseconds per time step) of forward and backward."""
+    import torch
+
+    import jitgrad
+    torch.set_num_threads(1)
+    jitgrad.set_num_threads(1)
+    rows = []
+    for cls, dtype in cases:
+        runs = {}
+        for name, impl in (("fused", "jitgrad"), ("per-op", "jitgrad"), ("torch", "torch")):
+            fwd, bwd = make_cell_phases(impl, dtype, cls=cls)
+            if name == "per-op":
+                fwd = _per_op_cells(fwd)
+            for _ in range(2):
+                bwd(fwd())
+            runs[name] = (fwd, bwd, {"forward": [], "backward": []})
+        for _ in range(rounds):
+            for fwd, bwd, times in runs.values():
+                t0 = time.perf_counter()
+                loss = fwd()
+                t1 = time.perf_counter()
+                bwd(loss)
+                t2 = time.perf_counter()
+                times["forward"].append(t1 - t0)
+                times["backward"].append(t2 - t1)
+        rows.append((cls, dtype, {name: {k: _median(v) * 1e6 / SEQ for k, v in r[2].items()}
+                                  for name, r in runs.items()}))
+    return rows
+
+
 def _per_op():
     """Route jitgrad's recurrent layers to the per-op path (the state before the fused
     float64 LSTM / GRU / RNN kernels; float32 LSTMs keep their oneDNN-like layer)."""
@@ -153,7 +251,20 @@ def _timed(step, n=3):
     return (time.perf_counter() - t) / n
 
 
-if __name__ == "__main__":
+def _print_cells():
+    cases = [(c, d) for d in ("float32", "float64") for c in ("LSTMCell", "GRUCell", "RNNCell")]
+    print(f"{'cell':8s} {'dtype':8s} {'phase':9s} {'fused us':>9s} {'per-op us':>9s} "
+          f"{'torch us':>9s} {'fused/torch':>11s} {'per-op/torch':>12s}")
+    for cls, dtype, t in cells_side_by_side(cases):
+        for phase in ("forward", "backward"):
+            f, p, r = t["fused"][phase], t["per-op"][phase], t["torch"][phase]
+            print(f"{cls:8s} {dtype:8s} {phase:9s} {f:9.1f} {p:9.1f} {r:9.1f} {f / r:11.2f} "
+                  f"{p / r:12.2f}")
+
+
+if __name__ == "__main__" and "--cells" in sys.argv:
+    _print_cells()
+elif __name__ == "__main__":
     if "--per-op" in sys.argv:
         _per_op()
     CASES = [("LSTM", "float32"), ("LSTM", "float64"), ("GRU", "float32"), ("GRU", "float64"),
