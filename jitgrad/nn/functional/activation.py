@@ -85,8 +85,41 @@ def _hardtanh(t, min_val, max_val):
                   save=(("x", t),), attrs={"lo": lo, "hi": hi})
 
 
+def _gelu_backward(node, g):
+    # ATen's GeluBackwardKernelImpl bit for bit (activation_kernels); with create_graph the same
+    # derivative in differentiable ops
+    x = node.saved("x")
+    tanh = node.ctx.attrs["approximate"] == "tanh"
+    if not grad_mode.is_grad_enabled() and K.supported(g._data, x._data):
+        dt = x._data.dtype.type
+        if tanh:
+            return (Tensor._make(K.binary(
+                K.gelu_tanh_backward_vec, K.gelu_tanh_backward_scl, g._data, x._data,
+                K.GELU_BETA, K.GELU_KAPPA, 0.5, 1.0, dt(3) * dt(K.GELU_KAPPA))),)
+        return (Tensor._make(K.binary(K.gelu_backward_vec, K.gelu_backward_scl, g._data,
+                                      x._data, *K.GELU_BACKWARD_PARAMS)),)
+    if tanh:
+        inner = K.GELU_BETA * (x + K.GELU_KAPPA * x * x * x)
+        t = _F.tanh(inner)
+        return (g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * K.GELU_BETA
+                     * (1 + 3 * K.GELU_KAPPA * x * x)),)
+    cdf = 0.5 * (1 + _F.erf(x * K.GELU_ALPHA))
+    return (g * (cdf + x * (K.GELU_PDF * _F.exp(x * x * -0.5))),)
+
+
 def gelu(input, approximate="none"):
-    return _F.gelu(input, approximate=approximate)
+    """ATen's GeluKernelImpl (GeluBackward0) on float32/float64 CPU tensors where its bits are
+    reproduced (``K.gelu_exact``); the registry's op (fusable) elsewhere."""
+    if approximate not in ("none", "tanh") or not K.gelu_exact(input._data, approximate):
+        return _F.gelu(input, approximate=approximate)
+    x = input._data
+    if approximate == "tanh":
+        out = K.unary(K.gelu_tanh_vec, K.gelu_tanh_scl, x, K.GELU_BETA, K.GELU_KAPPA, 0.5,
+                      1.0, grain=K.gelu_grain)
+    else:
+        out = K.unary(K.gelu_vec, K.gelu_scl, x, *K.GELU_PARAMS, grain=K.gelu_grain)
+    return record("GeluBackward0", (input,), out, _gelu_backward, save=(("x", input),),
+                  attrs={"approximate": approximate})
 
 
 def _silu_composed(t):
@@ -135,10 +168,29 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _F.leaky_relu(input, negative_slope)
 
 
+def _softplus_backward(node, g):
+    # ATen's softplus_backward: x * beta > threshold ? grad : grad * z / (z + 1), z = exp(x *
+    # beta); with create_graph the same formula in differentiable ops
+    x = node.saved("x")
+    a = node.ctx.attrs
+    beta, threshold = a["beta"], a["threshold"]
+    if not grad_mode.is_grad_enabled() and K.supported(g._data, x._data):
+        return (Tensor._make(K.binary(K.softplus_backward_vec, K.softplus_backward_scl,
+                                      g._data, x._data, beta, threshold, 1.0)),)
+    z = _F.exp(x * beta)
+    return (_F.where(x * beta > threshold, g, g * z / (z + 1)),)
+
+
 def softplus(input, beta=1.0, threshold=20.0):
-    # the registry's op, fusable, in jitgrad.math's exp/log1p (within 3 ulp of ATen's kernel;
-    # its exact pair is activation_kernels.softplus_vec/scl and softplus_backward_vec/scl)
-    return _F.softplus(input, beta=beta, threshold=threshold)
+    """ATen's softplus kernel bit for bit on float32/float64 CPU tensors (SoftplusBackward0);
+    the registry's op (fusable) elsewhere."""
+    if not K.supported(input._data) or not isinstance(beta, (int, float)) or \
+            not isinstance(threshold, (int, float)):
+        return _F.softplus(input, beta=beta, threshold=threshold)
+    _float_only(input, "softplus_cpu")
+    out = K.unary(K.softplus_vec, K.softplus_scl, input._data, beta, threshold)
+    return record("SoftplusBackward0", (input,), out, _softplus_backward,
+                  save=(("x", input),), attrs={"beta": beta, "threshold": threshold})
 
 
 def _log_sigmoid_backward(node, g):

@@ -1,7 +1,9 @@
-"""ATen's CPU activation kernels (aten/src/ATen/native/cpu/Activation.cpp), bit for bit on
-float32/float64 CPU arrays: the forward and the input-gradient of silu, the elu family
-(elu/selu/celu, also through the result), mish and log_sigmoid, softshrink's forward and
-hardswish's gradient (softplus's pair is here too; its op is still the registry's).
+"""ATen's CPU activation kernels (aten/src/ATen/native/cpu/Activation.cpp, Gelu.h), bit for bit
+on float32/float64 CPU arrays: the forward and the input-gradient of silu, the elu family
+(elu/selu/celu, also through the result), mish, log_sigmoid, softplus and gelu (both
+approximations; float32 'none' only where PyTorch does not hand it to oneDNN: ``gelu_exact``),
+softshrink's forward and hardswish's gradient. Several parallel_for chunks run one per thread
+(prange); the values do not depend on it.
 
 GCC compiles ATen's ``a + b * c`` on Vectorized values (and in the scalar lambdas) as one FMA
 (-ffp-contract=fast): where a kernel below writes ``fma`` it is that contraction (measured).
@@ -21,12 +23,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..._settings import get_num_threads
 from ...math import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
 from ...math._intrinsics import fma, select
 from ...math._sleef import SLEEF_JIT
+from ...math._sleef_erf import vec_erf
 from ...ops._range_kernels import parallel_chunks
 
 _VECTOR_BYTES = 64  # one AVX-512 register; cpu_kernel_vec unrolls two per step
@@ -36,29 +39,54 @@ _VECTOR_BYTES = 64  # one AVX-512 register; cpu_kernel_vec unrolls two per step
 # negative start, whose wraparound check keeps LLVM from vectorizing it (~15x slower).
 
 @njit(**SLEEF_JIT)
+def _unary_run(vec, scl, x, out, b, e, width, p):
+    body = e - (e - b) % width
+    xs, os = x[b:body], out[b:body]
+    for i in range(xs.size):
+        os[i] = vec(xs[i], p)
+    xs, os = x[body:e], out[body:e]
+    for i in range(xs.size):
+        os[i] = scl(xs[i], p)
+
+
+@njit(**SLEEF_JIT)
+def _binary_run(vec, scl, a, b, out, lo, hi, width, p):
+    body = hi - (hi - lo) % width
+    As, bs, os = a[lo:body], b[lo:body], out[lo:body]
+    for i in range(os.size):
+        os[i] = vec(As[i], bs[i], p)
+    As, bs, os = a[body:hi], b[body:hi], out[body:hi]
+    for i in range(os.size):
+        os[i] = scl(As[i], bs[i], p)
+
+
+# one driver per arity, serial and over threads (a chunk per thread, as ATen's parallel_for)
+
+@njit(**SLEEF_JIT)
 def _unary(vec, scl, x, out, chunks, width, p):
     for c in range(chunks.size - 1):
-        b, e = chunks[c], chunks[c + 1]
-        body = e - (e - b) % width
-        xs, os = x[b:body], out[b:body]
-        for i in range(xs.size):
-            os[i] = vec(xs[i], p)
-        xs, os = x[body:e], out[body:e]
-        for i in range(xs.size):
-            os[i] = scl(xs[i], p)
+        _unary_run(vec, scl, x, out, chunks[c], chunks[c + 1], width, p)
+
+
+@njit(parallel=True, **SLEEF_JIT)
+def _unary_par(vec, scl, x, out, chunks, width, p):
+    for c in prange(chunks.size - 1):
+        _unary_run(vec, scl, x, out, chunks[c], chunks[c + 1], width, p)
 
 
 @njit(**SLEEF_JIT)
 def _binary(vec, scl, a, b, out, chunks, width, p):
     for c in range(chunks.size - 1):
-        lo, hi = chunks[c], chunks[c + 1]
-        body = hi - (hi - lo) % width
-        As, bs, os = a[lo:body], b[lo:body], out[lo:body]
-        for i in range(os.size):
-            os[i] = vec(As[i], bs[i], p)
-        As, bs, os = a[body:hi], b[body:hi], out[body:hi]
-        for i in range(os.size):
-            os[i] = scl(As[i], bs[i], p)
+        _binary_run(vec, scl, a, b, out, chunks[c], chunks[c + 1], width, p)
+
+
+@njit(parallel=True, **SLEEF_JIT)
+def _binary_par(vec, scl, a, b, out, chunks, width, p):
+    for c in prange(chunks.size - 1):
+        _binary_run(vec, scl, a, b, out, chunks[c], chunks[c + 1], width, p)
+
+
+_PARALLEL = {_unary: _unary_par, _binary: _binary_par}
 
 
 def supported(*arrays) -> bool:
@@ -68,20 +96,43 @@ def supported(*arrays) -> bool:
         dt in (np.float32, np.float64)
 
 
-def _run(kernel, vec, scl, arrays, params, vectors=2):
+def _chunks(n, threads, grain):
+    """at::parallel_for's chunk bounds over ``range(n)`` with ``grain`` (TensorIterator runs
+    serially below the grain or on one thread)."""
+    if grain is None:
+        return parallel_chunks(n, threads)
+    if n <= grain or threads <= 1:
+        return np.array([0, n], np.int64)
+    t = min(threads, -(-n // grain))
+    size = -(-n // t)
+    return np.array(sorted({min(n, k * size) for k in range(t + 1)}), np.int64)
+
+
+def gelu_grain(n, threads):
+    """GeluKernelImpl's grain: ``numel / threads`` above 16384 elements, else ATen's 32768."""
+    return n // threads if n > 16384 else 32768
+
+
+def _run(kernel, vec, scl, arrays, params, vectors=2, grain=None):
     shape, dt = arrays[0].shape, arrays[0].dtype
     flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
     out = np.empty(flat[0].size, dt)
     p = tuple(dt.type(v) for v in params)
-    kernel(vec, scl, *flat, out, parallel_chunks(out.size, get_num_threads()),
-           _VECTOR_BYTES // dt.itemsize * vectors, p)
+    threads = get_num_threads()
+    if callable(grain):
+        grain = grain(out.size, threads)
+    chunks = _chunks(out.size, threads, grain)
+    if chunks.size > 2:  # several chunks: one thread each (the values do not depend on it)
+        kernel = _PARALLEL[kernel]
+    kernel(vec, scl, *flat, out, chunks, _VECTOR_BYTES // dt.itemsize * vectors, p)
     return out.reshape(shape)
 
 
-def unary(vec, scl, x, *params, vectors=2):
+def unary(vec, scl, x, *params, vectors=2, grain=None):
     """``out[i] = vec(x[i], params)`` on the vector lanes, ``scl`` on each chunk's tail (the
-    last ``len % (vectors * lanes)`` elements)."""
-    return _run(_unary, vec, scl, (x,), params, vectors)
+    last ``len % (vectors * lanes)`` elements). ``grain``: parallel_for's grain (default
+    ATen's 32768), or a function of (numel, threads) giving it."""
+    return _run(_unary, vec, scl, (x,), params, vectors, grain)
 
 
 def binary(vec, scl, a, b, *params):
@@ -264,3 +315,91 @@ def softshrink_scl(x, p):
     if x < -p[0]:
         return x + p[0]
     return x * p[1]
+
+
+# ---- gelu(approximate='tanh') (ATen's Gelu.h / GeluBackwardKernelImpl): p = (kBeta, kKappa,
+# 0.5, 1[, 3 * kKappa]); no inf special case in PyTorch 2.13 (gelu(-inf) is NaN there too).
+# The forward's ``x + kKappa * x_cube`` and the backward's ``1 - t * t``,
+# ``1 + 3 * kKappa * x_sq`` are FMAs in both lambdas, ``left_derivative + left *
+# tanh_derivative * inner_derivative`` is not (measured: every other combination differs) ------
+
+GELU_BETA = 1.41421356237309504880 * 1.12837916709551257390 * 0.5  # M_SQRT2 * M_2_SQRTPI / 2
+GELU_KAPPA = 0.044715
+
+
+@njit(**SLEEF_JIT)
+def gelu_tanh_vec(x, p):
+    inner = p[0] * fma(p[1], x * x * x, x)
+    return p[2] * x * (p[3] + sleef_tanh(inner))
+
+
+@njit(**SLEEF_JIT)
+def gelu_tanh_scl(x, p):
+    inner = p[0] * fma(p[1], x * x * x, x)
+    return p[2] * x * (p[3] + math.tanh(inner))
+
+
+@njit(**SLEEF_JIT)
+def _gelu_tanh_backward(dy, x, t, p):
+    left = p[2] * x
+    left_derivative = p[2] * (p[3] + t)
+    tanh_derivative = fma(-t, t, p[3])
+    inner_derivative = p[0] * fma(p[4], x * x, p[3])
+    return dy * (left_derivative + left * tanh_derivative * inner_derivative)
+
+
+@njit(**SLEEF_JIT)
+def gelu_tanh_backward_vec(dy, x, p):
+    return _gelu_tanh_backward(dy, x, sleef_tanh(p[0] * fma(p[1], x * x * x, x)), p)
+
+
+@njit(**SLEEF_JIT)
+def gelu_tanh_backward_scl(dy, x, p):
+    return _gelu_tanh_backward(dy, x, math.tanh(p[0] * fma(p[1], x * x * x, x)), p)
+
+
+# ---- gelu(approximate='none'): x * 0.5 * (1 + erf(x * M_SQRT1_2)); backward
+# dy * (cdf + x * pdf), cdf = 0.5 * (1 + erf(x * M_SQRT1_2)), pdf = kBeta * exp(x * x * -0.5).
+# Vector erf: ATen's float polynomial / SLEEF's double erf (math/_sleef_erf.py); the tails use
+# glibc's erff/erf and expf/exp (Numba's math.erf/exp). p = (M_SQRT1_2, 0.5, 1[, kBeta, -0.5])
+# in the dtype; kBeta = M_2_SQRTPI * M_SQRT1_2 * 0.5 rounded once from double -----------------
+
+GELU_ALPHA = 0.70710678118654752440                                   # M_SQRT1_2
+GELU_PDF = 1.12837916709551257390 * 0.70710678118654752440 * 0.5     # kBeta
+
+
+GELU_PARAMS = (GELU_ALPHA, 0.5, 1.0)
+GELU_BACKWARD_PARAMS = (GELU_ALPHA, 0.5, 1.0, GELU_PDF, -0.5)
+
+
+def gelu_exact(x, approximate):
+    """Whether these kernels give PyTorch's bits for ``gelu(x, approximate)``: float32/float64
+    host arrays, except float32 'none' on more than one element, which PyTorch hands to oneDNN
+    (``use_mkldnn``: its JIT eltwise_gelu_erf, not reproduced)."""
+    if not supported(x):
+        return False
+    return approximate == "tanh" or x.dtype == np.float64 or x.size <= 1
+
+
+@njit(**SLEEF_JIT)
+def gelu_vec(x, p):
+    return x * p[1] * (p[2] + vec_erf(x * p[0]))
+
+
+@njit(**SLEEF_JIT)
+def gelu_scl(x, p):
+    return x * p[1] * (p[2] + math.erf(x * p[0]))
+
+
+@njit(**SLEEF_JIT)
+def gelu_backward_vec(dy, x, p):
+    cdf = p[1] * (p[2] + vec_erf(x * p[0]))
+    pdf = p[3] * sleef_exp(x * x * p[4])
+    return dy * fma(x, pdf, cdf)
+
+
+@njit(**SLEEF_JIT)
+def gelu_backward_scl(dy, x, p):
+    cdf = p[1] * (p[2] + math.erf(x * p[0]))
+    pdf = p[3] * math.exp(x * x * p[4])
+    return dy * (cdf + x * pdf)
