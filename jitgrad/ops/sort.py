@@ -7,9 +7,11 @@ to the selected indices with ``index.scatter_into_zeros``, itself a recorded op,
 backward works. The global median()/nanmedian() share the gradient evenly among the elements
 equal to the result (PyTorch's evenly_distribute_backward, as max()).
 
-Ties: sort/argsort/topk are stable (equal values keep their order; descending keeps it too).
-kthvalue/median/nanmedian with ``dim`` return the index of the first occurrence of the selected
-value; PyTorch's index among equal values depends on its selection algorithm, so it can differ.
+Ties: sort/argsort are stable (equal values keep their order; descending keeps it too), as
+ATen's CPU sort. topk and kthvalue pick among equal values as ATen's selection algorithms do
+(``_select_kernels``: libstdc++'s partial_sort/nth_element/sort, ATen's quickselect);
+median/nanmedian with ``dim`` break ties by index (ATen's comparator ``(x[i], i) < (x[j], j)``),
+i.e. the position in a stable sort.
 
 CUDA tensors: sort/argsort/msort/topk run on the device (``cuda_kernels.sort``: a stable rank
 sort, the same order as the CPU path); kthvalue/median/nanmedian/unique are staged through
@@ -159,25 +161,28 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
         key = (slice(None),) * d + (slice(0, k),)
         return _record_selection("TopkBackward0", input, vals[key].contiguous(),
                                  idx[key].contiguous(), d, True, TopkResult)
-    idx = _argsort(a, d, descending=largest)
-    idx = np.take(idx, np.arange(k), axis=d)
+    idx = _select_rows(a, d, k, lambda rows, out: _kernels().topk_rows(
+        rows, k, bool(largest), bool(sorted), out))
     return _record_selection("TopkBackward0", input, np.take_along_axis(a, idx, d), idx, d,
                              True, TopkResult)
 
 
-def _first_index(a, vals, axis):
-    """Index of the first element along ``axis`` equal to ``vals`` (NaN matches NaN)."""
-    v = np.expand_dims(vals, axis)
-    eq = a == v
-    if a.dtype.kind == "f":
-        eq = eq | (np.isnan(a) & np.isnan(v))
-    return np.argmax(eq, axis=axis).astype(np.int64)
+def _kernels():
+    from . import _select_kernels  # Numba: compiled on first use, not with jitgrad
+    return _select_kernels
 
 
-def _kth_along(a, axis, k):
-    """The ``k``-th smallest (0-based, NaN largest) along ``axis`` and its first index."""
-    vals = np.take(np.sort(a, axis=axis), k, axis=axis)
-    return vals, _first_index(a, vals, axis)
+def _select_rows(a, d, k, run):
+    """The (k-wide along ``d``) int64 indices ``run(rows, out)`` writes for each slice of
+    ``a`` along ``d``, the slices laid out as the rows of a contiguous 2-D array."""
+    moved = np.moveaxis(a, d, -1)
+    if moved.dtype == np.float16:  # Numba has no float16 compares: float32 keeps the order
+        moved = moved.astype(np.float32)
+    rows = np.ascontiguousarray(moved.reshape(-1, a.shape[d]))
+    out = np.empty((rows.shape[0], k), np.int64)
+    if k and rows.shape[0]:
+        run(rows, out)
+    return np.moveaxis(out.reshape(moved.shape[:-1] + (k,)), -1, d)
 
 
 def _keep(arr, axis, keepdim):
@@ -201,7 +206,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     if a.ndim == 0:
         return _record_selection("KthvalueBackward0", input, a.copy(), np.zeros((), np.int64),
                                  0, keepdim, KthvalueResult)
-    vals, idx = _kth_along(a, d, k - 1)
+    idx = _select_rows(a, d, 1, lambda rows, out: _kernels().kth_rows(rows, k - 1,
+                                                                      out.reshape(-1)))
+    vals = np.take_along_axis(a, idx, d).squeeze(d)
+    idx = idx.squeeze(d)
     return _record_selection("KthvalueBackward0", input, _keep(vals, d, keepdim),
                              _keep(idx, d, keepdim), d, keepdim, KthvalueResult)
 
@@ -218,19 +226,23 @@ def _median_dim(input, dim, keepdim, ignore_nan):
         return _record_selection(node, input, a.copy(), np.zeros((), np.int64), 0, keepdim, cls)
     if a.shape[d] == 0:  # PyTorch says median() for nanmedian too
         raise IndexError(f"median(): Expected reduction dim {d} to have non-zero size.")
-    s = np.sort(a, axis=d)  # NaN last
+    n = a.shape[d]
+    order = np.argsort(a, axis=d, kind="stable")  # NaN last; ties by index, as ATen's
     if a.dtype.kind == "f":
         nans = np.isnan(a)
-        if ignore_nan:  # the lower median of the non-NaN elements (all NaN: NaN)
-            m = a.shape[d] - nans.sum(axis=d)
-            k = np.maximum((m - 1) // 2, 0)
-            vals = np.take_along_axis(s, np.expand_dims(k, d), d).squeeze(d)
-        else:  # a NaN in the slice makes the median NaN
-            vals = np.take(s, (a.shape[d] - 1) // 2, axis=d)
-            vals = np.where(nans.any(axis=d), np.nan, vals).astype(a.dtype)
+        if ignore_nan:  # the lower median of the non-NaN elements
+            m = n - nans.sum(axis=d)
+            idx = np.take_along_axis(order, np.expand_dims(np.maximum(m - 1, 0) // 2, d),
+                                     d).squeeze(d)
+            if not m.all():  # all NaN: where nth_element leaves a run of equivalent keys
+                idx = np.where(m == 0, _kernels().all_nan_nth(n, 0), idx)
+        else:  # a NaN in the slice makes the median NaN: its first one
+            idx = np.where(nans.any(axis=d), np.argmax(nans, axis=d),
+                           np.take(order, (n - 1) // 2, axis=d))
     else:
-        vals = np.take(s, (a.shape[d] - 1) // 2, axis=d)
-    idx = _first_index(a, vals, d)
+        idx = np.take(order, (n - 1) // 2, axis=d)
+    idx = idx.astype(np.int64)
+    vals = np.take_along_axis(a, np.expand_dims(idx, d), d).squeeze(d)
     return _record_selection(node, input, _keep(vals, d, keepdim), _keep(idx, d, keepdim), d,
                              keepdim, cls)
 
