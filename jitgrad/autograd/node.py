@@ -155,8 +155,16 @@ class AccumulateGrad(Node):
     __slots__ = ("variable",)
 
     def __init__(self, variable):
-        # the storage's shape tuple, not ``variable.shape`` (a Size built per leaf per step)
-        super().__init__((), ((tuple(variable._data.shape), variable.dtype),))
+        # Node.__init__ written out (a leaf gets a new one per graph: per step, per op on a
+        # leaf in a loop); the storage's shape tuple, not ``variable.shape`` (a Size per leaf)
+        self.next_functions = ()
+        self._input_meta = ((tuple(variable._data.shape), variable.dtype),)
+        next(_seq)  # (a sequence number taken, as every node takes one)
+        self._pre_hooks = None
+        self._hooks = None
+        self._retained = None
+        self._released = False
+        self._metadata = _anomaly.forward_metadata() if _anomaly.enabled else None
         self.variable = variable
         self._seq = 1 << 62  # run as soon as ready, like PyTorch's UINT64_MAX sequence number
 

@@ -214,6 +214,19 @@ def _node(node_name, inputs, backward, attrs, save, n_outputs):
     """The FunctionNode ``record`` attaches (some input requires grad, grad mode is on)."""
     ctx = Ctx()
     ctx.attrs = attrs or {}
+    cls = _node_classes.get(node_name)
+    if cls is None:
+        cls = _node_classes[node_name] = node_class(node_name, FunctionNode)
+    if len(inputs) == 1:  # (the caller found it requires grad)
+        t = inputs[0]
+        edge = t._edge()
+        d = t._data
+        dt = _BY_NP.get(d.dtype)
+        ctx.needs_input_grad = (True,)
+        for name, s in save:
+            ctx.save(name, s)
+        return cls((edge,), ((tuple(d.shape), dt if dt is not None else t.dtype),), ctx,
+                   backward, n_outputs)
     next_functions, meta, needs = [], [], []
     for t in inputs:
         if isinstance(t, Tensor) and t._requires_grad:
@@ -229,9 +242,6 @@ def _node(node_name, inputs, backward, attrs, save, n_outputs):
     ctx.needs_input_grad = tuple(needs)
     for name, t in save:
         ctx.save(name, t)
-    cls = _node_classes.get(node_name)
-    if cls is None:
-        cls = _node_classes[node_name] = node_class(node_name, FunctionNode)
     return cls(next_functions, meta, ctx, backward, n_outputs)
 
 

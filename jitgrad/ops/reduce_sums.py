@@ -252,6 +252,7 @@ del _name
 
 _sum_general = sum
 _ALL_AXES = tuple(tuple(range(n)) for n in range(65))  # a full reduction's axes, per ndim
+_ONES = tuple((1,) * n for n in range(65))  # and its kept shape (_attrs's "kept")
 
 
 @functools.wraps(_sum_general)
@@ -272,7 +273,7 @@ def sum(*args, **kwargs):  # noqa: A001
                 if data.__class__ is not np.ndarray:  # (an empty input's np.sum: a scalar)
                     data = np.asarray(data)
                 # the attrs only the node reads: built when record will make one
-                attrs = _attrs(x, axes, False) if x._requires_grad and _grad_state.enabled \
-                    else None
+                attrs = {"shape": d.shape, "kept": _ONES[d.ndim], "keepdim": False,
+                         "axes": axes} if x._requires_grad and _grad_state.enabled else None
                 return record("SumBackward0", (x,), data, _sum_backward, attrs=attrs)
     return _sum_general(*args, **kwargs)
