@@ -1,6 +1,7 @@
 """Framework overhead and compile time.
 
 * ``ScalarGraph100``: forward + backward of a 100-op graph on 0-d tensors (per-node cost).
+* ``SmallOpOverhead``: 100 calls of one eager op (sum, view, x[0], cat, a+b) on 16 elements.
 * ``FirstTrainingStep``: the first training step of a small MLP (Linear, ReLU, cross-entropy,
   backward, SGD) in a fresh process, with an empty kernel cache (cold: compiles) and with a
   populated one (warm: loads machine code from disk); both ``JITGRAD_CACHE_DIR`` and
@@ -17,7 +18,7 @@ import textwrap
 
 import numpy as np
 
-from ._common import IMPLS, lib_for
+from ._common import IMPLS, arrays, lib_for
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,6 +74,28 @@ class ScalarGraph100:
             return g
         self.x.grad = None
         scalar_chain(self.x).backward()
+
+
+class SmallOpOverhead:
+    """One eager op on a 16-element float32 tensor (framework cost, not arithmetic): the
+    non-elementwise ops whose per-call Python overhead ``side_by_side_overhead`` reports."""
+
+    params = [["jitgrad", "torch"], ["sum", "view", "x[0]", "cat", "a+b"], [False, True]]
+    param_names = ["impl", "op", "requires_grad"]
+
+    def setup(self, impl, op, requires_grad):
+        lib = lib_for(impl)
+        a_np, b_np = arrays(16, 16)
+        a = lib.tensor(a_np, requires_grad=requires_grad)
+        b = lib.tensor(b_np, requires_grad=requires_grad)
+        self.fn = {"sum": lambda: a.sum(), "view": lambda: a.view(-1, 1), "x[0]": lambda: a[0],
+                   "cat": lambda: lib.cat([a, b]), "a+b": lambda: a + b}[op]
+        self.fn()
+
+    def time_op(self, impl, op, requires_grad):
+        fn = self.fn
+        for _ in range(100):
+            fn()
 
 
 _CHILD = textwrap.dedent("""
