@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from .._dtype import _BY_NP
 from . import anomaly_mode as _anomaly
 from .saved_hooks import stack as _saved_hooks
 
@@ -158,7 +159,9 @@ class AccumulateGrad(Node):
         # Node.__init__ written out (a leaf gets a new one per graph: per step, per op on a
         # leaf in a loop); the storage's shape tuple, not ``variable.shape`` (a Size per leaf)
         self.next_functions = ()
-        self._input_meta = ((tuple(variable._data.shape), variable.dtype),)
+        d = variable._data
+        dt = _BY_NP.get(d.dtype)  # Tensor.dtype without the property call
+        self._input_meta = ((tuple(d.shape), dt if dt is not None else variable.dtype),)
         next(_seq)  # (a sequence number taken, as every node takes one)
         self._pre_hooks = None
         self._hooks = None

@@ -87,22 +87,22 @@ def _plain_shape(args, numel):
     then checks them and raises PyTorch's errors)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = args[0]
-    known, neg = 1, -1
-    for i, s in enumerate(args):
+    known, neg = 1, False
+    for s in args:
         if s.__class__ is not int:
             return None
         if s >= 0:
             known *= s
-        elif s == -1 and neg < 0:
-            neg = i
+        elif s == -1 and not neg:
+            neg = True
         else:
             return None
-    if neg < 0:
+    if not neg:
         return tuple(args) if known == numel else None
     if known == 0 or numel % known:
         return None
     shape = list(args)
-    shape[neg] = numel // known
+    shape[shape.index(-1)] = numel // known
     return tuple(shape)
 
 
