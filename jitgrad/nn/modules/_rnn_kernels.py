@@ -306,3 +306,110 @@ def lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs,
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(4 * hid),
              one, dg[off:].ctypes.data, np.int32(4 * hid), w_hh.ctypes.data, np.int32(hid),
              zero, dh.ctypes.data, np.int32(hid))
+
+
+# ----------------------------------------------------------------------------- LSTM, projected
+
+@njit(nogil=True, error_model="numpy")
+def lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx, sizes, offsets, reverse, gemm,
+                      consts, acts, gh, cprev, tcs, hraw, hprev, y, hy, cy):
+    """``lstm_forward`` with projections (``proj_size`` P < H): the hidden state is
+    ``(o * tanh(c)) @ w_hr.T`` (RNN.cpp's ``matmul_hr``: a GEMM without bias), so ``hx``,
+    ``hprev``, ``y``, ``hy`` are (., P), ``w_hh`` (4H, P), ``w_hr`` (P, H); ``cx``, ``cprev``,
+    ``tcs``, ``cy`` (., H). Also writes ``hraw`` (N, H: the state before the projection,
+    w_hr's gradient needs it); ``gh`` (B, 4H) is scratch."""
+    rows, n_in = x.shape
+    batch, proj = hx.shape
+    hid = cx.shape[1]
+    zero, one = consts[0], consts[1]
+    _project(acts, x, w_ih, b_ih, gemm, one, rows, 4 * hid, n_in)
+    for b in range(batch):
+        for j in range(proj):
+            hy[b, j] = hx[b, j]
+        for j in range(hid):
+            cy[b, j] = cx[b, j]
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = steps - 1 - s if reverse else s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            hp, cp = hprev[off + b], cprev[off + b]
+            for j in range(proj):
+                hp[j] = hy[b, j]
+            for j in range(hid):
+                cp[j] = cy[b, j]
+        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, proj)
+        for b in range(n_b):
+            ar, ghr, cpr, tcr, hrr, cyr = (acts[off + b], gh[b], cprev[off + b], tcs[off + b],
+                                           hraw[off + b], cy[b])
+            for j in range(2 * hid):
+                ar[j] = sigmoid(ghr[j] + ar[j])
+            for j in range(hid):
+                ar[2 * hid + j] = tanh(ghr[2 * hid + j] + ar[2 * hid + j])
+            for j in range(hid):
+                ar[3 * hid + j] = sigmoid(ghr[3 * hid + j] + ar[3 * hid + j])
+            for j in range(hid):
+                kept = ar[hid + j] * cpr[j]
+                added = ar[j] * ar[2 * hid + j]
+                c_new = kept + added
+                tc = tanh(c_new)
+                tcr[j] = tc
+                hrr[j] = ar[3 * hid + j] * tc
+                cyr[j] = c_new
+        # y[rows of t] = hraw[rows of t] @ w_hr.T, then the state takes it
+        gemm(_ROW_MAJOR, _NO_TRANS, _TRANS, np.int32(n_b), np.int32(proj), np.int32(hid), one,
+             hraw[off:].ctypes.data, np.int32(hid), w_hr.ctypes.data, np.int32(hid), zero,
+             y[off:].ctypes.data, np.int32(proj))
+        for b in range(n_b):
+            for j in range(proj):
+                hy[b, j] = y[off + b, j]
+
+
+@njit(nogil=True, error_model="numpy")
+def lstm_proj_backward(w_hh, w_hr, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy,
+                       dhy, dcy, dhp, dhr, dg, dh, dc):
+    """The time loop of ``lstm_proj_forward``'s VJP: ``dhp`` (N, P) the gradient of each
+    row's projected state (w_hr's gradient is ``dhp.T @ hraw``), ``dhr`` (B, H) scratch,
+    ``dg`` (N, 4H) the gate gradients, ``dh`` (B, P) / ``dc`` (B, H) hx's and cx's."""
+    proj = dh.shape[1]
+    hid = dc.shape[1]
+    zero, one = consts[0], consts[1]
+    dh[:, :] = dhy
+    dc[:, :] = dcy
+    steps = sizes.shape[0]
+    for s in range(steps):
+        t = s if reverse else steps - 1 - s
+        n_b, off = sizes[t], offsets[t]
+        for b in range(n_b):
+            for j in range(proj):
+                dhp[off + b, j] = dy[off + b, j] + dh[b, j]
+        # the state before the projection: dhr = dhp @ w_hr
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(proj),
+             one, dhp[off:].ctypes.data, np.int32(proj), w_hr.ctypes.data, np.int32(hid), zero,
+             dhr.ctypes.data, np.int32(hid))
+        for b in range(n_b):
+            ar, cpr, tcr, dgr, dhrr, dcr = (acts[off + b], cprev[off + b], tcs[off + b],
+                                            dg[off + b], dhr[b], dc[b])
+            for j in range(hid):
+                ig, fg, gg, og = ar[j], ar[hid + j], ar[2 * hid + j], ar[3 * hid + j]
+                tc = tcr[j]
+                dht = dhrr[j]
+                dct = dcr[j] + dht * og * (one - tc * tc)
+                dgr[j] = dct * gg * ig * (one - ig)
+                dgr[hid + j] = dct * cpr[j] * fg * (one - fg)
+                dgr[2 * hid + j] = dct * ig * (one - gg * gg)
+                dgr[3 * hid + j] = dht * tc * og * (one - og)
+                dcr[j] = dct * fg
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(proj), np.int32(4 * hid),
+             one, dg[off:].ctypes.data, np.int32(4 * hid), w_hh.ctypes.data, np.int32(proj),
+             zero, dh.ctypes.data, np.int32(proj))
+
+
+@njit(nogil=True, error_model="numpy")
+def proj_grad(dhp, hraw, gemm, consts, dw_hr):
+    """dw_hr = dhp.T @ hraw over every row."""
+    rows, proj = dhp.shape
+    hid = hraw.shape[1]
+    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, np.int32(proj), np.int32(hid), np.int32(rows),
+         consts[1], dhp.ctypes.data, np.int32(proj), hraw.ctypes.data, np.int32(hid), consts[0],
+         dw_hr.ctypes.data, np.int32(hid))

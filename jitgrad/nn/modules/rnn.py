@@ -394,8 +394,7 @@ class LSTM(RNNBase):
         if lstm_fused.usable(input, hx, self._flat_weights, self.proj_size, batch_sizes):
             hiddens, present = lstm_fused.hiddens_and_present(input, hx)
             output, finals = self._run(input, batch_sizes, hiddens, lstm_fused.layer, present)
-        elif rnn_fused.usable_packed_lstm(input, hx, self._flat_weights, self.proj_size,
-                                          batch_sizes):
+        elif rnn_fused.usable_lstm(input, hx, self._flat_weights, self.proj_size, batch_sizes):
             hiddens = list(zip(hx[0].unbind(0), hx[1].unbind(0)))
             output, finals = self._run(input, batch_sizes, hiddens, rnn_fused.layer,
                                        rnn_fused.present)

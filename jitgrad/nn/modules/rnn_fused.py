@@ -1,13 +1,15 @@
 """A GRU or plain (tanh/relu) RNN layer-direction on the CPU as ONE autograd node, its forward
 over the whole sequence one compiled call and its backward another (``_rnn_kernels.py``, GEMMs
-through MKL's CBLAS), for padded and packed input in float32 and float64; and a packed LSTM
-(padded ones take ``lstm_fused.py``). The per-op path (``rnn_stack.py``) recorded a node or more
-per time step and its Python was most of the cost.
+through MKL's CBLAS), for padded and packed input in float32 and float64; a packed LSTM
+(padded ones take ``lstm_fused.py``) and an LSTM with projections, padded or packed
+(``_proj_layer``: the state ``(o * tanh(c)) @ w_hr.T`` per step, a weight_hr slot after cx).
+The per-op path (``rnn_stack.py``) recorded a node or more per time step and its Python was
+most of the cost.
 
 PyTorch runs these layers op by op (RNN.cpp: oneDNN is for padded LSTMs only), so no PyTorch
 node stands for the layer: it is ``FusedGruLayerBackward0`` / ``FusedRnnTanhLayerBackward0`` /
 ``FusedRnnReluLayerBackward0`` / ``FusedLstmLayerBackward0`` (slots input, weight_ih,
-weight_hh, bias_ih, bias_hh, hx[, cx]; outputs output, hy[, cy]). What users see keeps
+weight_hh, bias_ih, bias_hh, hx[, cx[, weight_hr]]; outputs output, hy[, cy]). What users see keeps
 PyTorch's names: ``present`` shows the last layer's output as the stack of its steps
 (StackBackward0) or, packed, their concatenation (CatBackward0) when that output is the
 module's; the final states are stacked by the callers, as before.
@@ -31,7 +33,7 @@ from ...tensor import Tensor
 from . import _rnn_kernels as K
 from . import rnn_stack
 
-__all__ = ["usable", "usable_packed_lstm", "layer", "present"]
+__all__ = ["usable", "usable_packed_lstm", "usable_lstm", "layer", "present"]
 
 _SLOTS = ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx", "cx")
 # the per-op cell a layer stands for -> (kind, gates per hidden unit, node name)
@@ -64,6 +66,14 @@ def usable_packed_lstm(input, hx, flat_weights, proj_size, batch_sizes) -> bool:
     oneDNN route in float32; PyTorch runs a packed one op by op)."""
     return (batch_sizes is not None and proj_size == 0 and not hx[1].is_cuda
             and usable(input, hx[0], flat_weights))
+
+
+def usable_lstm(input, hx, flat_weights, proj_size, batch_sizes) -> bool:
+    """An LSTM that ``lstm_fused.py`` does not take: packed without projections, or with
+    projections (padded or packed; PyTorch runs these op by op, oneDNN has no projections)."""
+    if proj_size == 0:
+        return usable_packed_lstm(input, hx, flat_weights, proj_size, batch_sizes)
+    return not hx[1].is_cuda and usable(input, hx[0], flat_weights)
 
 
 def present(output, batch_sizes):
@@ -178,6 +188,8 @@ def layer(input, batch_sizes, hidden, params, cell, reverse):
     ``gru_layer_cell``, ``tanh_cell``, ``relu_cell``, or ``lstm_layer_cell`` with ``hidden``
     the pair (hx, cx) and no projections) as one node."""
     kind, gates, name = _KINDS[cell]
+    if kind == "lstm" and params.w_hr is not None:
+        return _proj_layer(input, batch_sizes, hidden, params, cell, reverse)
     hx, cx = hidden if kind == "lstm" else (hidden, None)
     rows = input.shape[1] if batch_sizes is None else batch_sizes[0]
     fits = shapes_fit(input, rows, hx, params, gates) and params.w_hr is None and (
@@ -202,6 +214,88 @@ def layer(input, batch_sizes, hidden, params, cell, reverse):
                   attrs={"kind": kind, "reverse": reverse, "work": work, "sizes": sizes,
                          "offsets": offsets, "batch_sizes": batch_sizes, "cell": cell})
     return (outs[0], (outs[1], outs[2])) if cy is not None else (outs[0], outs[1])
+
+
+_PROJ_SLOTS = _SLOTS + ("weight_hr",)
+
+
+def _proj_fits(input, batch_sizes, hx, cx, params):
+    """The shapes and dtypes of a valid projected LSTM layer call (else the per-op path)."""
+    w_ih, w_hh, w_hr = params.w_ih, params.w_hh, params.w_hr
+    if input.dim() < 2 or any(t.dim() != 2 for t in (w_ih, w_hh, w_hr)):
+        return False
+    proj, hid = w_hr.shape
+    rows = input.shape[1] if batch_sizes is None else batch_sizes[0]
+    if batch_sizes is not None and sum(batch_sizes) != input.shape[0]:
+        return False
+    fits = (tuple(w_ih.shape) == (4 * hid, input.shape[-1])
+            and tuple(w_hh.shape) == (4 * hid, proj) and tuple(hx.shape) == (rows, proj)
+            and tuple(cx.shape) == (rows, hid) and proj > 0)
+    tensors = (hx, cx, w_ih, w_hh, w_hr, params.b_ih, params.b_hh)
+    return fits and all(b is None or tuple(b.shape) == (4 * hid,)
+                        for b in (params.b_ih, params.b_hh)) \
+        and all(t is None or t.dtype == input.dtype for t in tensors)
+
+
+def _proj_layer(input, batch_sizes, hidden, params, cell, reverse):
+    """``layer`` for an LSTM with projections: ``FusedLstmLayerBackward0`` with a weight_hr
+    slot after cx."""
+    hx, cx = hidden
+    if not _proj_fits(input, batch_sizes, hx, cx, params):
+        return rnn_stack._layer(input, batch_sizes, hidden, params, cell, reverse)
+    dt = input._data.dtype
+    x = _array(input, dt)
+    x = x.reshape(-1, x.shape[-1])
+    w_ih, w_hh, w_hr = (_array(w, dt) for w in (params.w_ih, params.w_hh, params.w_hr))
+    proj, hid = w_hr.shape
+    b_ih, b_hh = _bias(params.b_ih, 4 * hid, dt), _bias(params.b_hh, 4 * hid, dt)
+    sizes, offsets = _steps(batch_sizes, input)
+    rows, batch = x.shape[0], hx.shape[0]
+    acts, gh = np.empty((rows, 4 * hid), dt), np.empty((batch, 4 * hid), dt)
+    cprev, tcs, hraw = (np.empty((rows, hid), dt) for _ in range(3))
+    hprev, y = np.empty((rows, proj), dt), np.empty((rows, proj), dt)
+    hy, cy = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
+    K.lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, _array(hx, dt), _array(cx, dt), sizes,
+                        offsets, reverse, _gemm(dt), np.array([0, 1], dt), acts, gh, cprev, tcs,
+                        hraw, hprev, y, hy, cy)
+    if batch_sizes is None:
+        y = y.reshape(input.shape[0], input.shape[1], proj)
+    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx, params.w_hr)
+    save = [(n, t) for n, t in zip(_PROJ_SLOTS, slots) if t is not None]
+    outs = record("FusedLstmLayerBackward0", slots, [y, hy, cy], _proj_backward, save=save,
+                  attrs={"reverse": reverse, "work": (acts, cprev, tcs, hraw, hprev),
+                         "sizes": sizes, "offsets": offsets, "batch_sizes": batch_sizes,
+                         "cell": cell})
+    return outs[0], (outs[1], outs[2])
+
+
+def _proj_backward(node, gy, ghy, gcy):
+    if grad_mode.is_grad_enabled():
+        return _differentiable_backward(node, (gy, ghy, gcy))
+    attrs = node.ctx.attrs
+    x_in = node.saved_array("input")
+    dt = x_in.dtype
+    x = np.ascontiguousarray(x_in).reshape(-1, x_in.shape[-1])
+    w_ih, w_hh, w_hr = (np.ascontiguousarray(node.saved_array(n))
+                        for n in ("weight_ih", "weight_hh", "weight_hr"))
+    proj, hid = w_hr.shape
+    rows, batch = x.shape[0], int(attrs["sizes"][0])
+    acts, cprev, tcs, hraw, hprev = attrs["work"]
+    consts, gemm = np.array([0, 1], dt), _gemm(dt)
+    dhp, dg = np.empty((rows, proj), dt), np.empty((rows, 4 * hid), dt)
+    dh, dc = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
+    K.lstm_proj_backward(w_hh, w_hr, attrs["sizes"], attrs["offsets"], attrs["reverse"], gemm,
+                         consts, acts, cprev, tcs, _grad_array(gy, (rows, proj), dt),
+                         _grad_array(ghy, (batch, proj), dt), _grad_array(gcy, (batch, hid), dt),
+                         dhp, np.empty((batch, hid), dt), dg, dh, dc)
+    dx, dw_ih, dw_hh = np.empty(x.shape, dt), np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
+    db_ih, db_hh, dw_hr = np.empty(4 * hid, dt), np.empty(4 * hid, dt), np.empty(w_hr.shape, dt)
+    K.weight_grads(dg, dg, True, x, hprev, w_ih, gemm, consts, dx, dw_ih, dw_hh, db_ih, db_hh)
+    db_hh[:] = db_ih
+    K.proj_grad(dhp, hraw, gemm, consts, dw_hr)
+    grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dh, dc, dw_hr)
+    return tuple(Tensor._make(g) if need else None
+                 for g, need in zip(grads, node.ctx.needs_input_grad))
 
 
 def _grad_array(g, shape, dt):
@@ -239,10 +333,10 @@ def _differentiable_backward(node, gs):
     saved = node.ctx._saved
     attrs = node.ctx.attrs
     needs = node.ctx.needs_input_grad
-    inputs = [node.saved(n) if n in saved else None for n in _SLOTS[:len(needs)]]
+    inputs = [node.saved(n) if n in saved else None for n in _PROJ_SLOTS[:len(needs)]]
     seen = [_alias(t) if need else t for t, need in zip(inputs, needs)]
-    x, w_ih, w_hh, b_ih, b_hh, hx, *cx = seen
-    params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh)
+    x, w_ih, w_hh, b_ih, b_hh, hx, *cx = seen[:7]
+    params = rnn_stack.CellParams(w_ih, w_hh, b_ih, b_hh, seen[7] if len(seen) > 7 else None)
     engine._same_pass[0] += 1
     try:
         with grad_mode.enable_grad():
