@@ -54,17 +54,31 @@ def _op_cases(lib, n, rg):
         "sum": lambda: a.sum(),
         "exp": lambda: a.exp(),
         "x[0]": lambda: a[0],
+        "x[1:3]": lambda: a[1:3],
+        "m[:, 0]": lambda: m[:, 0],
+        "m[0, 0]": lambda: m[0, 0],
         "view": lambda: a.view(-1, 1),
         "t": lambda: m.t(),
         "cat": lambda: cat([a, b]),
+        "stack": lambda: lib.stack([a, b]),
     }
 
 
-def _matmul_case(lib, rg):
+# name -> (shape of a, shape of b, op): small float32 products
+_PRODUCTS = {
+    "a@b 4x4": ((4, 4), (4, 4), lambda lib, a, b: a @ b),
+    "mm 16x16": ((16, 16), (16, 16), lambda lib, a, b: lib.mm(a, b)),
+    "bmm 4x(4x4)": ((4, 4, 4), (4, 4, 4), lambda lib, a, b: lib.bmm(a, b)),
+    "mv 4x4": ((4, 4), (4,), lambda lib, a, b: lib.mv(a, b)),
+}
+
+
+def _matmul_case(lib, rg, name="a@b 4x4"):
     rng = np.random.default_rng(1)
-    a = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32), requires_grad=rg)
-    b = lib.tensor(rng.standard_normal((4, 4)).astype(np.float32), requires_grad=rg)
-    return lambda: a @ b
+    sa, sb, op = _PRODUCTS[name]
+    a = lib.tensor(rng.standard_normal(sa).astype(np.float32), requires_grad=rg)
+    b = lib.tensor(rng.standard_normal(sb).astype(np.float32), requires_grad=rg)
+    return lambda: op(lib, a, b)
 
 
 def _scalar_graph(lib):
@@ -95,9 +109,10 @@ def build_cases(libs):
             for n in SIZES:
                 cases.append((f"{name} n={n} rg={int(rg)}", None,
                               {impl: per_size[impl][(n, rg)][name] for impl in libs}))
-    for rg in (False, True):
-        cases.append((f"a@b 4x4 rg={int(rg)}", None,
-                      {impl: _matmul_case(lib, rg) for impl, lib in libs.items()}))
+    for name in _PRODUCTS:
+        for rg in (False, True):
+            cases.append((f"{name} rg={int(rg)}", None,
+                          {impl: _matmul_case(lib, rg, name) for impl, lib in libs.items()}))
     cases.append(("scalar graph 100 fwd+bwd", 10,
                   {impl: _scalar_graph(lib) for impl, lib in libs.items()}))
     cases.append(("MLP 784-512-512-10 b256 step", 1,

@@ -92,8 +92,26 @@ def _plain_getitem(x, key, comps):
             name, views = ("SliceBackward0" if not views else name), views + 1
     npkey = tuple([v for _, v in comps])
     if views > 1:
-        return _remember_view_key(_getitem_chain(x, comps), x, npkey)
+        return _remember_view_key(_plain_chain(x, comps), x, npkey)
     return _one_view(x, name, npkey)
+
+
+def _plain_chain(x, comps):
+    """``_getitem_chain`` for ``_plain_comps``' components: one view per int or real slice,
+    each recorded as the recursive ``getitem`` would record it (the whole-dimension slices
+    before it are that key's no-op components, the ints were range-checked on ``x``'s dims),
+    without normalising each step's key again."""
+    dim = 0
+    y = x
+    for kind, v in comps:
+        if kind == "int":
+            y = _one_view(y, "SelectBackward0", (_FULL,) * dim + (v,))
+        elif v == _FULL:
+            dim += 1
+        else:
+            y = _one_view(y, "SliceBackward0", (_FULL,) * dim + (v,))
+            dim += 1
+    return y
 
 
 def _one_view(x, name, npkey):
