@@ -352,6 +352,16 @@ def _offsets(batch, strides, item):
     return off.reshape(-1)
 
 
+_bmm_small = []  # bmm_small.bmm_small once imported
+
+
+def _prod(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
 def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
     """``x @ y`` for stacks (``np.matmul``'s broadcasting of the batch dims) through MKL (ATen's
     loop for tiny matrices: ``STACK_MIN_WORK``), or None when NumPy must do it: a shape error
@@ -362,13 +372,16 @@ def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
     n = y.shape[-1]
     if y.shape[-2] != k:
         return None
-    try:
-        batch = tuple(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
-    except ValueError:
-        return None
+    batch = x.shape[:-2]
+    if batch != y.shape[:-2]:  # (np.broadcast_shapes costs more than a small bmm's product)
+        try:
+            batch = tuple(np.broadcast_shapes(batch, y.shape[:-2]))
+        except ValueError:
+            return None
     shape = batch + (m, n)
-    if out is None:
-        out = cpu.empty(shape, x.dtype)  # pooled, as the 2-D path
+    if out is None:  # pooled when large, as the 2-D path
+        out = np.empty(shape, x.dtype) if m * n * x.itemsize * _prod(batch) < \
+            cpu.POOL_MIN_BYTES else cpu.empty(shape, x.dtype)
     elif out.shape != shape or out.dtype != x.dtype or not out.flags.c_contiguous:
         return None
     if out.size == 0:
@@ -382,8 +395,10 @@ def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
             out *= beta
         return out
     if m * n * k < STACK_MIN_WORK:
-        from .bmm_small import bmm_small  # Numba: imported on first use
-        return bmm_small(x, y, out, accumulate, alpha, beta)
+        if not _bmm_small:
+            from .bmm_small import bmm_small  # Numba: imported on first use
+            _bmm_small.append(bmm_small)
+        return _bmm_small[0](x, y, out, accumulate, alpha, beta)
     la, lb = _matrix_layout(x), _matrix_layout(y)
     if la is None or not x.flags.aligned:
         x = np.ascontiguousarray(x)  # copies the stack once, not the broadcast

@@ -17,12 +17,13 @@ def _tensor_arg(fname, argname, pos, x):
 
 
 def _no_bool(kernel, t):
-    if t.dtype.name == "bool":
+    if t._data.dtype.kind == "b":  # (NumPy's kind: only bool is "b"; no dtype lookup per call)
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def _same_dtype(a, b, what="mm"):
-    if a.dtype is not b.dtype:
+    # one NumPy dtype object is one jitgrad dtype: the lookup only when they differ
+    if a._data.dtype is not b._data.dtype and a.dtype is not b.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_ctype(a.dtype)} != {_ctype(b.dtype)}")
 
