@@ -301,3 +301,17 @@ def _nth_element_equal(q, nth):
     v = np.zeros(q.shape[0])
     v[:] = np.nan
     _nth_element(q, v, 0, nth, q.shape[0], False)
+
+
+@njit(nogil=True)
+def sort_rows(a, descending, out):
+    """``out[r]`` = the indices ``sort(stable=False)`` returns for row ``r`` of the 2-D ``a``:
+    ATen's CPU sort runs ``std::sort`` on (value, index) pairs, NaN last ascending and first
+    descending (the topk comparators)."""
+    n = a.shape[1]
+    q = np.empty(n, np.int64)
+    for r in range(a.shape[0]):
+        for j in range(n):
+            q[j] = j
+        _sort(q, a[r], 0, n, descending)
+        out[r] = q

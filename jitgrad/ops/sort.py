@@ -7,10 +7,11 @@ to the selected indices with ``index.scatter_into_zeros``, itself a recorded op,
 backward works. The global median()/nanmedian() share the gradient evenly among the elements
 equal to the result (PyTorch's evenly_distribute_backward, as max()).
 
-Ties: sort/argsort are stable (equal values keep their order; descending keeps it too), as
-ATen's CPU sort. topk and kthvalue pick among equal values as ATen's selection algorithms do
-(``_select_kernels``: libstdc++'s partial_sort/nth_element/sort, ATen's quickselect);
-median/nanmedian with ``dim`` break ties by index (ATen's comparator ``(x[i], i) < (x[j], j)``),
+Ties: sort/argsort with ``stable=True`` keep equal values in order (descending too); without,
+they leave them where ATen's ``std::sort`` does. topk and kthvalue pick among equal values as
+ATen's selection algorithms do (``_select_kernels`` replays libstdc++'s
+partial_sort/nth_element/sort and ATen's quickselect); median/nanmedian with ``dim`` break ties
+by index (ATen's comparator ``(x[i], i) < (x[j], j)``),
 i.e. the position in a stable sort.
 
 CUDA tensors: sort/argsort/msort/topk run on the device (``cuda_kernels.sort``: a stable rank
@@ -71,14 +72,41 @@ def _check_int(name, argname, v):
         raise TypeError(f"{name}(): argument '{argname}' must be int, not {type(v).__name__}")
 
 
-def _argsort(a, axis, descending):
-    """Stable argsort along ``axis`` (NaN last ascending, first descending, as PyTorch)."""
+def _argsort(a, axis, descending, stable=True):
+    """Argsort along ``axis`` (NaN last ascending, first descending, as PyTorch); not
+    ``stable``: equal values in the order ATen's ``std::sort`` leaves them (the same as
+    stable where no two values along ``axis`` are equal, and up to 16 elements, where it is
+    an insertion sort)."""
     if not descending:
-        return np.argsort(a, axis=axis, kind="stable").astype(np.int64)
-    # descending and stable: sort the reversed array ascending, reverse the order back
-    n = a.shape[axis]
-    idx = np.argsort(np.flip(a, axis), axis=axis, kind="stable")
-    return (n - 1 - np.flip(idx, axis)).astype(np.int64)
+        idx = np.argsort(a, axis=axis, kind="stable").astype(np.int64)
+    else:  # descending and stable: sort the reversed array ascending, reverse the order back
+        n = a.shape[axis]
+        idx = np.argsort(np.flip(a, axis), axis=axis, kind="stable")
+        idx = (n - 1 - np.flip(idx, axis)).astype(np.int64)
+    if stable or a.shape[axis] <= 16:
+        return idx
+    tied = _tied(np.take_along_axis(a, idx, axis), axis)
+    if not tied.any():
+        return idx
+    # only the slices with equal values are re-sorted (ATen's std::sort order)
+    out = np.moveaxis(idx, axis, -1).copy()
+    flat = out.reshape(-1, a.shape[axis])
+    rows = np.moveaxis(a, axis, -1).reshape(-1, a.shape[axis])[tied.reshape(-1)]
+    flat[tied.reshape(-1)] = _select_rows(rows, 1, rows.shape[1], lambda r, o: _kernels(
+        ).sort_rows(r, bool(descending), o))
+    return np.moveaxis(flat.reshape(out.shape), -1, axis)
+
+
+def _tied(s, axis):
+    """Per slice along ``axis``: whether sorted ``s`` holds two equal neighbours (two NaN count
+    as equal)."""
+    n = s.shape[axis]
+    lo = np.take(s, np.arange(n - 1), axis=axis)
+    hi = np.take(s, np.arange(1, n), axis=axis)
+    eq = lo == hi
+    if s.dtype.kind == "f":
+        eq |= np.isnan(lo) & np.isnan(hi)
+    return eq.any(axis=axis)
 
 
 def _selection_backward(node, g, _indices_grad=None):
@@ -107,7 +135,7 @@ def _record_selection(node_name, input, values, indices, dim, keepdim, cls):
 
 @ieee_quiet
 def sort(input, dim=-1, descending=False, stable=False):
-    """``torch.sort``: (values, indices) along ``dim``; always stable here."""
+    """``torch.sort``: (values, indices) along ``dim`` (ties: ``_argsort``)."""
     if isinstance(dim, bool):  # sort(x, stable=True) positional forms are not PyTorch's
         raise TypeError("sort(): argument 'dim' must be int, not bool")
     _check_int("sort", "dim", dim)
@@ -119,7 +147,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     if _is_cuda(input):
         return _record_selection(node, input, *_device_sort(a, d, descending), d, True,
                                  SortResult)
-    idx = _argsort(a, d, descending)
+    idx = _argsort(a, d, descending, stable)
     return _record_selection(node, input, np.take_along_axis(a, idx, d), idx, d, True,
                              SortResult)
 
@@ -133,7 +161,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
         return Tensor._make(_zero_index(a))
     if _is_cuda(input):
         return Tensor._make(_device_sort(a, d, descending)[1])
-    return Tensor._make(_argsort(a, d, descending))
+    return Tensor._make(_argsort(a, d, descending, stable))
 
 
 def msort(input):
@@ -178,6 +206,8 @@ def _select_rows(a, d, k, run):
     moved = np.moveaxis(a, d, -1)
     if moved.dtype == np.float16:  # Numba has no float16 compares: float32 keeps the order
         moved = moved.astype(np.float32)
+    elif moved.dtype == np.bool_:
+        moved = moved.view(np.uint8)
     rows = np.ascontiguousarray(moved.reshape(-1, a.shape[d]))
     out = np.empty((rows.shape[0], k), np.int64)
     if k and rows.shape[0]:
