@@ -74,3 +74,46 @@ def test_softmax_noncontiguous_and_dtype_arg():
     _assert_same_bits(got, want, "softmax of a transposed input, dtype=float32")
     got, want = _both(lambda lib, t: lib.log_softmax(t[:, ::3], 0), x)
     _assert_same_bits(got, want, "log_softmax of a strided view")
+
+
+# layer_norm: the ATen-order kernel (nn/functional/_layer_norm_aten.py) against
+# torch.native_layer_norm's output, mean and rstd
+LN_SHAPES = ((7,), (100,), (8, 33), (4, 1000), (3, 5, 17), (2, 5000), (6, 777), (3, 16))
+
+
+def _layer_norm_case(shape, dtype, seed, offset=1.0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3 + offset).astype(dtype)
+    n = shape[-1]
+    return x, rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+
+
+def _check_layer_norm(x, w, b, eps, what, threads=1):
+    from jitgrad.nn.functional._layer_norm_aten import layer_norm_forward
+    n = x.shape[-1]
+    want = torch.native_layer_norm(torch.tensor(x), [n], None if w is None else torch.tensor(w),
+                                   None if b is None else torch.tensor(b), eps)
+    got = layer_norm_forward(x.reshape(-1, n), w, b, eps, threads)
+    for g, t, name in zip(got, want, ("output", "mean", "rstd")):
+        _assert_same_bits(g, t.numpy().reshape(g.shape), f"layer_norm {what} {name}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_norm_kernel_bits(dtype, threads):
+    for k, shape in enumerate(LN_SHAPES):
+        x, w, b = _layer_norm_case(shape, dtype, k)
+        for wb in range(4):
+            _check_layer_norm(x, w if wb & 1 else None, b if wb & 2 else None, 1e-5,
+                              f"{shape} weight={bool(wb & 1)} bias={bool(wb & 2)}", threads)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_norm_kernel_edges(dtype):
+    """A large offset (the variance cancels), constant rows, eps 0 and a large eps, NaN/inf."""
+    x, w, b = _layer_norm_case((5, 300), dtype, 9, offset=1e4)
+    _check_layer_norm(x, w, b, 1e-5, "offset 1e4")
+    _check_layer_norm(x, None, None, 0.0, "offset 1e4, eps=0")
+    x[1] = 2.5
+    x[2, 7] = np.nan
+    x[3, 100] = np.inf
+    _check_layer_norm(x, w, b, 0.5, "constant/NaN/inf rows, eps=0.5")
