@@ -114,6 +114,36 @@ def test_view_calls(code):
     check_snippet(code, _describe)
 
 
+@pytest.mark.parametrize("code", [
+    "torch.ones(16, requires_grad=True).reshape(4, -1)",
+    "torch.ones(16, requires_grad=True).reshape((2, 8)).grad_fn.name()",
+    "torch.ones(16, requires_grad=True).reshape([16, 1]).grad_fn.name()",
+    "torch.ones(4, 4, requires_grad=True).t().reshape(16).grad_fn.name()",
+    "torch.ones(4, 4, requires_grad=True)[:, ::2].reshape(8).grad_fn.name()",
+    "torch.ones(4, 4, requires_grad=True).flatten().grad_fn.name()",
+    "torch.ones(2, 3, 4).flatten(1)",
+    "torch.ones(0, 3).reshape(3, -1)",
+    "torch.ones(16).reshape(-1, -1)",
+    "torch.ones(16).reshape(5, -1)",
+    "torch.ones(16).reshape(2, 8, shape=(2, 8))",
+    "torch.ones(16).reshape(shape=(2, 8))",
+])
+def test_reshape_calls(code):
+    check_snippet(code, _describe)
+
+
+def test_reshape_of_a_view_shares_the_base():
+    def scenario(T, record):
+        x = T.zeros(2, 8, requires_grad=True)
+        y = x * 1
+        r = y.reshape(16)
+        record("r_base_is_y", r._base is y)
+        r[3] = 5.0
+        record("y", y)
+        record("r", r)
+    check_observations(scenario)
+
+
 def test_view_semantics_of_the_fast_path():
     a = np.arange(16, dtype=np.float32)
 

@@ -36,6 +36,10 @@ def _view_like(x, data, name):
 
 
 def reshape(input, *args, shape=_NOT_GIVEN):
+    if args and shape is _NOT_GIVEN:
+        fast = _contiguous_view(input, args)  # (reshape's general path finds the same view)
+        if fast is not None:
+            return fast
     shape = _infer_shape(_int_list(args, "reshape", "shape", shape), input._data.size)
     x = input._data
     data = x.reshape(shape)
@@ -106,17 +110,27 @@ def _plain_shape(args, numel):
     return tuple(shape)
 
 
-def view(input, *args, size=_NOT_GIVEN, dtype=None):
+def _contiguous_view(input, args):
+    """``view(*args)`` / ``reshape(*args)`` of a non-empty contiguous host tensor with plain
+    ints (the common call), or None. ATen's stride rule always has a view of a contiguous
+    tensor, and NumPy's reshape of a C-contiguous array is always a view (so it shares memory):
+    the general paths find ViewBackward0 over a view of ``input`` for such a call too, after
+    checks that cannot fail here."""
     x = input._data
-    if args and size is _NOT_GIVEN and dtype is None and x.__class__ is np.ndarray and x.size \
-            and x.flags.c_contiguous:
-        # the common call (a non-empty contiguous host tensor, plain ints): ATen's stride rule
-        # always has a view of a contiguous tensor, and NumPy's reshape of a C-contiguous
-        # array is always a view (so it shares memory), as the general path below finds
+    if x.__class__ is np.ndarray and x.size and x.flags.c_contiguous:
         shape = _plain_shape(args, x.size)
         if shape is not None:
             return record("ViewBackward0", (input,), x.reshape(shape), _reshape_backward,
                           view_of=input, attrs={"shape": x.shape}, view_fn=_reshape_to(shape))
+    return None
+
+
+def view(input, *args, size=_NOT_GIVEN, dtype=None):
+    if args and size is _NOT_GIVEN and dtype is None:
+        fast = _contiguous_view(input, args)
+        if fast is not None:
+            return fast
+    x = input._data
     if dtype is not None and not args and size is _NOT_GIVEN:
         return _view_dtype(input, D.to_dtype(dtype))
     if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
