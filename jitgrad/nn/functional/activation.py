@@ -96,6 +96,9 @@ def _gelu_backward(node, g):
             return (Tensor._make(K.binary(
                 K.gelu_tanh_backward_vec, K.gelu_tanh_backward_scl, g._data, x._data,
                 K.GELU_BETA, K.GELU_KAPPA, 0.5, 1.0, dt(3) * dt(K.GELU_KAPPA))),)
+        if node.ctx.attrs["onednn"]:
+            return (Tensor._make(K.binary(K.gelu_onednn_backward, K.gelu_onednn_backward,
+                                          g._data, x._data)),)
         return (Tensor._make(K.binary(K.gelu_backward_vec, K.gelu_backward_scl, g._data,
                                       x._data, *K.GELU_BACKWARD_PARAMS)),)
     if tanh:
@@ -108,18 +111,22 @@ def _gelu_backward(node, g):
 
 
 def gelu(input, approximate="none"):
-    """ATen's GeluKernelImpl (GeluBackward0) on float32/float64 CPU tensors where its bits are
-    reproduced (``K.gelu_exact``); the registry's op (fusable) elsewhere."""
-    if approximate not in ("none", "tanh") or not K.gelu_exact(input._data, approximate):
+    """PyTorch's CPU gelu bit for bit on float32/float64 tensors (GeluBackward0): ATen's
+    GeluKernelImpl, or oneDNN's eltwise_gelu_erf where PyTorch calls it (float32 'none',
+    ``K.gelu_onednn``); the registry's op (fusable) elsewhere (CUDA, float16/bfloat16)."""
+    if approximate not in ("none", "tanh") or not K.supported(input._data):
         return _F.gelu(input, approximate=approximate)
     x = input._data
+    onednn = approximate == "none" and K.gelu_onednn(x, input.is_contiguous())
     if approximate == "tanh":
         out = K.unary(K.gelu_tanh_vec, K.gelu_tanh_scl, x, K.GELU_BETA, K.GELU_KAPPA, 0.5,
                       1.0, grain=K.gelu_grain)
+    elif onednn:
+        out = K.unary(K.gelu_onednn_vec, K.gelu_onednn_vec, x)
     else:
         out = K.unary(K.gelu_vec, K.gelu_scl, x, *K.GELU_PARAMS, grain=K.gelu_grain)
     return record("GeluBackward0", (input,), out, _gelu_backward, save=(("x", input),),
-                  attrs={"approximate": approximate})
+                  attrs={"approximate": approximate, "onednn": onednn})
 
 
 def _silu_composed(t):

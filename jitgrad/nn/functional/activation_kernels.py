@@ -28,6 +28,8 @@ from numba import njit, prange
 from ..._settings import get_num_threads
 from ...math import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
 from ...math._intrinsics import fma, select
+from ...math._onednn_gelu import gelu_bwd as _onednn_gelu_bwd
+from ...math._onednn_gelu import gelu_fwd as _onednn_gelu_fwd
 from ...math._sleef import SLEEF_JIT
 from ...math._sleef_erf import vec_erf
 from ...ops._range_kernels import parallel_chunks
@@ -372,13 +374,21 @@ GELU_PARAMS = (GELU_ALPHA, 0.5, 1.0)
 GELU_BACKWARD_PARAMS = (GELU_ALPHA, 0.5, 1.0, GELU_PDF, -0.5)
 
 
-def gelu_exact(x, approximate):
-    """Whether these kernels give PyTorch's bits for ``gelu(x, approximate)``: float32/float64
-    host arrays, except float32 'none' on more than one element, which PyTorch hands to oneDNN
-    (``use_mkldnn``: its JIT eltwise_gelu_erf, not reproduced)."""
-    if not supported(x):
-        return False
-    return approximate == "tanh" or x.dtype == np.float64 or x.size <= 1
+def gelu_onednn(x, contiguous):
+    """PyTorch hands float32 gelu(approximate='none') of a contiguous tensor of more than one
+    element to oneDNN (``use_mkldnn`` in Activation.cpp): forward and backward are then
+    ``gelu_onednn_vec`` / ``gelu_onednn_backward`` (math/_onednn_gelu.py) on every element."""
+    return x.dtype == np.float32 and x.size > 1 and contiguous
+
+
+@njit(**SLEEF_JIT)
+def gelu_onednn_vec(x, p):
+    return _onednn_gelu_fwd(x)
+
+
+@njit(**SLEEF_JIT)
+def gelu_onednn_backward(dy, x, p):
+    return dy * _onednn_gelu_bwd(x)
 
 
 @njit(**SLEEF_JIT)

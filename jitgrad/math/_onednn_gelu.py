@@ -1,0 +1,142 @@
+"""oneDNN's AVX-512 ``eltwise_gelu_erf`` (jit_uni_eltwise_injector_f32), forward and backward
+derivative, float32: what PyTorch's float32 ``gelu(approximate='none')`` computes on CPU for a
+contiguous tensor of more than one element (``use_mkldnn`` in aten/src/ATen/native/Activation.cpp
+sends it to ideep's eltwise_forward/backward).
+
+* forward (``gelu_erf_minimax_approx_compute_vector_fwd``, avx512_core and up): erf(x / sqrt 2)
+  as one of 24 degree-5 polynomials in |x|, picked by the bits of |x| (two mantissa bits per
+  binade), Horner by FMA; then ``(x * (1 + sign(x) * p)) * 0.5``;
+* backward (``gelu_erf_compute_vector_bwd``): Abramowitz-Stegun 7.1.26 over oneDNN's own exp
+  (``exp_compute_vector_fwd``: 2^n * p5(r), n = floor(x * log2e + 0.5)); the caller multiplies
+  the incoming gradient by it.
+
+Every FMA is the JIT's ``vfmadd``/``vfnmadd``; min/max follow MINPS/MAXPS (a NaN operand gives
+the second, the constant).  Constants are the injector table's bit patterns.
+"""
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from ._intrinsics import fma, select
+from ._sleef import SLEEF_JIT
+
+
+@intrinsic
+def _f2i(typingctx, x):
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(x), codegen
+
+
+@intrinsic
+def _i2f(typingctx, i):
+    if i != types.int32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(i), codegen
+
+
+def _h(*bits):
+    return np.array(bits, np.uint32).view(np.float32)
+
+
+# gelu_erf_minimax_pol: coefficient of degree d for polynomial i at [d, i] (25 used of 32)
+_POL = np.stack([
+    _h(0xa6f2cb94, 0x32827792, 0x3381cc0c, 0x34523d4a, 0x351ac44d, 0x35f36d88, 0x36ee8229,
+       0x37b8a3bb, 0x3867a213, 0x3940033b, 0x3a2a5a1d, 0x3ae35863, 0x3b7828f2, 0x3c08b14b,
+       0x3c515ed3, 0xbb503236, 0xbd8d8e5e, 0xbe8abcd9, 0xbf0c19a2, 0xbeccb328, 0x3e176ced,
+       0x3f470d99, 0x3f7abb28, 0x3f800000, 0x00000000),
+    _h(0x3f4c422a, 0x3f4c421f, 0x3f4c4207, 0x3f4c41cb, 0x3f4c413b, 0x3f4c3fad, 0x3f4c3a2f,
+       0x3f4c2d40, 0x3f4c146a, 0x3f4bc341, 0x3f4ad08c, 0x3f48f8cf, 0x3f45fac7, 0x3f404e07,
+       0x3f3b980f, 0x3f48dff3, 0x3f78b21b, 0x3fbb0704, 0x40019c32, 0x3fe536d6, 0x3f81331e,
+       0x3e6c8684, 0x3c98f936, 0x00000000, 0x3f800000),
+    _h(0xb62173f4, 0x3735e4cf, 0x37f2ff89, 0x388c23be, 0x3917535c, 0x39ab2ab0, 0x3a60fadb,
+       0x3af9b960, 0x3b6e5491, 0x3c0a4ec5, 0x3ca5aa8c, 0x3d2138d9, 0x3d8737d4, 0x3ddfb660,
+       0x3e0f27ab, 0x3d94004b, 0xbe0efdeb, 0xbf1d96c3, 0xbf89db58, 0xbf6d9897, 0xbef69fb8,
+       0xbdc4f8a8, 0xbbde6422, 0x00000000, 0x00000000),
+    _h(0xbe081a19, 0xbe084570, 0xbe08639b, 0xbe089837, 0xbe08f409, 0xbe09ab95, 0xbe0b66d0,
+       0xbe0e400a, 0xbe124df8, 0xbe1bde02, 0xbe2f19c9, 0xbe4931bf, 0xbe685fbc, 0xbe89c95f,
+       0xbe96cbca, 0xbe8044aa, 0xbe0550f2, 0x3dcfd6a1, 0x3e94c826, 0x3e79345f, 0x3decec91,
+       0x3ca46568, 0x3aa1e00a, 0x00000000, 0x00000000),
+    _h(0xba3d61db, 0x39f097a3, 0x3a5845dc, 0x3ab1fa35, 0x3b0cefb8, 0x3b653ab6, 0x3bcae527,
+       0x3c221712, 0x3c6c5840, 0x3cc0a703, 0x3d1dcc19, 0x3d63656d, 0x3d955907, 0x3dbf9910,
+       0x3dd53f69, 0x3db7dcef, 0x3d639ebe, 0xba6ede48, 0xbd22be69, 0xbd041cf1, 0xbc64f5ab,
+       0xbb097a32, 0xb8ebf380, 0x00000000, 0x00000000),
+    _h(0x3cb7d80c, 0x3c9b6050, 0x3c978d11, 0x3c92e850, 0x3c8d058b, 0x3c848454, 0x3c6cd623,
+       0x3c4c824b, 0x3c2a7935, 0x3be0b390, 0x3b0651ac, 0xbb232f53, 0xbbd42fa0, 0xbc2c5366,
+       0xbc492c9e, 0xbc2a7aa6, 0xbbd55d04, 0xba823a76, 0x3b102aa8, 0x3ae25a7e, 0x3a31f792,
+       0x38b84375, 0x3689bb5a, 0x00000000, 0x00000000),
+])
+IDX_BIAS = -0x3de00001                      # 0xc21fffff as int32
+RBOUND, = _h(0x40b15cee)
+ONE, HALF, TWO, ZERO = map(np.float32, (1, 0.5, 2, 0))
+
+# exp_compute_vector_fwd
+LN_FLT_MAX, LN_FLT_MIN, LOG2EF, LN2F = _h(0x42b17218, 0xc2aeac50, 0x3fb8aa3b, 0x3f317218)
+EP1, EP2, EP3, EP4, EP5 = _h(0x3f7ffffb, 0x3efffee3, 0x3e2aad40, 0x3d2b9d0d, 0x3c07cfce)
+# gelu_erf_Abramowitz_Stegun constants and polynomial (p1..p5)
+AS_P, AS_SQRT1_2, AS_SQRT1_PI = _h(0x3ea7ba05, 0x3f3504f3, 0x3f106eba)
+AP1, AP2, AP3, AP4, AP5 = _h(0x3e827906, 0xbe91a98e, 0x3fb5f0e3, 0xbfba00e3, 0x3f87dc22)
+
+
+_C0, _C1, _C2, _C3, _C4, _C5 = (np.ascontiguousarray(c) for c in _POL)
+
+
+@njit(**SLEEF_JIT)
+def gelu_fwd(x):
+    a = abs(x)
+    # vpaddd then vpsrad 21: |x|'s bits + bias never leave int32 here (no wraparound)
+    i = (np.int64(_f2i(a)) + IDX_BIAS) >> 21
+    i = min(max(i, 1), 24)
+    i = 23 if RBOUND < a else i
+    p = fma(_C5[i], a, _C4[i])                 # Horner, vfmadd213ps
+    p = fma(p, a, _C3[i])
+    p = fma(p, a, _C2[i])
+    p = fma(p, a, _C1[i])
+    p = fma(p, a, _C0[i])
+    p = select(_f2i(x) < 0, -p, p)             # xor with the sign of x
+    return (x * (p + ONE)) * HALF
+
+
+@njit(**SLEEF_JIT)
+def _exp(x):
+    under = x < LN_FLT_MIN
+    x = select(x < LN_FLT_MAX, x, LN_FLT_MAX)  # vminps(x, c): c unless x < c (NaN -> c)
+    x = select(x > LN_FLT_MIN, x, LN_FLT_MIN)  # vmaxps(x, c)
+    fx = x * LOG2EF + HALF                     # a multiply and an add (two roundings)
+    t = np.float32(np.int32(fx))
+    n = select(t > fx, t - ONE, t)             # floor (|fx| < 2^23)
+    r = fma(-n, LN2F, x)                       # vfnmadd231ps
+    k = np.int32(n - ONE) + np.int32(127)
+    e = _i2f(np.int32(k << np.int32(23)))
+    e = select(under, ZERO, e)
+    p = fma(EP5, r, EP4)
+    p = fma(p, r, EP3)
+    p = fma(p, r, EP2)
+    p = fma(p, r, EP1)
+    p = fma(p, r, ONE)
+    return (p * e) * TWO
+
+
+@njit(**SLEEF_JIT)
+def gelu_bwd(x):
+    """d gelu / dx at x (the caller multiplies by the incoming gradient)."""
+    r = x * AS_SQRT1_2
+    q = _exp(-(r * r))
+    t = (r * AS_SQRT1_PI) * q
+    a = abs(r)
+    w = ONE / fma(AS_P, a, ONE)
+    qw = -q * w
+    p = fma(AP5, w, AP4)
+    p = fma(p, w, AP3)
+    p = fma(p, w, AP2)
+    p = fma(p, w, AP1)
+    erf = fma(qw, p, ONE)
+    erf = select(_f2i(r) < 0, -erf, erf)
+    return fma(erf, HALF, t + HALF)
