@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...codegen.kcache import njit_cached as njit
-from ...math import sigmoid, tanh
+from ...math import aten_sigmoid as sigmoid  # the sigmoid op's (ATen's bits)
+from ...math import tanh
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
