@@ -57,10 +57,11 @@ def _tensor_list(tensors, fn):
 
 def _plain_arrays(tensors, dim, stacked):
     """(arrays, dim wrapped, dtype) when ``tensors`` is a list/tuple of CPU tensors of one
-    dtype, rank >= 1 (0 allowed for stack) and ``dim`` a Python int in range, whose shapes agree (off ``dim`` for
-    cat, wholly for stack): then no check of cat's/stack's can fail, no operand needs a cast
-    and none is a legacy empty 1-D tensor to skip. None otherwise: the general path decides
-    (and raises PyTorch's errors). Per-op overhead: cat of a few small tensors is common."""
+    dtype and rank >= 1 (0 allowed for stack), ``dim`` a Python int in range, and the shapes
+    agree (off ``dim`` for cat, wholly for stack): then no check of cat's/stack's can fail, no
+    operand needs a cast and none is a legacy empty 1-D tensor to skip. None otherwise: the
+    general path decides (and raises PyTorch's errors). Per-op overhead: cat of a few small
+    tensors is common."""
     if tensors.__class__ is not list and tensors.__class__ is not tuple or not tensors or \
             dim.__class__ is not int:
         return None
