@@ -157,11 +157,38 @@ def _lastdim_parallel(x, out, log):
 
 
 @njit(inline="always", **_FLAGS)
-def _softmax_group(x, out, o, i, cnt, vector, mx, sm):
-    """Positions ``i .. i + cnt`` of row ``o`` of ``_vec_softmax``, each on its own: SLEEF's
-    exp in a vector group (NaN-propagating max), glibc's in the scalar tail (``std::max``);
-    both: the sum over dim from 0, then a true division.  Walked dim by dim, as ATen's vector
-    loop walks memory."""
+def _softmax_vector_group(x, out, o, i, mx, sm):
+    """A vector group of ``_vec_softmax``: ``lanes`` positions from ``i`` of row ``o``, walked
+    dim by dim as ATen's loop walks memory; SLEEF's exp, a sum from 0, a true division. The
+    max keeps the new value unless the running one is larger (``_mm512_max_ps``); a NaN makes
+    its column NaN whichever max it leaves."""
+    n = x.shape[1]
+    w = mx.shape[0]
+    for k in range(w):
+        mx[k] = x[o, 0, i + k]
+        sm[k] = 0
+    for d in range(1, n):
+        for k in range(w):
+            v = x[o, d, i + k]
+            m = mx[k]
+            mx[k] = m if m > v else v
+    for d in range(n):
+        xs = x[o, d, i:i + w]
+        os_ = out[o, d, i:i + w]
+        for k in range(w):
+            os_[k] = _sexp(xs[k] - mx[k])
+        for k in range(w):
+            sm[k] = sm[k] + os_[k]
+    for d in range(n):
+        os_ = out[o, d, i:i + w]
+        for k in range(w):
+            os_[k] = os_[k] / sm[k]
+
+
+@njit(inline="always", **_FLAGS)
+def _softmax_scalar_group(x, out, o, i, cnt, mx, sm):
+    """Positions ``i .. i + cnt`` of row ``o`` in ``_vec_softmax``'s scalar tail: ``std::max``,
+    glibc's exp, a sum from 0, a true division (each position on its own)."""
     n = x.shape[1]
     for k in range(cnt):
         mx[k] = x[o, 0, i + k]
@@ -169,14 +196,11 @@ def _softmax_group(x, out, o, i, cnt, vector, mx, sm):
     for d in range(1, n):
         for k in range(cnt):
             v = x[o, d, i + k]
-            if vector:
-                mx[k] = _op(mx[k], v, True)
-            elif mx[k] < v:
+            if mx[k] < v:
                 mx[k] = v
     for d in range(n):
         for k in range(cnt):
-            t = x[o, d, i + k] - mx[k]
-            e = _sexp(t) if vector else math.exp(t)
+            e = math.exp(x[o, d, i + k] - mx[k])
             out[o, d, i + k] = e
             sm[k] = sm[k] + e
     for d in range(n):
@@ -194,7 +218,7 @@ def _softmax_chunk(x, out, begin, end):
     while idx < end:
         o, i = idx // inner, idx % inner
         if i + w <= inner and idx + w <= end:
-            _softmax_group(x, out, o, i, w, True, mx, sm)
+            _softmax_vector_group(x, out, o, i, mx, sm)
             idx += w
         else:
             tail = end - idx if idx + w > end else inner - i
@@ -202,7 +226,7 @@ def _softmax_chunk(x, out, begin, end):
             while idx < stop:  # the scalar tail, row by row
                 o, i = idx // inner, idx % inner
                 cnt = min(stop - idx, inner - i)
-                _softmax_group(x, out, o, i, cnt, False, mx, sm)
+                _softmax_scalar_group(x, out, o, i, cnt, mx, sm)
                 idx += cnt
 
 
