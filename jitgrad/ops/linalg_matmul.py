@@ -7,11 +7,10 @@ import warnings
 
 import numpy as np
 
-from ..backends import blas
 from ..tensor import Tensor
 from .composite import record
 from .linalg_args import _tensor_arg, _write_out
-from .linalg_products import _mm_backward, _mT, _save_pair, bmm, dot, mm, mv
+from .linalg_products import _mm_plain, _mT, bmm, dot, mm, mv
 
 
 def _unsafe_view_backward(node, g):
@@ -82,33 +81,6 @@ def matmul(input, other, *, out=None):
     _tensor_arg("matmul", "other", 2, other)
     res = _matmul(input, other)
     return _write_out("matmul", res, out)
-
-
-def _column_major(a):
-    """linalg_products._column_major for a non-empty host matrix, from its NumPy strides
-    (``Tensor.stride()``'s elements) without building the tuple."""
-    item = a.itemsize
-    st0, st1 = a.strides
-    return st0 // item == 1 and st1 // item == a.shape[0]
-
-
-def _mm_plain(t1, t2):
-    """``mm(t1, t2)`` for non-empty float32/float64 host matrices of one dtype whose inner sizes
-    agree, so that none of mm's checks can fail: mm's node (MmBackward0, its backward, saved
-    operands and layout attributes) and its product (blas.matmul, which is what mm's
-    ``_matmul_data`` calls for these dtypes) without the checks. None otherwise: mm checks and
-    raises. Per-op overhead: ``a @ b`` of small matrices is common."""
-    x, y = t1._data, t2._data
-    if x.__class__ is not np.ndarray or y.__class__ is not np.ndarray:
-        return None
-    dt = x.dtype
-    if y.dtype is not dt or dt.char not in "fd" or x.shape[1] != y.shape[0] or not x.size or \
-            not y.size:
-        return None
-    return record("MmBackward0", (t1, t2), blas.matmul(x, y), _mm_backward,
-                  save=_save_pair(t1, t2, "a", "b"),
-                  attrs={"mat1_column_major": _column_major(x),
-                         "mat2_column_major": _column_major(y)})
 
 
 def _matmul(t1, t2):

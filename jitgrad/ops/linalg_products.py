@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends import blas
+from ..tensor import Tensor
 from .composite import record
 from .linalg_args import _legacy, _no_bool, _same_dtype, _tensor_arg, _write_out
 
@@ -132,7 +133,40 @@ def _save_pair(a, b, na, nb):
     return tuple(save)
 
 
+def _column_major_host(a):
+    """linalg_products._column_major for a non-empty host matrix, from its NumPy strides
+    (``Tensor.stride()``'s elements) without building the tuple."""
+    item = a.itemsize
+    st0, st1 = a.strides
+    return st0 // item == 1 and st1 // item == a.shape[0]
+
+
+def _mm_plain(t1, t2):
+    """``mm(t1, t2)`` for non-empty float32/float64 host matrices of one dtype whose inner sizes
+    agree, so that none of mm's checks can fail: mm's node (MmBackward0, its backward, saved
+    operands and layout attributes) and its product (blas.matmul, which is what mm's
+    ``_matmul_data`` calls for these dtypes) without the checks. None otherwise: mm checks and
+    raises. Per-op overhead: ``a @ b`` of small matrices is common."""
+    x, y = t1._data, t2._data
+    if x.__class__ is not np.ndarray or y.__class__ is not np.ndarray:
+        return None
+    dt = x.dtype
+    if y.dtype is not dt or dt.char not in "fd" or x.shape[1] != y.shape[0] or not x.size or \
+            not y.size:
+        return None
+    return record("MmBackward0", (t1, t2), blas.matmul(x, y), _mm_backward,
+                  save=_save_pair(t1, t2, "a", "b"),
+                  attrs={"mat1_column_major": _column_major_host(x),
+                         "mat2_column_major": _column_major_host(y)})
+
+
 def mm(input, mat2, *, out=None):
+    # the common call first: operands none of the checks below can fail on (_mm_plain)
+    if out is None and isinstance(input, Tensor) and isinstance(mat2, Tensor) and \
+            input._data.ndim == 2 and mat2._data.ndim == 2:
+        res = _mm_plain(input, mat2)
+        if res is not None:
+            return res
     _tensor_arg("mm", "input", 1, input)
     _tensor_arg("mm", "mat2", 2, mat2)
     if input.ndim != 2:
