@@ -117,3 +117,32 @@ def test_layer_norm_kernel_edges(dtype):
     x[2, 7] = np.nan
     x[3, 100] = np.inf
     _check_layer_norm(x, w, b, 0.5, "constant/NaN/inf rows, eps=0.5")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_backward_bits(log, dtype, threads):
+    """The input gradient (ATen's backward kernels, _softmax_backward_aten and
+    _loss_kernels.log_softmax_rows_backward), rows of 17 included (the partial last vector)."""
+    name = "log_softmax" if log else "softmax"
+    for k, shape in enumerate(SHAPES + ((64, 17),)):
+        x = _input(shape, dtype, k)
+        g = np.random.default_rng(k + 50).standard_normal(shape).astype(dtype)
+        for d in range(len(shape)):
+            grads = []
+            for lib in (torch, jitgrad):
+                t = lib.tensor(x, requires_grad=True)
+                getattr(lib.nn.functional, name)(t, d).backward(lib.tensor(g))
+                grads.append(t.grad.numpy())
+            _assert_same_bits(grads[1], grads[0], f"{name}{shape} dim={d} grad")
+
+
+def test_softmax_double_backward_still_recorded():
+    x = _input((4, 9), "float64", 2)
+    for lib in (torch, jitgrad):
+        t = lib.tensor(x, requires_grad=True)
+        y = lib.softmax(t, 0)
+        (gx,) = lib.autograd.grad(y[0].sum(), t, create_graph=True)
+        assert gx.requires_grad
+        gx.sum().backward()
+        assert t.grad is not None

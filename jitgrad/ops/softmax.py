@@ -90,6 +90,11 @@ def _direct_backward(y, g, d, log):
     if yd.__class__ is np.ndarray:
         if gd.dtype != yd.dtype or gd.shape != yd.shape or yd.ndim == 0:
             return None
+        if yd.dtype in _ROWS_DTYPES and yd.size and not (log and d in (-1, yd.ndim - 1)):
+            # ATen's backward kernels in their order of operations: PyTorch's bits
+            from .._settings import get_num_threads
+            from ._softmax_backward_aten import softmax_backward
+            return Tensor._make(softmax_backward(yd, gd, d % yd.ndim, log, get_num_threads()))
         if log:
             if d in (-1, yd.ndim - 1) and yd.dtype in _ROWS_DTYPES and yd.size:
                 # the last dim: ATen's lastdim kernel, PyTorch's bits (_loss_kernels)
