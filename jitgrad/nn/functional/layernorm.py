@@ -10,6 +10,8 @@ from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph
 
+_ATEN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
 
 def _layer_norm_backward(node, g):
     a = node.ctx.attrs
@@ -76,18 +78,30 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         return _device.layer_norm(input, normalized_shape, weight, bias, eps)
     x = input._data
     axes = tuple(range(x.ndim - k, x.ndim))
-    acc = np.float64 if x.dtype in (np.float32, np.float16) else x.dtype
-    xa = x.astype(acc, copy=False)
-    mean = xa.mean(axis=axes, keepdims=True)
-    xc = xa - mean
-    var = (xc * xc).mean(axis=axes, keepdims=True)
-    rstd = 1.0 / np.sqrt(var + eps)
-    y = xc * rstd
-    if weight is not None:
-        y = y * weight._data
-    if bias is not None:
-        y = y + bias._data
-    y = y.astype(x.dtype, copy=False)
+    if x.dtype in _ATEN_DTYPES and x.size and all(
+            t is None or t._data.dtype == x.dtype for t in (weight, bias)):
+        # ATen's kernel in its order of operations: PyTorch's bits (_layer_norm_aten)
+        from ..._settings import get_num_threads
+        from ._layer_norm_aten import layer_norm_forward
+        n = int(np.prod(normalized_shape))
+        y, mean, rstd = layer_norm_forward(
+            np.ascontiguousarray(x).reshape(-1, n), None if weight is None else weight._data,
+            None if bias is None else bias._data, eps, get_num_threads())
+        stat_shape = x.shape[:x.ndim - k] + (1,) * k
+        y, mean, rstd = y.reshape(x.shape), mean.reshape(stat_shape), rstd.reshape(stat_shape)
+    else:
+        acc = np.float64 if x.dtype in (np.float32, np.float16) else x.dtype
+        xa = x.astype(acc, copy=False)
+        mean = xa.mean(axis=axes, keepdims=True)
+        xc = xa - mean
+        var = (xc * xc).mean(axis=axes, keepdims=True)
+        rstd = 1.0 / np.sqrt(var + eps)
+        y = xc * rstd
+        if weight is not None:
+            y = y * weight._data
+        if bias is not None:
+            y = y + bias._data
+        y = y.astype(x.dtype, copy=False)
     save = [("x", input)]
     if weight is not None:
         save.append(("w", weight))
