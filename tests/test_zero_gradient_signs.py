@@ -33,6 +33,16 @@ def _f(lib):
     return lib.nn.functional
 
 
+def _registry_f(lib):
+    """F for torch; for jitgrad the registry ops F.gelu/F.softplus wrap: on CPU float tensors F
+    runs ATen's exact kernels (nn/functional/activation_kernels.py), which do not join backward
+    fusion, and this file checks the registry op's fused VJP."""
+    if lib is jt:
+        from jitgrad.ops import functional_math
+        return functional_math
+    return lib.nn.functional
+
+
 # case name -> (registry op it reaches, arity, the call written once for jitgrad and torch)
 CASES = {
     "abs": ("abs", 1, lambda L, a: L.abs(a)),
@@ -72,8 +82,8 @@ CASES = {
     "fmod": ("fmod", 2, lambda L, a, b: L.fmod(a, b)),
     "fmod_scalar": ("fmod_scalar", 1, lambda L, a: L.fmod(a, 1.5)),
     "frac": ("frac", 1, lambda L, a: L.frac(a)),
-    "gelu": ("gelu", 1, lambda L, a: _f(L).gelu(a)),
-    "gelu_tanh": ("gelu_tanh", 1, lambda L, a: _f(L).gelu(a, approximate="tanh")),
+    "gelu": ("gelu", 1, lambda L, a: _registry_f(L).gelu(a)),
+    "gelu_tanh": ("gelu_tanh", 1, lambda L, a: _registry_f(L).gelu(a, approximate="tanh")),
     "hypot": ("hypot", 2, lambda L, a, b: L.hypot(a, b)),
     "i0": ("i0", 1, lambda L, a: L.i0(a)),
     "leaky_relu": ("leaky_relu", 1, lambda L, a: _f(L).leaky_relu(a, 0.1)),
@@ -126,7 +136,8 @@ CASES = {
     "sin": ("sin", 1, lambda L, a: L.sin(a)),
     "sinc": ("sinc", 1, lambda L, a: L.sinc(a)),
     "sinh": ("sinh", 1, lambda L, a: L.sinh(a)),
-    "softplus": ("softplus", 1, lambda L, a: _f(L).softplus(a, beta=1.5, threshold=1.5)),
+    "softplus": ("softplus", 1, lambda L, a: _registry_f(L).softplus(a, beta=1.5,
+                                                                 threshold=1.5)),
     "special_entr": ("special_entr", 1, lambda L, a: L.special.entr(a)),
     "special_erfcx": ("special_erfcx", 1, lambda L, a: L.special.erfcx(a)),
     "special_i0e": ("special_i0e", 1, lambda L, a: L.special.i0e(a)),
