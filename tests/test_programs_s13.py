@@ -89,6 +89,51 @@ def test_cross_entropy_training_loss_sums():
     agree(f)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(64, 10), (5, 3), (128, 1000), (7, 17)])
+@pytest.mark.parametrize("kw", ["plain", "smoothing", "weight", "ignore"])
+def test_cross_entropy_loss_and_grad_bits(dtype, shape, kw):
+    """``F.cross_entropy`` end to end (the fast (N, C) path and the general one): its
+    log-softmax is ATen's row kernel (SLEEF exp/log, reduce_all's order) and its NLL ATen's
+    cascade, so ``loss.item()`` and the logits' gradient are PyTorch's bits (the fast path's
+    own kernel summed in float64 with libm's exp: ~10% of float32 losses an ulp off)."""
+    rs = np.random.RandomState(shape[1])
+    x = (rs.randn(*shape) * 2).astype(dtype)
+    y = rs.randint(0, shape[1], shape[0])
+    w = rs.rand(shape[1]).astype(dtype)
+
+    def f(T):
+        xx = T.tensor(x, requires_grad=True)
+        extra = {"plain": {}, "smoothing": {"label_smoothing": 0.1},
+                 "weight": {"weight": T.tensor(w)}, "ignore": {"ignore_index": int(y[0])}}[kw]
+        loss = T.nn.functional.cross_entropy(xx, T.tensor(y), **extra)
+        loss.backward()
+        return [loss.item(), xx.grad]
+    agree(f)
+
+
+def test_classifier_epoch_losses_printed():
+    """A tutorial classifier (Linear-ReLU-Linear, SGD with momentum, CrossEntropyLoss over
+    batches): every printed batch loss, full precision, bit for bit. (With Tanh it drifts:
+    PyTorch's float32 tanh is MKL VML, not reproduced.)"""
+    def f(T):
+        T.manual_seed(42)
+        X = T.randn(64, 2)
+        y = ((X[:, 0] * X[:, 1]) > 0).long()
+        model = T.nn.Sequential(T.nn.Linear(2, 16), T.nn.ReLU(), T.nn.Linear(16, 2))
+        opt = T.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+        losses = []
+        for _ in range(3):
+            for i in range(0, 64, 16):
+                opt.zero_grad()
+                loss = T.nn.CrossEntropyLoss()(model(X[i:i + 16]), y[i:i + 16])
+                loss.backward()
+                opt.step()
+                losses.append(loss.item())
+        return losses
+    agree(f)
+
+
 # ---------------------------------------- ties: topk / kthvalue / median / unstable sort
 
 def _tied(shape, dtype, seed, nan=False):

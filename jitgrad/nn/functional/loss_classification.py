@@ -269,8 +269,8 @@ _LOG_SOFTMAX_ROWS = (np.dtype(np.float32), np.dtype(np.float64))
 def _log_softmax_rows(input):
     """``log_softmax(input, 1)`` of a host (N, C) float32/float64 tensor, with the node of
     ``ops.softmax.log_softmax`` (LogSoftmaxBackward0), without its argument handling, which
-    costs as much as the arithmetic for a classifier's logits; one compiled pass per row
-    (``_loss_kernels``) where the rows are contiguous."""
+    costs as much as the arithmetic for a classifier's logits; ATen's row kernel
+    (``ops/_softmax_aten``: SLEEF exp/log, reduce_all's order), so PyTorch's bits."""
     data = _log_softmax_array(input._data)
     return record("LogSoftmaxBackward0", (input,), data, _log_softmax_rows_backward,
                   save_outputs=(("out", 0),), attrs={"dim": 1})
@@ -294,11 +294,10 @@ def _log_softmax_rows_backward(node, g):
 def _log_softmax_array(x):
     """``log_softmax(x, 1)`` of a host (N, C) float32/float64 array (also a compiled step's
     lowered cross-entropy, ``_compile/lower.py``: the same bits)."""
-    if x.flags.c_contiguous and x.shape[1]:
-        from ._loss_kernels import log_softmax_rows
-        data = np.empty_like(x)
-        log_softmax_rows(x, data)
-        return data
+    if x.shape[0] and x.shape[1]:  # ATen's kernel, as F.log_softmax (ops/_softmax_aten)
+        from ..._settings import get_num_threads
+        from ...ops._softmax_aten import softmax_forward
+        return softmax_forward(x, 1, True, get_num_threads())
     with np.errstate(all="ignore"):  # inf - inf is NaN silently, as in PyTorch
         shifted = x - x.max(axis=1, keepdims=True)
         return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
