@@ -28,8 +28,10 @@ from numba import njit, prange
 from ..._settings import get_num_threads
 from ...math import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
 from ...math._intrinsics import fma, select
+from ...math._onednn_gelu import HAVE_FWD16 as _HAVE_GELU_FWD16
 from ...math._onednn_gelu import gelu_bwd as _onednn_gelu_bwd
 from ...math._onednn_gelu import gelu_fwd as _onednn_gelu_fwd
+from ...math._onednn_gelu import gelu_fwd16 as _onednn_gelu_fwd16
 from ...math._sleef import SLEEF_JIT
 from ...math._sleef_erf import vec_erf
 from ...ops._range_kernels import parallel_chunks
@@ -93,7 +95,7 @@ _DRIVERS = {}
 def _driver(vec, scl, arity, parallel):
     d = _DRIVERS.get((vec, scl))
     if d is None:
-        d = _DRIVERS[(vec, scl)] = _make_drivers(vec, scl)
+        d = _DRIVERS[(vec, scl)] = _CUSTOM_DRIVERS.get((vec, scl), _make_drivers)(vec, scl)
     return d[(arity, parallel)]
 
 
@@ -419,3 +421,38 @@ def gelu_backward_scl(dy, x, p):
     cdf = p[1] * (p[2] + math.erf(x * p[0]))
     pdf = p[3] * math.exp(x * x * p[4])
     return dy * (cdf + x * pdf)
+
+
+# oneDNN's gelu forward on 16 lanes at a time (``gelu_fwd16``: its coefficient tables as
+# permutes, not the gathers LLVM makes of ``gelu_onednn_vec``, ~5x faster), the < 16 rest by the
+# scalar form: the same bits either way, so chunks and blocks need not follow any library's.
+
+def _make_gelu_onednn_drivers(vec, scl):
+    @njit(**SLEEF_JIT)
+    def run(x, out, b, e, width, p):
+        xs, os = x[b:e], out[b:e]
+        n = xs.size
+        body = n - n % 16
+        for i in range(0, body, 16):
+            _onednn_gelu_fwd16(xs, os, i)
+        for i in range(body, n):
+            os[i] = _onednn_gelu_fwd(xs[i])
+
+    @njit(**SLEEF_JIT)
+    def unary(x, out, chunks, width, p):
+        for c in range(chunks.size - 1):
+            run(x, out, chunks[c], chunks[c + 1], width, p)
+
+    @njit(parallel=True, **SLEEF_JIT)
+    def unary_par(x, out, chunks, width, p):
+        for c in prange(chunks.size - 1):
+            run(x, out, chunks[c], chunks[c + 1], width, p)
+
+    d = _make_drivers(vec, scl)
+    d[(1, False)], d[(1, True)] = unary, unary_par
+    return d
+
+
+_CUSTOM_DRIVERS = {}
+if _HAVE_GELU_FWD16:
+    _CUSTOM_DRIVERS[(gelu_onednn_vec, gelu_onednn_vec)] = _make_gelu_onednn_drivers
