@@ -120,6 +120,17 @@ def test_layer_norm_kernel_edges(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_layer_norm_kernel_row_blocks(dtype):
+    """Inputs past the parallel threshold (65536 values): rows split in blocks over threads,
+    each block reusing its scratch across rows; odd row counts and row lengths with a partial
+    last chunk and a tail."""
+    for k, shape in enumerate(((203, 1031), (67, 4099))):
+        x, w, b = _layer_norm_case(shape, dtype, 20 + k)
+        for threads in (1, 2, 3):
+            _check_layer_norm(x, w, b, 1e-5, f"{shape} threads={threads}", threads)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_softmax_backward_bits(log, dtype, threads):
     """The input gradient (ATen's backward kernels, _softmax_backward_aten and

@@ -27,7 +27,10 @@ Kernels compile without fast-math: every FMA is an explicit ``fma``.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from llvmlite import ir
+from numba import prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic, overload
 
 from ...codegen.kcache import njit_cached as njit
 from ...math._intrinsics import fma
@@ -68,11 +71,69 @@ def _add_moments(m0_add, m1_add, m2_add, m0, m1, m2, like):
     return n, fma(c, delta, m1), m2 + fma(delta * delta * c, dt(m0), m2_add)
 
 
+def _lanes(x):
+    """The AVX2 vector width in ``x``'s dtype, a compile-time constant (8 float32, 4 float64)."""
+    return _VECTOR_BYTES // x.itemsize
+
+
+@overload(_lanes, inline="always")
+def _lanes_ol(x):
+    w = _VECTOR_BYTES * 8 // x.dtype.bitwidth
+    return lambda x: w
+
+
+@intrinsic
+def _chunk_moments(typingctx, xr, base, cnt, cv, v1, v2):
+    """UpdateMomentsVec over ``cnt`` whole vectors from ``xr[base]``, from zero, into ``v1``/
+    ``v2`` (m1, m2 per lane): ``delta = x - m1; m1 = fma(c_j, delta, m1); m2 = fma(delta, x -
+    m1, m2)`` with ``c_j = cv[j]``. Written as LLVM vector code (``<lanes x T>``, llvm.fma on the
+    vector) because Numba leaves LLVM's SLP vectorizer off and the loop vectorizer does not see
+    a loop across the lanes: as scalars or arrays the lanes ran one by one (~2x slower)."""
+    if not (isinstance(xr, types.Array) and xr.dtype in (types.float32, types.float64)
+            and cv == v1 == v2 == xr):
+        return None
+    lanes = _VECTOR_BYTES * 8 // xr.dtype.bitwidth
+
+    def codegen(context, builder, sig, args):
+        x_arr, base_v, cnt_v, cv_arr, v1_arr, v2_arr = args
+        at = sig.args[0]
+        ptr = [context.make_array(at)(context, builder, a).data
+               for a in (x_arr, cv_arr, v1_arr, v2_arr)]
+        et = context.get_value_type(at.dtype)
+        vt = ir.VectorType(et, lanes)
+        vpt = vt.as_pointer()
+        i64 = ir.IntType(64)
+        vfma = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vt, [vt, vt, vt]),
+            f"llvm.fma.v{lanes}f{at.dtype.bitwidth}")
+        m1 = cgutils.alloca_once_value(builder, ir.Constant(vt, None))
+        m2 = cgutils.alloca_once_value(builder, ir.Constant(vt, None))
+        with cgutils.for_range(builder, cnt_v) as loop:
+            j = loop.index
+            off = builder.add(base_v, builder.mul(j, ir.Constant(i64, lanes)))
+            x = builder.load(builder.bitcast(builder.gep(ptr[0], [off]), vpt), align=1)
+            c = builder.load(builder.gep(ptr[1], [j]))
+            cvec = builder.insert_element(ir.Constant(vt, ir.Undefined), c,
+                                          ir.Constant(ir.IntType(32), 0))
+            cvec = builder.shuffle_vector(cvec, ir.Constant(vt, ir.Undefined),
+                                          ir.Constant(ir.VectorType(ir.IntType(32), lanes),
+                                                      [0] * lanes))
+            a = builder.load(m1)
+            delta = builder.fsub(x, a)
+            a = builder.call(vfma, [cvec, delta, a])
+            builder.store(a, m1)
+            builder.store(builder.call(vfma, [delta, builder.fsub(x, a), builder.load(m2)]), m2)
+        builder.store(builder.load(m1), builder.bitcast(ptr[2], vpt), align=1)
+        builder.store(builder.load(m2), builder.bitcast(ptr[3], vpt), align=1)
+        return context.get_dummy_value()
+    return types.none(xr, types.int64, types.int64, cv, v1, v2), codegen
+
+
 @njit(inline="always", **_FLAGS)
 def _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2):
     """RowwiseMoments(xr, N): (mean, var) in xr's dtype."""
     big_n = xr.shape[0]
-    w = v1.shape[0]
+    w = _lanes(xr)
     dt = xr.dtype.type
     zero = dt(0)
     n = big_n // w
@@ -83,19 +144,9 @@ def _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2):
             m1s[d, lane] = zero
             m2s[d, lane] = zero
     for i in range(m):
-        base = i * _CHUNK * w
         cnt = min(_CHUNK, n - i * _CHUNK)
-        for lane in range(w):
-            v1[lane] = zero
-            v2[lane] = zero
-        for j in range(cnt):
-            cj = cv[j]
-            for lane in range(w):
-                x = xr[base + j * w + lane]
-                delta = x - v1[lane]
-                v1[lane] = fma(cj, delta, v1[lane])       # UpdateMomentsVec's fmadds
-                v2[lane] = fma(delta, x - v1[lane], v2[lane])
-        # AddMomentsVec(cnt, v, stack[0]), then the carries up the cascade
+        _chunk_moments(xr, np.int64(i * _CHUNK * w), np.int64(cnt), cv, v1, v2)
+    # AddMomentsVec(cnt, v, stack[0]), then the carries up the cascade
         m0_old = m0s[0]
         for lane in range(w):
             _, m1s[0, lane], m2s[0, lane] = _add_moments_vec(cnt, v1[lane], v2[lane], m0_old,
@@ -136,8 +187,27 @@ def _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2):
 
 
 @njit(inline="always", **_FLAGS)
-def _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given=True):
-    w = _VECTOR_BYTES // x.itemsize
+def _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given, m0s, m1s, m2s, cv, v1, v2):
+    dt = x.dtype.type
+    xr = x[r]
+    yr = y[r]
+    mean, var = _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2)
+    rstd = dt(1) / np.sqrt(var + eps)
+    bias = -mean
+    if gamma_given:
+        for j in range(xr.shape[0]):
+            yr[j] = fma((xr[j] + bias) * rstd, gamma[j], beta[j])
+    else:  # GCC folds ``* 1`` of the missing gamma and fuses the product left
+        for j in range(xr.shape[0]):
+            yr[j] = fma(xr[j] + bias, rstd, beta[j])
+    stats[0, r] = mean
+    stats[1, r] = rstd
+
+
+@njit(inline="always", **_FLAGS)
+def _rows(x, lo, hi, gamma, beta, eps, depth, y, stats, gamma_given):
+    """Rows ``lo:hi``, with one set of scratch arrays (the cascade, 1/(j+1), the lanes)."""
+    w = _lanes(x)
     dt = x.dtype.type
     m0s = np.zeros(max(depth, 1), np.int64)
     m1s = np.empty((max(depth, 1), w), x.dtype)
@@ -147,29 +217,21 @@ def _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given=True):
         cv[j] = dt(1) / dt(j + 1)
     v1 = np.empty(w, x.dtype)
     v2 = np.empty(w, x.dtype)
-    xr = x[r]
-    mean, var = _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2)
-    rstd = dt(1) / np.sqrt(var + eps)
-    bias = -mean
-    for j in range(xr.shape[0]):
-        if gamma_given:
-            y[r, j] = fma((xr[j] + bias) * rstd, gamma[j], beta[j])
-        else:  # GCC folds ``* 1`` of the missing gamma and fuses the product left
-            y[r, j] = fma(xr[j] + bias, rstd, beta[j])
-    stats[0, r] = mean
-    stats[1, r] = rstd
+    for r in range(lo, hi):
+        _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given, m0s, m1s, m2s, cv, v1, v2)
 
 
 @njit(**_FLAGS)
 def _rows_serial(x, gamma, beta, eps, depth, y, stats, gamma_given):
-    for r in range(x.shape[0]):
-        _row(x, r, gamma, beta, eps[0], depth, y, stats, gamma_given)
+    _rows(x, 0, x.shape[0], gamma, beta, eps[0], depth, y, stats, gamma_given)
 
 
 @njit(parallel=True, **_FLAGS)
-def _rows_parallel(x, gamma, beta, eps, depth, y, stats, gamma_given):
-    for r in prange(x.shape[0]):
-        _row(x, r, gamma, beta, eps[0], depth, y, stats, gamma_given)
+def _rows_parallel(x, gamma, beta, eps, depth, y, stats, gamma_given, blocks):
+    m = x.shape[0]
+    for b in prange(blocks):
+        _rows(x, b * m // blocks, (b + 1) * m // blocks, gamma, beta, eps[0], depth, y, stats,
+              gamma_given)
 
 
 def layer_norm_forward(x2, weight, bias, eps, threads=1):
@@ -184,8 +246,11 @@ def layer_norm_forward(x2, weight, bias, eps, threads=1):
     depth = _ceil_log2(-(-(n // w) // _CHUNK))
     y = np.empty(x2.shape, dt)
     stats = np.empty((2, x2.shape[0]), dt)
-    kernel = _rows_parallel if x2.size >= _PARALLEL_MIN_ELEMENTS and threads > 1 \
-        else _rows_serial
-    kernel(np.ascontiguousarray(x2), gamma, beta, np.array([eps], dt), depth, y, stats,
-           weight is not None)
+    args = (np.ascontiguousarray(x2), gamma, beta, np.array([eps], dt), depth, y, stats,
+            weight is not None)
+    if x2.size >= _PARALLEL_MIN_ELEMENTS and threads > 1:
+        # row blocks, not rows, so each task allocates its scratch once
+        _rows_parallel(*args, min(x2.shape[0], 4 * threads))
+    else:
+        _rows_serial(*args)
     return y, stats[0], stats[1]
