@@ -49,18 +49,6 @@ def _ceil_log2(x):
 
 
 @njit(inline="always", **_FLAGS)
-def _add_moments_vec(m0_add, m1_add, m2_add, m0, m1, m2, like):
-    """One lane of AddMomentsVec (explicit products and one ``fmadd``; the vector operators are
-    not contracted): the merged (m0, m1, m2). ``like``: an array of the dtype, for the casts."""
-    dt = like.dtype.type
-    n = m0 + m0_add
-    c = dt(0) if n == 0 else dt(m0_add) / dt(n)
-    delta = m1_add - m1
-    cd = c * delta
-    return n, m1 + cd, fma(delta * dt(m0), cd, m2 + m2_add)
-
-
-@njit(inline="always", **_FLAGS)
 def _add_moments(m0_add, m1_add, m2_add, m0, m1, m2, like):
     """The scalar AddMoments, as GCC contracts it: ``m1 += c * delta`` one FMA, ``m2 += m2_add
     + delta * delta * c * m0`` with the last product fused into the inner add."""
@@ -82,56 +70,113 @@ def _lanes_ol(x):
     return lambda x: w
 
 
+def _vector_env(context, builder, st_type, st_value):
+    """(lane vector type, pointer to the lane vector in row ``k`` of the state array, the
+    vector llvm.fma) for the intrinsics below."""
+    lanes = _VECTOR_BYTES * 8 // st_type.dtype.bitwidth
+    vt = ir.VectorType(context.get_value_type(st_type.dtype), lanes)
+    data = context.make_array(st_type)(context, builder, st_value).data
+
+    def row(k):
+        off = builder.mul(k, ir.Constant(ir.IntType(64), lanes))
+        return builder.bitcast(builder.gep(data, [off]), vt.as_pointer())
+    vfma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vt, [vt, vt, vt]),
+                                          f"llvm.fma.v{lanes}f{st_type.dtype.bitwidth}")
+    return vt, row, vfma
+
+
+def _splat(builder, vt, value):
+    v = builder.insert_element(ir.Constant(vt, ir.Undefined), value,
+                               ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(v, ir.Constant(vt, ir.Undefined),
+                                  ir.Constant(ir.VectorType(ir.IntType(32), vt.count),
+                                              [0] * vt.count))
+
+
+# The vector parts of RowwiseMoments are LLVM ``<lanes x T>`` code (intrinsics), not Numba
+# loops over the lanes: Numba leaves LLVM's SLP vectorizer off and a fixed 8- or 4-lane loop is
+# unrolled before the loop vectorizer runs, so written in Python the lanes ran one by one (the
+# kernel was ~4x PyTorch's time, against ~2x with the chunk pass alone in vector code). The
+# state array ``st`` holds, per cascade level ``d``, m1 in row ``2d`` and m2 in row ``2d + 1``.
+
 @intrinsic
-def _chunk_moments(typingctx, xr, base, cnt, cv, v1, v2):
-    """UpdateMomentsVec over ``cnt`` whole vectors from ``xr[base]``, from zero, into ``v1``/
-    ``v2`` (m1, m2 per lane): ``delta = x - m1; m1 = fma(c_j, delta, m1); m2 = fma(delta, x -
-    m1, m2)`` with ``c_j = cv[j]``. Written as LLVM vector code (``<lanes x T>``, llvm.fma on the
-    vector) because Numba leaves LLVM's SLP vectorizer off and the loop vectorizer does not see
-    a loop across the lanes: as scalars or arrays the lanes ran one by one (~2x slower)."""
+def _chunk_moments(typingctx, xr, base, cnt, cv, st, slot):
+    """UpdateMomentsVec over ``cnt`` whole vectors from ``xr[base]``, from zero, into level
+    ``slot`` of ``st``: per lane ``delta = x - m1; m1 = fma(c_j, delta, m1); m2 = fma(delta,
+    x - m1, m2)`` with ``c_j = cv[j]`` (ATen's explicit ``fmadd``s)."""
     if not (isinstance(xr, types.Array) and xr.dtype in (types.float32, types.float64)
-            and cv == v1 == v2 == xr):
+            and cv == xr and isinstance(st, types.Array) and st.dtype == xr.dtype
+            and st.ndim == 2 and st.layout == "C"):
         return None
-    lanes = _VECTOR_BYTES * 8 // xr.dtype.bitwidth
 
     def codegen(context, builder, sig, args):
-        x_arr, base_v, cnt_v, cv_arr, v1_arr, v2_arr = args
-        at = sig.args[0]
-        ptr = [context.make_array(at)(context, builder, a).data
-               for a in (x_arr, cv_arr, v1_arr, v2_arr)]
-        et = context.get_value_type(at.dtype)
-        vt = ir.VectorType(et, lanes)
-        vpt = vt.as_pointer()
-        i64 = ir.IntType(64)
-        vfma = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(vt, [vt, vt, vt]),
-            f"llvm.fma.v{lanes}f{at.dtype.bitwidth}")
+        x_arr, base_v, cnt_v, cv_arr, st_arr, slot_v = args
+        vt, row, vfma = _vector_env(context, builder, sig.args[4], st_arr)
+        xp = context.make_array(sig.args[0])(context, builder, x_arr).data
+        cp = context.make_array(sig.args[3])(context, builder, cv_arr).data
         m1 = cgutils.alloca_once_value(builder, ir.Constant(vt, None))
         m2 = cgutils.alloca_once_value(builder, ir.Constant(vt, None))
         with cgutils.for_range(builder, cnt_v) as loop:
             j = loop.index
-            off = builder.add(base_v, builder.mul(j, ir.Constant(i64, lanes)))
-            x = builder.load(builder.bitcast(builder.gep(ptr[0], [off]), vpt), align=1)
-            c = builder.load(builder.gep(ptr[1], [j]))
-            cvec = builder.insert_element(ir.Constant(vt, ir.Undefined), c,
-                                          ir.Constant(ir.IntType(32), 0))
-            cvec = builder.shuffle_vector(cvec, ir.Constant(vt, ir.Undefined),
-                                          ir.Constant(ir.VectorType(ir.IntType(32), lanes),
-                                                      [0] * lanes))
+            off = builder.add(base_v, builder.mul(j, ir.Constant(ir.IntType(64), vt.count)))
+            x = builder.load(builder.bitcast(builder.gep(xp, [off]), vt.as_pointer()), align=1)
+            c = _splat(builder, vt, builder.load(builder.gep(cp, [j])))
             a = builder.load(m1)
             delta = builder.fsub(x, a)
-            a = builder.call(vfma, [cvec, delta, a])
+            a = builder.call(vfma, [c, delta, a])
             builder.store(a, m1)
             builder.store(builder.call(vfma, [delta, builder.fsub(x, a), builder.load(m2)]), m2)
-        builder.store(builder.load(m1), builder.bitcast(ptr[2], vpt), align=1)
-        builder.store(builder.load(m2), builder.bitcast(ptr[3], vpt), align=1)
+        k = builder.mul(slot_v, ir.Constant(ir.IntType(64), 2))
+        builder.store(builder.load(m1), row(k), align=1)
+        builder.store(builder.load(m2), row(builder.add(k, ir.Constant(k.type, 1))), align=1)
         return context.get_dummy_value()
-    return types.none(xr, types.int64, types.int64, cv, v1, v2), codegen
+    return types.none(xr, types.int64, types.int64, cv, st, types.int64), codegen
+
+
+@intrinsic
+def _merge_vec(typingctx, st, src, dst, c, m0):
+    """AddMomentsVec of level ``src`` into level ``dst`` of ``st``, ``c = m0_add / n`` and
+    ``m0`` (dst's count) given as T: ``delta = m1_add - m1; cd = c * delta; m1 += cd; m2 =
+    fmadd(delta * m0, cd, m2 + m2_add)`` (the vector operators are not contracted)."""
+    if not (isinstance(st, types.Array) and st.dtype in (types.float32, types.float64)
+            and st.ndim == 2 and st.layout == "C" and c == m0 == st.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        st_arr, src_v, dst_v, c_v, m0_v = args
+        vt, row, vfma = _vector_env(context, builder, sig.args[0], st_arr)
+        one = ir.Constant(ir.IntType(64), 1)
+        two = ir.Constant(ir.IntType(64), 2)
+        s1 = row(builder.mul(src_v, two))
+        s2 = row(builder.add(builder.mul(src_v, two), one))
+        d1 = row(builder.mul(dst_v, two))
+        d2 = row(builder.add(builder.mul(dst_v, two), one))
+        a1, a2 = builder.load(s1, align=1), builder.load(s2, align=1)
+        b1, b2 = builder.load(d1, align=1), builder.load(d2, align=1)
+        delta = builder.fsub(a1, b1)
+        cd = builder.fmul(_splat(builder, vt, c_v), delta)
+        builder.store(builder.fadd(b1, cd), d1, align=1)
+        builder.store(builder.call(vfma, [builder.fmul(delta, _splat(builder, vt, m0_v)), cd,
+                                          builder.fadd(b2, a2)]), d2, align=1)
+        return context.get_dummy_value()
+    return types.none(st, types.int64, types.int64, c, m0), codegen
 
 
 @njit(inline="always", **_FLAGS)
-def _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2):
-    """RowwiseMoments(xr, N): (mean, var) in xr's dtype."""
+def _merge(st, m0s, src, dst):
+    """Level ``src`` (count ``m0s[src]``) merged into level ``dst``; ``m0s[dst]`` updated."""
+    dt = st.dtype.type
+    m0 = m0s[dst]
+    n = m0 + m0s[src]
+    c = dt(0) if n == 0 else dt(m0s[src]) / dt(n)
+    _merge_vec(st, np.int64(src), np.int64(dst), c, dt(m0))
+    m0s[dst] = n
+
+
+@njit(inline="always", **_FLAGS)
+def _row_moments(xr, depth, m0s, st, cv):
+    """RowwiseMoments(xr, N): (mean, var) in xr's dtype. ``m0s``: depth + 1 counts; ``st``:
+    2 * (depth + 1) rows of lanes (levels 0..depth-1 the cascade, level depth the chunk)."""
     big_n = xr.shape[0]
     w = _lanes(xr)
     dt = xr.dtype.type
@@ -141,37 +186,26 @@ def _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2):
     for d in range(depth):
         m0s[d] = 0
         for lane in range(w):
-            m1s[d, lane] = zero
-            m2s[d, lane] = zero
+            st[2 * d, lane] = zero
+            st[2 * d + 1, lane] = zero
     for i in range(m):
         cnt = min(_CHUNK, n - i * _CHUNK)
-        _chunk_moments(xr, np.int64(i * _CHUNK * w), np.int64(cnt), cv, v1, v2)
-    # AddMomentsVec(cnt, v, stack[0]), then the carries up the cascade
-        m0_old = m0s[0]
-        for lane in range(w):
-            _, m1s[0, lane], m2s[0, lane] = _add_moments_vec(cnt, v1[lane], v2[lane], m0_old,
-                                                         m1s[0, lane], m2s[0, lane], v1)
-        m0s[0] = m0_old + cnt
+        _chunk_moments(xr, np.int64(i * _CHUNK * w), np.int64(cnt), cv, st, np.int64(depth))
+        # AddMomentsVec(cnt, v, stack[0]), then the carries up the cascade
+        m0s[depth] = cnt
+        _merge(st, m0s, depth, 0)
         mask = i + 1
         j = 1
         while j < depth and (mask & 1) == 0:
-            m0_old = m0s[j]
-            for lane in range(w):
-                _, m1s[j, lane], m2s[j, lane] = _add_moments_vec(
-                    m0s[j - 1], m1s[j - 1, lane], m2s[j - 1, lane], m0_old, m1s[j, lane],
-                    m2s[j, lane], v1)
-                m1s[j - 1, lane] = zero
-                m2s[j - 1, lane] = zero
-            m0s[j] = m0_old + m0s[j - 1]
+            _merge(st, m0s, j - 1, j)
             m0s[j - 1] = 0
+            for lane in range(w):
+                st[2 * j - 2, lane] = zero
+                st[2 * j - 1, lane] = zero
             mask >>= 1
             j += 1
     for d in range(1, depth):
-        m0_old = m0s[0]
-        for lane in range(w):
-            _, m1s[0, lane], m2s[0, lane] = _add_moments_vec(m0s[d], m1s[d, lane], m2s[d, lane],
-                                                         m0_old, m1s[0, lane], m2s[0, lane], v1)
-        m0s[0] = m0_old + m0s[d]
+        _merge(st, m0s, d, 0)
     c0 = 0
     m1 = zero
     m2 = zero
@@ -182,16 +216,16 @@ def _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2):
         m1 = m1 + delta / dt(c0)
         m2 = fma(delta, x - m1, m2)
     for lane in range(w):
-        c0, m1, m2 = _add_moments(n, m1s[0, lane], m2s[0, lane], c0, m1, m2, v1)
+        c0, m1, m2 = _add_moments(n, st[0, lane], st[1, lane], c0, m1, m2, st)
     return m1, m2 / dt(big_n)
 
 
 @njit(inline="always", **_FLAGS)
-def _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given, m0s, m1s, m2s, cv, v1, v2):
+def _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given, m0s, st, cv):
     dt = x.dtype.type
     xr = x[r]
     yr = y[r]
-    mean, var = _row_moments(xr, depth, m0s, m1s, m2s, cv, v1, v2)
+    mean, var = _row_moments(xr, depth, m0s, st, cv)
     rstd = dt(1) / np.sqrt(var + eps)
     bias = -mean
     if gamma_given:
@@ -209,16 +243,13 @@ def _rows(x, lo, hi, gamma, beta, eps, depth, y, stats, gamma_given):
     """Rows ``lo:hi``, with one set of scratch arrays (the cascade, 1/(j+1), the lanes)."""
     w = _lanes(x)
     dt = x.dtype.type
-    m0s = np.zeros(max(depth, 1), np.int64)
-    m1s = np.empty((max(depth, 1), w), x.dtype)
-    m2s = np.empty((max(depth, 1), w), x.dtype)
+    m0s = np.zeros(depth + 1, np.int64)
+    st = np.empty((2 * depth + 2, w), x.dtype)
     cv = np.empty(_CHUNK, x.dtype)
     for j in range(_CHUNK):
         cv[j] = dt(1) / dt(j + 1)
-    v1 = np.empty(w, x.dtype)
-    v2 = np.empty(w, x.dtype)
     for r in range(lo, hi):
-        _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given, m0s, m1s, m2s, cv, v1, v2)
+        _row(x, r, gamma, beta, eps, depth, y, stats, gamma_given, m0s, st, cv)
 
 
 @njit(**_FLAGS)
