@@ -1,14 +1,17 @@
 """``layer_norm``: one NumPy forward and a NativeLayerNormBackward0 node."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
+from ..._settings import get_num_threads
 from ...ops.composite import record
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph
+from ._layer_norm_aten import layer_norm_forward
 
 _ATEN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -78,12 +81,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         return _device.layer_norm(input, normalized_shape, weight, bias, eps)
     x = input._data
     axes = tuple(range(x.ndim - k, x.ndim))
-    if x.dtype in _ATEN_DTYPES and x.size and all(
-            t is None or t._data.dtype == x.dtype for t in (weight, bias)):
+    if x.dtype in _ATEN_DTYPES and x.size and (weight is None or weight._data.dtype == x.dtype) \
+            and (bias is None or bias._data.dtype == x.dtype):
         # ATen's kernel in its order of operations: PyTorch's bits (_layer_norm_aten)
-        from ..._settings import get_num_threads
-        from ._layer_norm_aten import layer_norm_forward
-        n = int(np.prod(normalized_shape))
+        n = math.prod(normalized_shape)
         y, mean, rstd = layer_norm_forward(
             np.ascontiguousarray(x).reshape(-1, n), None if weight is None else weight._data,
             None if bias is None else bias._data, eps, get_num_threads())
@@ -107,6 +108,6 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         save.append(("w", weight))
     return record("NativeLayerNormBackward0", (input, weight, bias), y, _layer_norm_backward,
                   save=tuple(save),
-                  attrs={"axes": axes, "eps": eps, "mean": mean.astype(x.dtype),
-                         "rstd": rstd.astype(x.dtype), "has_weight": weight is not None,
+                  attrs={"axes": axes, "eps": eps, "mean": mean.astype(x.dtype, copy=False),
+                         "rstd": rstd.astype(x.dtype, copy=False), "has_weight": weight is not None,
                          "has_bias": bias is not None})
