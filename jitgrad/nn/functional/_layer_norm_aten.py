@@ -22,7 +22,9 @@ variants below were each tried and only this combination gives every bit):
   beta)`` (GCC folds the ``* 1``), a missing beta being 0.
 
 Rows are independent (``parallel_for`` over rows), so the thread count does not change a bit.
-Kernels compile without fast-math: every FMA is an explicit ``fma``.
+Kernels compile without fast-math: every FMA is an explicit ``fma``. The vector parts
+(UpdateMomentsVec's chunk pass, AddMomentsVec) are LLVM ``<lanes x T>`` code written by two
+intrinsics, one vector op per ATen vector op, so the lanes run as one register as in ATen.
 """
 from __future__ import annotations
 
