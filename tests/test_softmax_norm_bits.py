@@ -52,7 +52,7 @@ def test_softmax_forward_bits(log, dtype, threads):
     for k, shape in enumerate(SHAPES):
         x = _input(shape, dtype, k)
         for d in range(-1, len(shape)):
-            got, want = _both(lambda lib, t: getattr(lib.nn.functional, name)(t, d), x)
+            got, want = _both(lambda lib, t, d=d: getattr(lib.nn.functional, name)(t, d), x)
             _assert_same_bits(got, want, f"{name}{shape} dim={d}")
 
 
@@ -64,7 +64,7 @@ def test_softmax_forward_edges(log, dtype):
     for shape in ((6, 40), (5, 8), (4, 9, 8)):
         x = _input(shape, dtype, 3, edges=True)
         for d in range(len(shape)):
-            got, want = _both(lambda lib, t: getattr(lib.nn.functional, name)(t, d), x)
+            got, want = _both(lambda lib, t, d=d: getattr(lib.nn.functional, name)(t, d), x)
             _assert_same_bits(got, want, f"{name}{shape} dim={d} (edges)")
 
 
