@@ -45,6 +45,7 @@ def _op_cases(lib, n, rg):
     a = lib.tensor(a_np, requires_grad=rg)
     b = lib.tensor(b_np, requires_grad=rg)
     m = lib.tensor(a_np.reshape(_shape2d(n)), requires_grad=rg)
+    u = lib.tensor(a_np.reshape(1, n), requires_grad=rg)
     cat = lib.cat
     return {
         "a+b": lambda: a + b,
@@ -59,6 +60,14 @@ def _op_cases(lib, n, rg):
         "m[0, 0]": lambda: m[0, 0],
         "view": lambda: a.view(-1, 1),
         "t": lambda: m.t(),
+        "unsqueeze": lambda: a.unsqueeze(0),
+        "squeeze": lambda: u.squeeze(0),
+        "transpose": lambda: m.transpose(0, 1),
+        "permute": lambda: m.permute(1, 0),
+        "expand": lambda: u.expand(3, n),
+        "flatten": lambda: m.flatten(),
+        "contiguous": lambda: a.contiguous(),
+        "mean": lambda: a.mean(),
         "cat": lambda: cat([a, b]),
         "stack": lambda: lib.stack([a, b]),
     }
