@@ -12,7 +12,7 @@ from .. import _dtype as D
 from .._compile import capture as _capture
 from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
-from ..backends import cpu
+from ..backends import cpu, vml
 from ..codegen.loops import LoopSpec, Stmt
 from ..tensor import Tensor
 from .elementwise_activation import FLOAT_KERNELS
@@ -266,8 +266,12 @@ def _call_general(op, args, aux):
     # would fault on every step (backends/cpu.py)
     out = cpu.empty(shape, np.float32 if half else out_dt.np)
     if out.size:
-        cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
-                   + [values[p] for p in plan.scalars] + [out.reshape(-1)])
+        flat_out = out.reshape(-1)
+        addr = 0 if half or op.aux else _vml_routine(op, len(plan.arrays), len(plan.scalars),
+                                                      out.dtype, out.dtype)
+        if not (addr and vml.apply(addr, values[plan.arrays[0]], flat_out)):
+            cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
+                       + [values[p] for p in plan.scalars] + [flat_out])
     if half:
         with np.errstate(over="ignore"):  # beyond half's range: inf, silently (PyTorch)
             out = out.astype(np.float16)
@@ -275,6 +279,15 @@ def _call_general(op, args, aux):
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, aux, ct, out_dt, result)
     return _maybe_record(op, args, aux, values, result, ct, out_dt)
+
+
+def _vml_routine(op, n_arrays, n_scalars, cnp, out_np):
+    """The address of the MKL VML routine PyTorch's CPU kernel runs for one-operand ``op`` on
+    host arrays of the kernel dtype ``cnp`` (backends/vml.py: its bits, not our kernel's); 0 for
+    other ops and dtypes, a result dtype other than the kernel's, or without MKL."""
+    if n_arrays != 1 or n_scalars or cnp != out_np:
+        return 0
+    return vml.routine(op.name, cnp)
 
 
 def _shapes(args, cond):

@@ -16,9 +16,16 @@ from .. import _dtype as D
 from .._compile import capture as _capture
 from ..autograd import grad_mode
 from ..autograd.node import SavedTensor, node_class
-from ..backends import cpu
+from ..backends import cpu, vml
 from ..tensor import Tensor
-from .elementwise_call import ElementwiseNode, _dtypes, _forward_plan, _new_node, _scalar
+from .elementwise_call import (
+    ElementwiseNode,
+    _dtypes,
+    _forward_plan,
+    _new_node,
+    _scalar,
+    _vml_routine,
+)
 
 _fast_plans = {}  # (op, dtype or scalar class per operand) -> _FastPlan, or False: general path
 
@@ -28,7 +35,7 @@ class _FastPlan:
     dtypes ``_dtypes`` gives, the kernel, and which argument feeds each kernel parameter."""
 
     __slots__ = ("ct", "out_dt", "out_np", "cnp", "mod", "arrays", "scalars", "nbytes_per",
-                 "record", "saves")
+                 "record", "saves", "vml")
 
     def __init__(self, op, args, ct, out_dt):
         self.ct, self.out_dt = ct, out_dt
@@ -41,6 +48,8 @@ class _FastPlan:
         self.mod = plan.mod
         self.arrays = tuple(index[p] for p in plan.arrays)
         self.scalars = tuple(index[p] for p in plan.scalars)
+        # PyTorch's kernel for this op and dtype is MKL VML: its routine's address (0: none)
+        self.vml = _vml_routine(op, len(self.arrays), len(self.scalars), self.cnp, self.out_np)
         # the node's class when the result can carry a graph (None: never recorded)
         self.record = (node_class(op.node, ElementwiseNode)
                        if op.differentiable and out_dt.is_floating_point else None)
@@ -87,7 +96,8 @@ def _call_fast(fp, op, args, shape, n, rg):
            else cpu.empty(shape, fp.out_np))
     if n:
         vals.append(out.reshape(-1))
-        cpu.launch(fp.mod, n, vals)
+        if not (fp.vml and vml.apply(fp.vml, vals[0], vals[-1])):
+            cpu.launch(fp.mod, n, vals)
     result = Tensor._make(out)
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, {}, fp.ct, fp.out_dt, result)
