@@ -277,3 +277,28 @@ def sum(*args, **kwargs):  # noqa: A001
                          "axes": axes} if x._requires_grad and _grad_state.enabled else None
                 return record("SumBackward0", (x,), data, _sum_backward, attrs=attrs)
     return _sum_general(*args, **kwargs)
+
+
+_mean_general = mean
+
+
+@functools.wraps(_mean_general)
+def mean(*args, **kwargs):
+    """``x.mean()`` / ``torch.mean(x)`` of a non-empty float32/float64 host tensor done here,
+    as ``sum`` above: the general path's steps for this call (the cascade sum divided by the
+    count in the tensor's dtype, ``_host_mean``), without its errstate. Dividing by a count of
+    at least one cannot raise a floating-point warning (no 0/0, no overflow), so the errstate
+    only matters for an empty mean, which goes to the general path."""
+    if len(args) == 1 and not kwargs:
+        x = args[0]
+        if isinstance(x, Tensor):
+            d = x._data
+            if d.__class__ is np.ndarray and d.dtype.char in "fd" and d.size:
+                n = d.size
+                axes = _ALL_AXES[d.ndim]
+                data = np.asarray(cascade_sum(d, axes, False) / d.dtype.type(n), d.dtype)
+                attrs = {"shape": d.shape, "kept": _ONES[d.ndim], "keepdim": False,
+                         "axes": axes, "n": n} if x._requires_grad and _grad_state.enabled \
+                    else None
+                return record("MeanBackward0", (x,), data, _mean_backward, attrs=attrs)
+    return _mean_general(*args, **kwargs)
