@@ -212,7 +212,38 @@ def _unsqueeze_backward(node, g):
     return (g.squeeze(node.ctx.attrs["dim"]),)  # PyTorch's: SqueezeBackward1 under create_graph
 
 
+def _squeezed(x, dims, shape):
+    """``x`` without its unit dims ``dims``: ATen keeps the other dims' strides. NumPy's
+    reshape is that view (and cheap) unless x keeps other unit dims, which NumPy re-strides:
+    then as_strided with ATen's strides."""
+    data = x.reshape(shape)
+    if x.__class__ is np.ndarray and x.size:
+        st = x.strides
+        want = tuple(s for i, s in enumerate(st) if i not in dims) if dims else st
+        if data.strides != want:
+            data = as_strided(x, shape, [s // x.itemsize for s in want])
+    return data
+
+
 def squeeze(input, dim=None):
+    x = input._data
+    if dim.__class__ is int and x.__class__ is np.ndarray:
+        # the common call (one int dim, host tensor in range): the general path's steps below
+        shp = x.shape
+        nd = len(shp)
+        if -nd <= dim < nd:
+            d = dim % nd
+            if shp[d] == 1:
+                dims, shape = (d,), shp[:d] + shp[d + 1:]
+                st = x.strides
+                st = st[:d] + st[d + 1:]
+            else:
+                dims, shape, st = (), shp, x.strides
+            data = x.reshape(shape)
+            if data.strides != st and x.size:  # (see _squeezed)
+                data = as_strided(x, shape, [s // x.itemsize for s in st])
+            return record("SqueezeBackward1", (input,), data, _squeeze_backward, view_of=input,
+                          attrs={"dims": dims}, view_fn=_reshape_to(shape))
     shp = input._data.shape
     if dim is None:
         dims, name = tuple(i for i, s in enumerate(shp) if s == 1), "SqueezeBackward0"
@@ -223,7 +254,7 @@ def squeeze(input, dim=None):
     else:
         d = _wrap(dim, len(shp), "squeeze")
         dims, name = ((d,) if shp and shp[d] == 1 else ()), "SqueezeBackward1"
-    data = input._data.reshape(tuple(s for i, s in enumerate(shp) if i not in dims))
+    data = _squeezed(input._data, dims, tuple(s for i, s in enumerate(shp) if i not in dims))
     return record(name, (input,), data, _squeeze_backward, view_of=input,
                   attrs={"dims": tuple(sorted(dims))}, view_fn=_reshape_to(data.shape))
 
@@ -231,6 +262,17 @@ def squeeze(input, dim=None):
 def unsqueeze(input, dim):
     x = input._data
     nd = x.ndim
+    if dim.__class__ is int and x.__class__ is np.ndarray and -nd - 1 <= dim <= nd:
+        # The common call, without as_strided's ~4 us: NumPy's reshape inserting a unit dim is a
+        # view with the same strides as ATen's whenever x has no other unit dims (NumPy re-strides
+        # those), which the comparison below confirms, else the general path's as_strided.
+        d = dim % (nd + 1)
+        shp, st = x.shape, x.strides
+        shape = shp[:d] + (1,) + shp[d:]
+        data = x.reshape(shape)
+        if data.strides == st[:d] + ((shp[d] * st[d]) if d < nd else x.itemsize,) + st[d:]:
+            return record("UnsqueezeBackward0", (input,), data, _unsqueeze_backward,
+                          view_of=input, attrs={"dim": d}, view_fn=_reshape_to(shape))
     d = _wrap(dim, nd + 1, "unsqueeze")
     shape, st = list(x.shape), list(_elem_strides(x))
     # PyTorch's stride for the new dim: the extent of the dims after it (1 at the end)
