@@ -3,6 +3,8 @@ expand/broadcast_to, permute/transpose/movedim/t and the .T/.mT/.H properties, c
 Views share storage and the version counter with their base."""
 from __future__ import annotations
 
+from math import prod as _prod
+
 import numpy as np
 
 from .. import _dtype as D
@@ -159,6 +161,19 @@ def reshape_as(input, other):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
+    x = input._data
+    if start_dim.__class__ is int and end_dim.__class__ is int and x.__class__ is np.ndarray \
+            and x.size and x.flags.c_contiguous:
+        # a non-empty contiguous host tensor: the view reshape's fast path (_contiguous_view)
+        # makes of the shape the general path asks for, with the -1 resolved here
+        nd = x.ndim
+        if -nd <= start_dim < nd and -nd <= end_dim < nd:
+            s, e = start_dim % nd, end_dim % nd
+            if s < e:
+                shp = x.shape
+                shape = shp[:s] + (_prod(shp[s:e + 1]),) + shp[e + 1:]
+                return record("ViewBackward0", (input,), x.reshape(shape), _reshape_backward,
+                              view_of=input, attrs={"shape": shp}, view_fn=_reshape_to(shape))
     nd = input._data.ndim
     s, e = _wrap(start_dim, nd, "flatten"), _wrap(end_dim, nd, "flatten")
     if nd == 0:
@@ -287,7 +302,54 @@ def _expand_backward(node, g):
     return (g,)  # the engine sums the gradient back to the input's shape
 
 
+_ndarray = np.ndarray
+
+
+def _expand_fast(x, sizes):
+    """The view ``expand`` makes of a non-empty C-contiguous host array of at least one dim for
+    plain-int sizes that its checks accept, or None. ``np.broadcast_to`` costs ~3 us (an
+    nditer); an ndarray over x's buffer is the same read-only view with the same base (x) in
+    ~1 us. Its strides are ATen's (inferExpandGeometry, walked from the last dim): a kept dim
+    keeps its stride, an expanded one gets 0, a new unit dim the extent of the dims after it
+    (NumPy's broadcast_to gives 0 to every unit dim)."""
+    shp, st = x.shape, x.strides
+    nd = len(shp)
+    lead = len(sizes) - nd
+    if lead < 0 or not nd:
+        return None
+    target, strides = [0] * len(sizes), [0] * len(sizes)
+    for i in range(len(sizes) - 1, -1, -1):
+        s = sizes[i]
+        if s.__class__ is not int:
+            return None
+        if i < lead:
+            if s < 1:
+                return None
+            target[i] = s
+            if s == 1:
+                strides[i] = target[i + 1] * strides[i + 1]
+        else:
+            cur = shp[i - lead]
+            if s == -1 or s == cur:
+                target[i] = cur
+                strides[i] = st[i - lead]
+            elif cur == 1 and s > 0:
+                target[i] = s
+            else:
+                return None  # an error, or an empty result: the general path
+    data = _ndarray(tuple(target), x.dtype, x, 0, tuple(strides))
+    data.setflags(write=False)
+    return data
+
+
 def expand(input, *args, size=_NOT_GIVEN):
+    x = input._data
+    if args and size is _NOT_GIVEN and x.__class__ is np.ndarray and x.size \
+            and x.flags.c_contiguous:
+        data = _expand_fast(x, args[0] if len(args) == 1 and isinstance(args[0], (tuple, list))
+                            else args)
+        if data is not None:
+            return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
     sizes = _int_list(args, "expand", "size", size)
     shp = input._data.shape
     if len(sizes) < len(shp):
@@ -344,7 +406,29 @@ def _permute_backward(node, g):
     return (permute(g, tuple(int(i) for i in inv)),)
 
 
+def _permute_fn(dims):
+    return lambda b: permute(b, dims)
+
+
 def permute(input, *args, dims=_NOT_GIVEN):
+    x = input._data
+    if args and dims is _NOT_GIVEN and x.__class__ is np.ndarray:
+        # the common call (plain ints in range, no repeats, host tensor): the general path's
+        # view without its argument checks
+        p = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+        nd = x.ndim
+        if len(p) == nd:
+            w = []
+            for d in p:
+                if d.__class__ is not int or not -nd <= d < nd:
+                    break
+                w.append(d % nd)
+            else:
+                w = tuple(w)
+                if len(set(w)) == nd:
+                    return record("PermuteBackward0", (input,), x.transpose(w),
+                                  _permute_backward, view_of=input, attrs={"dims": w},
+                                  view_fn=_permute_fn(w))
     dims = _int_list(args, "permute", "dims", dims)
     nd = input._data.ndim
     if len(dims) != nd:
@@ -364,6 +448,14 @@ def _transpose_backward(node, g):
 
 
 def transpose(input, dim0, dim1):
+    x = input._data
+    if dim0.__class__ is int and dim1.__class__ is int and x.__class__ is np.ndarray:
+        nd = x.ndim  # the common call: the general path's view without its argument checks
+        if -nd <= dim0 < nd and -nd <= dim1 < nd:
+            d0, d1 = dim0 % nd, dim1 % nd
+            return record("TransposeBackward0", (input,), x.swapaxes(d0, d1),
+                          _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1},
+                          view_fn=lambda b: transpose(b, d0, d1))
     nd = input._data.ndim
     d0, d1 = _wrap(dim0, nd, "transpose"), _wrap(dim1, nd, "transpose")
     x = input._data
