@@ -10,7 +10,8 @@ ctypes function object as an argument is typed by Numba in Python on every call.
 ``_call_dot`` turn the integer into a C function pointer of the CBLAS prototype (LP64: ``int``
 sizes and strides, ``float``/``double`` scalars passed by value) and call it. The arguments are
 the ones the ctypes call passed (alpha and beta rounded to the dtype the same way), so the
-results are the same bits."""
+results are the same bits. The same pattern calls VML's ``vm?<Func>`` for ``backends/vml.py``
+(end of file)."""
 from __future__ import annotations
 
 import numpy as np
@@ -227,3 +228,56 @@ def _gemv_checked(addr, trans, m, n, alpha, a, lda, x, incx, beta, y, incy):
         return False
     gemv(addr, trans, m, n, alpha, a, lda, x, incx, beta, y, incy)
     return True
+
+
+# ----------------------------------------------------------------------------- MKL VML
+# backends/vml.py's calls: one routine per (op, dtype), the address an argument as above.
+# ATen's flags (aten/src/ATen/cpu/vml.h): VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE
+VML_MODE = 0x2 | 0x140000 | 0x100
+_VML_CHUNK = 1 << 30  # MKL_INT is int32 (LP64): longer arrays go in pieces (elementwise)
+
+
+@intrinsic
+def _call_vml(typingctx, addr, n, x, out, mode):
+    """``vm?<Func>(n, x, out, mode)`` at ``addr``: ``n`` int32 (MKL_INT), the pointers uintp,
+    ``mode`` int64 (MKL_INT64)."""
+    sig = types.void(addr, n, x, out, mode)
+
+    def codegen(context, builder, signature, args):
+        vp = ir.IntType(8).as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(32), vp, vp, ir.IntType(64)])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        _, nn, px, po, md = args
+        builder.call(fn, [nn, builder.inttoptr(px, vp), builder.inttoptr(po, vp), md])
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@njit_cached(nogil=True)
+def vml_apply(addr, x, out):
+    """``vm?<Func>(n, x, out, MODE)`` at ``addr`` over 1-D C-contiguous ``x`` and ``out``
+    (``backends/vml.py``), in pieces of at most ``_VML_CHUNK`` elements."""
+    n = x.size
+    item = x.itemsize
+    px = x.ctypes.data
+    po = out.ctypes.data
+    i = 0
+    while i < n:
+        m = min(n - i, _VML_CHUNK)
+        _call_vml(addr, np.int32(m), px + i * item, po + i * item, np.int64(VML_MODE))
+        i += m
+
+
+_vml_prepared = []
+
+
+def vml_entry():
+    """``vml_apply`` compiled for 1-D C-contiguous float32/float64 operands (the input read-only
+    or not: a writable array converts to the read-only type), and no further."""
+    if not _vml_prepared:
+        for scalar in (types.float32, types.float64):
+            x = types.Array(scalar, 1, "C", readonly=True)
+            vml_apply.compile((types.int64, x, types.Array(scalar, 1, "C")))
+        vml_apply.disable_compile()
+        _vml_prepared.append(vml_apply)
+    return _vml_prepared[0]

@@ -12,21 +12,19 @@ computes those otherwise (SLEEF/Vectorized), and VML's results differ there, so 
 
 ``routine(name, dtype)`` is the address of the VML function for an op (0: none, or no MKL);
 ``apply(addr, x, out)`` calls it on 1-D C-contiguous ``x``/``out`` of that dtype from compiled
-code (about a microsecond; a ctypes call costs ~10 us). The elementwise launchers
-(``ops/elementwise_call.py``, ``ops/elementwise_fast.py``) consult ``routine`` where they would
-launch the forward kernel of a one-operand op on host arrays, and fall back to it when 0.
+code (``cblas_calls.vml_apply``: about a microsecond; a ctypes call costs ~10 us). The
+elementwise launchers (``ops/elementwise_call.py``, ``ops/elementwise_fast.py``) consult
+``routine`` where they would launch the forward kernel of a one-operand op on host arrays, and
+launch that kernel when it gives 0. This module imports no Numba (``import jitgrad`` stays
+cheap): ``cblas_calls`` is imported at the first call.
 """
 from __future__ import annotations
 
 import ctypes
 
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.extending import intrinsic
 
-from ..codegen.kcache import njit_cached
-from . import blas
+from . import blas, cpu
 
 __all__ = ["routine", "apply", "ROUTED"]
 
@@ -39,9 +37,6 @@ _ROUTINES = {
 }
 ROUTED = tuple(_ROUTINES)
 
-# ATen's flags (aten/src/ATen/cpu/vml.h): VML_HA | VML_FTZDAZ_OFF | VML_ERRMODE_IGNORE
-MODE = 0x2 | 0x140000 | 0x100
-_CHUNK = 1 << 30  # MKL_INT is int32 (LP64): longer arrays go in pieces (elementwise: same bits)
 
 _PREFIX = {np.dtype(np.float32): "vms", np.dtype(np.float64): "vmd"}
 _addresses = None  # {(op name, np.dtype): address} once looked up; {} without MKL
@@ -70,48 +65,7 @@ def routine(name: str, dtype) -> int:
     return _addresses.get((name, dtype), 0)
 
 
-@intrinsic
-def _call_vml(typingctx, addr, n, x, out, mode):
-    """``vm?<Func>(n, x, out, mode)`` at ``addr``: ``n`` int32 (MKL_INT), the pointers uintp,
-    ``mode`` int64 (MKL_INT64)."""
-    sig = types.void(addr, n, x, out, mode)
-
-    def codegen(context, builder, signature, args):
-        vp = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(32), vp, vp, ir.IntType(64)])
-        fn = builder.inttoptr(args[0], fnty.as_pointer())
-        _, nn, px, po, md = args
-        builder.call(fn, [nn, builder.inttoptr(px, vp), builder.inttoptr(po, vp), md])
-        return context.get_dummy_value()
-    return sig, codegen
-
-
-@njit_cached(nogil=True)
-def _apply(addr, x, out):
-    n = x.size
-    item = x.itemsize
-    px = x.ctypes.data
-    po = out.ctypes.data
-    i = 0
-    while i < n:
-        m = min(n - i, _CHUNK)
-        _call_vml(addr, np.int32(m), px + i * item, po + i * item, np.int64(MODE))
-        i += m
-
-
-_prepared = []
-
-
-def _entry():
-    """``_apply`` compiled for 1-D C-contiguous float32/float64 operands (the input read-only
-    or not: a writable array converts to the read-only type), and no further."""
-    if not _prepared:
-        for scalar in (types.float32, types.float64):
-            x = types.Array(scalar, 1, "C", readonly=True)
-            _apply.compile((types.int64, x, types.Array(scalar, 1, "C")))
-        _apply.disable_compile()
-        _prepared.append(_apply)
-    return _prepared[0]
+_prepared = []  # cblas_calls.vml_entry() once imported (it imports Numba)
 
 
 def apply(addr: int, x: np.ndarray, out: np.ndarray) -> bool:
@@ -122,9 +76,13 @@ def apply(addr: int, x: np.ndarray, out: np.ndarray) -> bool:
     signature takes (unaligned): the caller then launches its kernel."""
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
-    fn = _prepared[0] if _prepared else _entry()
+    if not _prepared:
+        from . import cblas_calls  # Numba: imported at the first call, not with jitgrad
+        _prepared.append(cblas_calls.vml_entry())
+    fn = _prepared[0]
     try:
         fn(addr, x, out)
     except TypeError:
         return False
+    cpu.stats.launches += 1  # one pass over the operands, in place of the kernel's launch
     return True
