@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import sys
 
 import numpy as np
 
@@ -157,6 +158,30 @@ def _add(a, b):
     return b if a is None else a + b
 
 
+_rc = sys.getrefcount
+_HOST_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _add_in_place(prev, g) -> bool:
+    """``prev += g`` straight in NumPy when nothing else can see ``prev``'s array (the bits of
+    ``prev + g``: one IEEE add per element, in the same order), as PyTorch's InputBuffer adds in
+    place when it holds the only reference. References to the Tensor ``prev``: the buffer dict,
+    the caller's local, this parameter, getrefcount's argument (a hook or capture that kept it
+    makes more); to its array: ``prev._data``, the local ``d``, getrefcount's argument (a view
+    of it, or another tensor on it, makes more). Only arrays that own their memory (no views of
+    something else, nothing pooled) of float32/float64 and equal shapes; else False (the caller
+    adds out of place)."""
+    d = prev._data
+    gd = g._data
+    if (d.__class__ is not np.ndarray or gd.__class__ is not np.ndarray or d.base is not None
+            or d.shape != gd.shape or d.dtype != gd.dtype or d.dtype not in _HOST_FLOATS
+            or _rc(prev) != 4 or _rc(d) != 3 or not d.flags.writeable):
+        return False
+    np.add(d, gd, out=d)
+    prev._vc.value += 1
+    return True
+
+
 def _capture_map(capture):
     """{node: [(output_nr, index), ...]} from a task's {(node, output_nr): [index, ...]}."""
     by_node = {}
@@ -285,6 +310,8 @@ def _execute(task: GraphTask, root_edges, root_grads):
                     prev = cbuf.get(nr)
                     if prev is None:
                         cbuf[nr] = g
+                    elif not create_graph and _add_in_place(prev, g):
+                        pass  # prev (still in cbuf) now holds the sum, its version bumped
                     else:
                         s = prev + g
                         if not create_graph:
