@@ -47,26 +47,19 @@ def _print_plan(task, groups) -> None:
         print(f"[jitgrad fusion]   group {i}: {g.describe()}", file=sys.stderr)
 
 
-def _version_fresh(node) -> bool:
-    """True when ``node``'s forward result is known never to have been modified in place.
-
-    Recomputing an intermediate from a member's result is only sound when the tensor the next
-    op consumed still held that result. The node can prove it only if it keeps its result's
-    version counter (``out_vc``); without it we read saved arrays instead of recomputing
-    through that edge.
-    """
-    vc = getattr(node, "out_vc", None)
-    return vc is not None and vc.value == 0
+_op_info_cache = {}
 
 
-_slots_cache = {}
-
-
-def _slots(op):
-    d = _slots_cache.get(op.name)
-    if d is None:
-        d = _slots_cache[op.name] = {name: i for i, name in enumerate(op.inputs)}
-    return d
+def _op_info(op):
+    """(slot of each input name, names saved as bool, the VJP body's params with their slot and
+    bool flag) of an op: static, so computed once per op rather than per member per pass."""
+    info = _op_info_cache.get(op.name)
+    if info is None:
+        slots = {name: i for i, name in enumerate(op.inputs)}
+        bools = frozenset(k for k, v in op.aux.items() if v == "bool")
+        params = tuple((p, slots.get(p), p in bools) for p in op.f.params)
+        info = _op_info_cache[op.name] = (slots, bools, params)
+    return info
 
 
 def _scalarizable(data, n) -> bool:
@@ -87,16 +80,18 @@ def gather(group, n, cnp):
     first_saver = {}  # desc -> lowest _seq of a member that saved it
     arrays, scalars = [], []
     member_out = [None] * len(members)
+    bool_np = np.dtype(np.bool_)
 
     for j, m in enumerate(members):
-        op = m.op
+        slots, bools, _ = _op_info(m.op)
         r = routes[j]
-        slots = _slots(op)
         for name, s in m.saved.items():
             if s.__class__ is not SavedTensor:
                 continue
-            data = s.array(m)  # version / freed check
-            is_bool = op.aux.get(name) == "bool"
+            data = s.data
+            if data is None or s._freed or s._vc.value != s._version:
+                data = s.array(m)  # raises PyTorch's error (freed / modified); unpacks hooks
+            is_bool = name in bools
             key = (id(data), is_bool)
             desc = ids.get(key)
             if desc is None:
@@ -106,7 +101,7 @@ def gather(group, n, cnp):
                     scalars.append(np.bool_(v) if is_bool else cnp.type(v))
                 else:
                     desc = ("a", len(arrays))
-                    arrays.append((data, np.dtype(np.bool_) if is_bool else cnp))
+                    arrays.append((data, bool_np if is_bool else cnp))
                 ids[key] = desc
                 first_saver[desc] = m._seq
             elif m._seq < first_saver[desc]:
@@ -126,24 +121,27 @@ def gather(group, n, cnp):
     sig_members = []
     for j, m in enumerate(members):
         op = m.op
+        _, _, params = _op_info(op)
         r = routes[j]
-        slots = _slots(op)
         saved = m.saved
         operands = []
-        for p in op.f.params:
+        for p, slot, is_bool in params:
             s = saved.get(p)
-            slot = slots.get(p)
             rr = r[slot] if slot is not None else None
             if s is not None:
                 if s.__class__ is SavedTensor:
-                    desc = ids[(id(s.data), op.aux.get(p) == "bool")]
+                    desc = ids[(id(s.data), is_bool)]
                     if rr is not None and rr[0] == "m" and s._version == 0:
                         desc = rr
                 else:
                     desc = ("s", len(scalars))
                     scalars.append(s)
             elif rr is not None and rr[0] == "m":
-                desc = rr if _version_fresh(members[rr[1]]) else None
+                # recompute from a member's result only if the tensor the next op consumed
+                # still held it: the node proves it by keeping its result's version counter
+                # (``out_vc``) at 0; otherwise saved arrays are read instead
+                vc = getattr(members[rr[1]], "out_vc", None)
+                desc = rr if vc is not None and vc.value == 0 else None
             elif slot is not None:
                 # an unsaved leaf: usable if a node created before this one saved the very same
                 # array and its version still matches (so the leaf did not change in between)
