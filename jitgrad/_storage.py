@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["elem_strides", "is_c_contiguous", "shares_memory", "as_strided", "view_strides",
-           "spans_whole_buffer", "offset_from"]
+           "spans_whole_buffer", "offset_from", "expand_strides"]
 
 
 def elem_strides(a) -> tuple:
@@ -135,3 +135,20 @@ def view_strides(oldshape, oldstride, newshape):
     if view_d != -1:
         return None
     return tuple(newstride)
+
+
+def expand_strides(shape, strides, target):
+    """The strides of ``expand(target)`` of a tensor of ``shape``/``strides`` (non-empty, at
+    least one dim; ``target`` checked and with its -1s resolved): ATen's inferExpandGeometry,
+    walked from the last dim. A kept dim keeps its stride, an expanded one gets 0, a new
+    leading unit dim the extent of the dims after it. (NumPy's broadcast_to gives 0 to every
+    unit dim.) Units are the caller's: bytes in, bytes out."""
+    lead = len(target) - len(shape)
+    want = [0] * len(target)
+    for i in range(len(target) - 1, -1, -1):
+        j = i - lead
+        if j >= 0:
+            want[i] = strides[j] if target[i] == shape[j] else 0
+        elif target[i] == 1:
+            want[i] = target[i + 1] * want[i + 1]
+    return tuple(want)

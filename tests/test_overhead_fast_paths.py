@@ -376,7 +376,11 @@ def test_unsqueeze_squeeze_expand_strides_sweep():
             w, g = want_x.squeeze(d), got_x.squeeze(d)
             assert (g.stride(), g.storage_offset(), tuple(g.shape)) == \
                 (w.stride(), w.storage_offset(), tuple(w.shape)), (perm, sl, d)
-        if want_x.is_contiguous():
-            size = (2,) + tuple(3 if s == 1 else s for s in want_x.shape)
-            w, g = want_x.expand(size), got_x.expand(size)
-            assert g.stride() == w.stride() and np.array_equal(g.numpy(), w.numpy())
+        # contiguous views take expand's fast path, the others its general path
+        for lead in [(), (1,), (2, 1)]:
+            for size in [lead + tuple(want_x.shape),
+                         lead + tuple(3 if s == 1 else s for s in want_x.shape)]:
+                w, g = want_x.expand(size), got_x.expand(size)
+                assert (g.stride(), g.storage_offset()) == (w.stride(), w.storage_offset()), \
+                    (perm, sl, size)
+                assert np.array_equal(g.numpy(), w.numpy())

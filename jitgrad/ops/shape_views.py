@@ -8,7 +8,7 @@ from math import prod as _prod
 import numpy as np
 
 from .. import _dtype as D
-from .._storage import as_strided, elem_strides, shares_memory, view_strides
+from .._storage import as_strided, elem_strides, expand_strides, shares_memory, view_strides
 from ..tensor import Tensor
 from .composite import record
 from .shape_args import _NOT_GIVEN, _dup_check, _fmt, _infer_shape, _int_list, _wrap
@@ -308,36 +308,28 @@ _ndarray = np.ndarray
 def _expand_fast(x, sizes):
     """The view ``expand`` makes of a non-empty C-contiguous host array of at least one dim for
     plain-int sizes that its checks accept, or None. ``np.broadcast_to`` costs ~3 us (an
-    nditer); an ndarray over x's buffer is the same read-only view with the same base (x) in
-    ~1 us. Its strides are ATen's (inferExpandGeometry, walked from the last dim): a kept dim
-    keeps its stride, an expanded one gets 0, a new unit dim the extent of the dims after it
-    (NumPy's broadcast_to gives 0 to every unit dim)."""
-    shp, st = x.shape, x.strides
-    nd = len(shp)
-    lead = len(sizes) - nd
-    if lead < 0 or not nd:
+    nditer); an ndarray over x's buffer with ATen's strides is the same read-only view with the
+    same base (x) in ~1 us."""
+    shp = x.shape
+    lead = len(sizes) - len(shp)
+    if lead < 0 or not shp:
         return None
-    target, strides = [0] * len(sizes), [0] * len(sizes)
-    for i in range(len(sizes) - 1, -1, -1):
-        s = sizes[i]
+    target = []
+    for i, s in enumerate(sizes):
         if s.__class__ is not int:
             return None
         if i < lead:
             if s < 1:
                 return None
-            target[i] = s
-            if s == 1:
-                strides[i] = target[i + 1] * strides[i + 1]
         else:
             cur = shp[i - lead]
-            if s == -1 or s == cur:
-                target[i] = cur
-                strides[i] = st[i - lead]
-            elif cur == 1 and s > 0:
-                target[i] = s
-            else:
+            if s == -1:
+                s = cur
+            elif s != cur and (cur != 1 or s < 1):
                 return None  # an error, or an empty result: the general path
-    data = _ndarray(tuple(target), x.dtype, x, 0, tuple(strides))
+        target.append(s)
+    target = tuple(target)
+    data = _ndarray(target, x.dtype, x, 0, expand_strides(shp, x.strides, target))
     data.setflags(write=False)
     return data
 
@@ -379,8 +371,13 @@ def expand(input, *args, size=_NOT_GIVEN):
             target.append(s)
     target.reverse()
     x = input._data
-    data = np.broadcast_to(x, tuple(target)) if x.__class__ is np.ndarray else \
-        x.broadcast_to(tuple(target))
+    if x.__class__ is not np.ndarray:
+        data = x.broadcast_to(tuple(target))
+    else:
+        data = np.broadcast_to(x, tuple(target))
+        want = expand_strides(shp, x.strides, target) if x.size and x.ndim else data.strides
+        if data.strides != want:  # (broadcast_to zeroes every unit dim's stride)
+            data = np.lib.stride_tricks.as_strided(x, tuple(target), want, writeable=False)
     return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
 
 
