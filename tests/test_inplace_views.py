@@ -19,7 +19,22 @@ CASES = {
     "reshape_t_sigmoid": lambda T, y: y.reshape(3, 2).t().sigmoid_(),
     "squeeze_div": lambda T, y: y.unsqueeze(1).squeeze(1).div_(2),
     "t_setitem_tensor": lambda T, y: y.t().__setitem__((0, slice(None)), y[:, 2] * 3),
+    # views made before a sibling's write: the second write must see the first's history
+    "siblings_view_view": lambda T, y: _siblings(y, lambda y: y.view(3, 2), lambda y: y.view(6),
+                                                 lambda u: u.mul_(2), lambda t: t.mul_(3)),
+    "siblings_view_slice": lambda T, y: _siblings(y, lambda y: y.t(), lambda y: y[:, 1:],
+                                                  lambda u: u.mul_(2), lambda t: t.exp_()),
+    "siblings_then_base": lambda T, y: _siblings(y, lambda y: y.view(6), lambda y: y[1],
+                                                 lambda u: u.add_(1), lambda t: (t.mul_(3),
+                                                                                y.pow_(2),
+                                                                                t.sin_())),
 }
+
+
+def _siblings(y, make_u, make_t, write_u, write_t):
+    u, t = make_u(y), make_t(y)
+    write_u(u)
+    write_t(t)
 
 
 def _run(T, make, create_graph=False):
@@ -47,7 +62,7 @@ def test_inplace_through_views_matches_torch(name):
 
 
 @pytest.mark.parametrize("name", ["t_mul", "permute_exp", "reshape_t_sigmoid",
-                                  "t_setitem_tensor"])
+                                  "t_setitem_tensor", "siblings_view_slice"])
 def test_double_backward_through_views_matches_torch(name):
     torch = pytest.importorskip("torch")
     mine = _run(jitgrad, CASES[name], create_graph=True)

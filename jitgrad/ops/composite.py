@@ -349,6 +349,12 @@ def record_composition(node_name: str, inputs, build, backward_name: str | None 
     inner = build(*inputs_seen)
     multi = isinstance(inner, tuple)
     inners = inner if multi else (inner,)
+    for t in inners + inputs_seen:
+        # the hidden graph's views (the aliases, outputs that are views) keep the history they
+        # were built with: a later in-place write to their storage must not replay them on the
+        # base's new history, or the nested grad finds no path from outputs to aliases (zeros)
+        if isinstance(t, Tensor) and t._base is not None:
+            t._attr_version = None
     if all(t.grad_fn is None for t in inners):
         return inner
     out = record(node_name, inputs, [t._data for t in inners] if multi else inner._data,

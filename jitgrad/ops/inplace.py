@@ -168,6 +168,11 @@ def apply_inplace(self: Tensor, fn, *args, _overlap=True, _cast_word=None, **kwa
         return self
     if _overlap and self._data.__class__ is np.ndarray and _has_overlap(self._data):
         raise RuntimeError(OVERLAP_MESSAGE)
+    if self._base is not None:
+        # another view (or the base) was written since this view's grad_fn was set: the value
+        # read here is the new one, so its history must be too (PyTorch's grad_fn getter
+        # replays the view on the base's current history before recording the op)
+        self._refresh_view()
     snap = Tensor._make(self._data.copy(), self._requires_grad)
     snap._grad_fn, snap._output_nr = self._grad_fn, self._output_nr
     snap._grad_acc = self._grad_acc
