@@ -15,3 +15,20 @@ def threads(request):
     yield request.param
     torch.set_num_threads(old_t)
     jitgrad.set_num_threads(old_j)
+
+
+@pytest.fixture
+def without_vml(monkeypatch):
+    """Unary ops on jitgrad's own kernels instead of MKL VML (backends/vml.py). On the CPU the
+    per-op tanh, exp, ... run VML (PyTorch's bits) while the fused gate kernels (elementwise_rnn,
+    the fused RNN cells and layers) use jitgrad's tanh (within 1 ulp): the tests that a fused
+    kernel does the per-op arithmetic bit for bit compare it with the per-op path on the same
+    kernels."""
+    from jitgrad.backends import vml
+    from jitgrad.ops import elementwise_fast
+    monkeypatch.setattr(vml, "routine", lambda name, dtype: 0)
+    plans = dict(elementwise_fast._fast_plans)  # the fast path keeps each op's routine
+    elementwise_fast._fast_plans.clear()
+    yield
+    elementwise_fast._fast_plans.clear()
+    elementwise_fast._fast_plans.update(plans)

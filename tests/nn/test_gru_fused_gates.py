@@ -46,7 +46,7 @@ def _run(fn, dt, shape=(37, 29)):
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
-def test_values_and_gradients_match_the_separate_ops(dt):
+def test_values_and_gradients_match_the_separate_ops(dt, without_vml):
     # 1073 elements of each operand: without the NaN selects in gru_cell, LLVM's contract flag
     # forms FMAs and about a third of the values and of i_n's gradient differ in the last bit
     for a, b in zip(_run(_unfused, dt), _run(_fused, dt)):
@@ -95,7 +95,7 @@ def _gru_run(cell, dt, monkeypatch, packed=False):
 
 @pytest.mark.parametrize("packed", [False, True])
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
-def test_gru_layers_match_the_unfused_cell(dt, packed, monkeypatch):
+def test_gru_layers_match_the_unfused_cell(dt, packed, monkeypatch, without_vml):
     """A 2-layer bidirectional GRU: the fused layer cell against ``gru_cell``, bit for bit
     (outputs, final state, and the gradients of input, h0 and every parameter)."""
     assert rnn._CELLS["GRU"] is rnn_stack.gru_layer_cell

@@ -95,7 +95,7 @@ def _per_op(monkeypatch):
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("cls,kw", CELLS)
-def test_forward_values_are_the_per_op_cells_bit_for_bit(cls, kw, dt, monkeypatch):
+def test_forward_values_are_the_per_op_cells_bit_for_bit(cls, kw, dt, monkeypatch, without_vml):
     n = len(_loop(jg, cls, kw, dt, needs=(False, False, False)))
     fused = _loop(jg, cls, kw, dt)[:n]
     _per_op(monkeypatch)

@@ -31,7 +31,7 @@ def _fused(i, f, g, o, c):
 
 
 @pytest.mark.parametrize("dt,tol", [(np.float64, 0.0), (np.float32, 0.0)])
-def test_values_and_gradients_match_the_separate_ops(dt, tol):
+def test_values_and_gradients_match_the_separate_ops(dt, tol, without_vml):
     results = []
     for fn in (_unfused, _fused):
         xs = _inputs(dt, 5)
@@ -61,7 +61,7 @@ def test_gradcheck_and_gradgradcheck():
 
 
 @pytest.mark.parametrize("dt", [np.float64, np.float32])
-def test_lstm_layers_match_the_unfused_cell(dt, monkeypatch):
+def test_lstm_layers_match_the_unfused_cell(dt, monkeypatch, without_vml):
     """A 2-layer bidirectional LSTM: the fused layer cell against ``lstm_cell``, bit for bit."""
     # the per-op path, which a float32 LSTM leaves for its fused layer (lstm_fused.py) with MKL
     monkeypatch.setattr(lstm_fused, "usable", lambda *a, **k: False)
