@@ -160,6 +160,9 @@ def _add(a, b):
 
 _rc = sys.getrefcount
 _HOST_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# the reference counts below are CPython's up to 3.13 (checked on 3.11/3.12); 3.14 borrows
+# references on the stack, so a count could read low and hide an alias: out of place there
+_COUNTS_KNOWN = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
 def _add_in_place(prev, g) -> bool:
@@ -171,6 +174,8 @@ def _add_in_place(prev, g) -> bool:
     of it, or another tensor on it, makes more). Only arrays that own their memory (no views of
     something else, nothing pooled) of float32/float64 and equal shapes; else False (the caller
     adds out of place)."""
+    if not _COUNTS_KNOWN:
+        return False
     d = prev._data
     gd = g._data
     if (d.__class__ is not np.ndarray or gd.__class__ is not np.ndarray or d.base is not None
