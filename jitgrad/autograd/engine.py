@@ -160,7 +160,7 @@ def _add(a, b):
 
 _rc = sys.getrefcount
 _HOST_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
-# the reference counts below are CPython's up to 3.13 (checked on 3.11/3.12); 3.14 borrows
+# the reference counts below are CPython 3.11's (the tests check them); 3.14 borrows
 # references on the stack, so a count could read low and hide an alias: out of place there
 _COUNTS_KNOWN = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
