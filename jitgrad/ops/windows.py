@@ -145,7 +145,9 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         alpha = (n - 1) / 2.0
         t = (x - alpha) / alpha
         b = scalar_tensor(float(beta), dtype=x.dtype, device=x.device)
-        w = (b * _one_minus_square(t).abs().sqrt()).i0() / b.i0()
+        # ATen's kernel calls std::sqrt (correctly rounded): pow(0.5) is that kernel here, while
+        # the sqrt op runs MKL VML on the CPU (the sqrt op's bits, not kaiser_window's)
+        w = (b * _one_minus_square(t).abs().pow(0.5)).i0() / b.i0()
         return w.half() if half else w
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
                    body)
