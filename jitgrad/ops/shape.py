@@ -1,7 +1,8 @@
 """torch's shape ops as one namespace: the names ``jitgrad/__init__`` and ``ops/methods`` bind.
 
 The ops live by topic (import them from there inside the package):
-``shape_views`` (reshape/view/squeeze/unsqueeze/expand/permute/transpose/movedim/t/contiguous),
+``shape_views`` (reshape/view/squeeze/unsqueeze/permute/transpose/movedim/t/contiguous),
+``shape_expand`` (expand/expand_as/broadcast_to/broadcast_tensors),
 ``shape_join`` (cat/stack and friends, split/chunk/tensor_split/unbind, narrow/select),
 ``shape_copies`` (flip/roll/repeat/tile), ``shape_strided`` (diagonal, unfold) and
 ``shape_args`` (the int/dim/size-list argument rules they share).

@@ -71,6 +71,69 @@ def _int_list(args, fn, what, kw=_NOT_GIVEN, allow_empty=False):
     return tuple(out)
 
 
+def _is_int(v):
+    """An int where PyTorch's parser takes one: int, NumPy integer, 0-d integer tensor (no bool)."""
+    if isinstance(v, Tensor):
+        return v._data.dtype.kind in "iu" and v._data.ndim == 0
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _view_mismatch(got, bad):
+    """view()'s TypeError when neither of its overloads (dtype, size) takes the arguments."""
+    why = ("      didn't match because some of the arguments have invalid types: "
+           f"(!{bad}!)\n") if bad else ""
+    return TypeError(f"view() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n * (torch.dtype dtype)\n{why} * (tuple of ints size)\n"
+                     f"{why}")
+
+
+def _size_list(args, fn, what, kw=_NOT_GIVEN):
+    """``_int_list`` for a method whose one parameter is a size list (view/reshape/expand/
+    permute): varargs ints or one sequence, with the TypeErrors of PyTorch's argument parser,
+    worded by how the bad value came (method form: the list is argument 1)."""
+    try:
+        return _int_list(args, fn, what, kw)
+    except TypeError:
+        if kw is not _NOT_GIVEN or not args:
+            raise
+    raise _size_list_error(args, fn, what) from None
+
+
+def _size_list_error(args, fn, what):
+    def name(v):
+        return type(v).__name__
+
+    def unpack(i, v):
+        return TypeError(f"{fn}(): argument '{what}' failed to unpack the object at pos {i + 1} "
+                         f"with error \"type must be tuple of ints,but got {name(v)}\"")
+
+    first = args[0]
+    if len(args) > 1:
+        if not _is_int(first):
+            # the parser takes varargs ints only when the first one is an int
+            if fn == "view":
+                return _view_mismatch(", ".join(name(a) for a in args), None)
+            return TypeError(f"{fn}() takes 1 positional argument but {len(args)} were given")
+        seq = args
+    elif isinstance(first, (tuple, list)):
+        if first and not _is_int(first[0]):  # the parser's check looks at the first element
+            if fn == "view":
+                return _view_mismatch(name(first), f"{name(first)} of "
+                                      f"({', '.join(name(a) for a in first)})")
+            return TypeError(f"{fn}(): argument '{what}' (position 1) must be tuple of ints, but "
+                             f"found element of type {name(first[0])} at pos 0")
+        seq = first
+    else:
+        if fn == "view":
+            return _view_mismatch(name(first), name(first))
+        return TypeError(f"{fn}(): argument '{what}' (position 1) must be tuple of ints, not "
+                         f"{name(first)}")
+    for i, v in enumerate(seq):
+        if not _is_int(v):
+            return unpack(i, v)
+    return TypeError(f"{fn}(): argument '{what}' must be tuple of ints")  # (not reached)
+
+
 def _infer_shape(shape, numel):
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]

@@ -1,6 +1,7 @@
 """Views that reshape or reorder dims: reshape/view/flatten/unflatten, squeeze/unsqueeze,
-expand/broadcast_to, permute/transpose/movedim/t and the .T/.mT/.H properties, contiguous.
-Views share storage and the version counter with their base."""
+permute/transpose/movedim/t and the .T/.mT/.H properties, contiguous
+(expand/broadcast_to live in ``shape_expand``). Views share storage and the version counter
+with their base."""
 from __future__ import annotations
 
 from math import prod as _prod
@@ -8,10 +9,19 @@ from math import prod as _prod
 import numpy as np
 
 from .. import _dtype as D
-from .._storage import as_strided, elem_strides, expand_strides, shares_memory, view_strides
+from .._storage import as_strided, elem_strides, shares_memory, view_strides
 from ..tensor import Tensor
 from .composite import record
-from .shape_args import _NOT_GIVEN, _dup_check, _fmt, _infer_shape, _int_list, _wrap
+from .shape_args import (
+    _NOT_GIVEN,
+    _dup_check,
+    _fmt,
+    _infer_shape,
+    _int_list,
+    _size_list,
+    _wrap,
+)
+from .shape_expand import broadcast_tensors, broadcast_to, expand, expand_as  # noqa: F401 (re-exported)
 
 _strided = as_strided  # the short names unsqueeze uses
 _elem_strides = elem_strides
@@ -42,7 +52,7 @@ def reshape(input, *args, shape=_NOT_GIVEN):
         fast = _contiguous_view(input, args)  # (reshape's general path finds the same view)
         if fast is not None:
             return fast
-    shape = _infer_shape(_int_list(args, "reshape", "shape", shape), input._data.size)
+    shape = _infer_shape(_size_list(args, "reshape", "shape", shape), input._data.size)
     x = input._data
     data = x.reshape(shape)
     if data.size and not _shares(data, x):
@@ -137,7 +147,7 @@ def view(input, *args, size=_NOT_GIVEN, dtype=None):
         return _view_dtype(input, D.to_dtype(dtype))
     if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
         return _view_dtype(input, D.to_dtype(args[0]))
-    shape = _infer_shape(_int_list(args, "view", "size", size), input._data.size)
+    shape = _infer_shape(_size_list(args, "view", "size", size), input._data.size)
     st = view_strides(x.shape, elem_strides(x), shape)
     if st is None:
         raise RuntimeError(
@@ -298,106 +308,6 @@ def unsqueeze(input, dim):
                   attrs={"dim": d}, view_fn=_reshape_to(data.shape))
 
 
-def _expand_backward(node, g):
-    return (g,)  # the engine sums the gradient back to the input's shape
-
-
-_ndarray = np.ndarray
-
-
-def _expand_fast(x, sizes):
-    """The view ``expand`` makes of a non-empty C-contiguous host array of at least one dim for
-    plain-int sizes that its checks accept, or None. ``np.broadcast_to`` costs ~3 us (an
-    nditer); an ndarray over x's buffer with ATen's strides is the same read-only view with the
-    same base (x) in ~1 us."""
-    shp = x.shape
-    lead = len(sizes) - len(shp)
-    if lead < 0 or not shp:
-        return None
-    target = []
-    for i, s in enumerate(sizes):
-        if s.__class__ is not int:
-            return None
-        if i < lead:
-            if s < 1:
-                return None
-        else:
-            cur = shp[i - lead]
-            if s == -1:
-                s = cur
-            elif s != cur and (cur != 1 or s < 1):
-                return None  # an error, or an empty result: the general path
-        target.append(s)
-    target = tuple(target)
-    data = _ndarray(target, x.dtype, x, 0, expand_strides(shp, x.strides, target))
-    data.setflags(write=False)
-    return data
-
-
-def expand(input, *args, size=_NOT_GIVEN):
-    x = input._data
-    if args and size is _NOT_GIVEN and x.__class__ is np.ndarray and x.size \
-            and x.flags.c_contiguous:
-        data = _expand_fast(x, args[0] if len(args) == 1 and isinstance(args[0], (tuple, list))
-                            else args)
-        if data is not None:
-            return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
-    sizes = _int_list(args, "expand", "size", size)
-    shp = input._data.shape
-    if len(sizes) < len(shp):
-        from ..autograd.node import _tensor_type_name
-        raise RuntimeError(f"expand({_tensor_type_name(input)}{{{list(shp)}}}, size="
-                           f"{list(sizes)}): the number of sizes provided ({len(sizes)}) must be "
-                           f"greater or equal to the number of dimensions in the tensor "
-                           f"({len(shp)})")
-    lead = len(sizes) - len(shp)
-    target = []
-    for i in reversed(range(len(sizes))):  # ATen's inferExpandGeometry checks the last dim first
-        s = sizes[i]
-        if i < lead:
-            if s < 0:
-                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
-                                   f"leading, non-existing dimension {i}")
-            target.append(s)
-        else:
-            cur = shp[i - lead]
-            if s == -1:
-                s = cur
-            if cur != s and cur != 1:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({s}) must match the existing size ({cur})"
-                    f" at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  Tensor "
-                    f"sizes: {list(shp)}")
-            target.append(s)
-    target.reverse()
-    x = input._data
-    if x.__class__ is not np.ndarray:
-        data = x.broadcast_to(tuple(target))
-    else:
-        data = np.broadcast_to(x, tuple(target))
-        want = expand_strides(shp, x.strides, target) if x.size and x.ndim else data.strides
-        if data.strides != want:  # (broadcast_to zeroes every unit dim's stride)
-            data = np.lib.stride_tricks.as_strided(x, tuple(target), want, writeable=False)
-    return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
-
-
-def expand_as(input, other):
-    return expand(input, tuple(other.shape))
-
-
-def broadcast_to(input, size):
-    return expand(input, tuple(size))
-
-
-def broadcast_tensors(*tensors):
-    if len(tensors) == 1 and isinstance(tensors[0], (tuple, list)):
-        tensors = tuple(tensors[0])
-    from .elementwise_call import broadcast_shapes
-    shape = broadcast_shapes(*(t._data.shape for t in tensors))
-    # as PyTorch (expand_outplace): a tensor that already has the shape is returned itself
-    return tuple(t if t._data.shape == shape else expand(t, shape) for t in tensors)
-
-
 def _permute_backward(node, g):
     inv = np.argsort(node.ctx.attrs["dims"])
     return (permute(g, tuple(int(i) for i in inv)),)
@@ -426,7 +336,7 @@ def permute(input, *args, dims=_NOT_GIVEN):
                     return record("PermuteBackward0", (input,), x.transpose(w),
                                   _permute_backward, view_of=input, attrs={"dims": w},
                                   view_fn=_permute_fn(w))
-    dims = _int_list(args, "permute", "dims", dims)
+    dims = _size_list(args, "permute", "dims", dims)
     nd = input._data.ndim
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
