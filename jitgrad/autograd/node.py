@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import re
 
+import numpy as np
+
 from .._dtype import _BY_NP
 from . import anomaly_mode as _anomaly
 from .saved_hooks import stack as _saved_hooks
@@ -300,15 +302,31 @@ class _FakeDtype:
 class Ctx:
     """What a composite op's backward receives: saved tensors and plain attributes."""
 
-    __slots__ = ("_saved", "attrs", "needs_input_grad", "__dict__")
+    __slots__ = ("_saved", "attrs", "needs_input_grad", "_freed_attrs", "__dict__")
 
     def __init__(self):
         self._saved = {}
         self.attrs = {}
         self.needs_input_grad = ()
+        self._freed_attrs = False  # release() dropped array-holding attrs
 
     def save(self, name: str, tensor, is_output: bool = False) -> None:
         self._saved[name] = SavedTensor(tensor, is_output)
+
+
+def _holds_array(v, depth: int = 0) -> bool:
+    """True when an attr value keeps array memory alive: an ndarray (not a NumPy scalar), a
+    Tensor, a device array, or a tuple/list/dict holding one (a few levels deep)."""
+    if v is None or isinstance(v, (str, bytes, int, float, complex, np.generic)):
+        return False
+    if isinstance(v, (tuple, list)):
+        return depth < 4 and any(_holds_array(x, depth + 1) for x in v)
+    if isinstance(v, dict):
+        return depth < 4 and any(_holds_array(x, depth + 1) for x in v.values())
+    if isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__"):
+        return True
+    from ..tensor import Tensor
+    return isinstance(v, Tensor) or type(v).__name__ == "CudaArray"
 
 
 class FunctionNode(Node):
@@ -338,7 +356,7 @@ class FunctionNode(Node):
         return self.ctx._saved[name].array(self)
 
     def apply(self, grads):
-        if self._released and self.ctx._saved:
+        if self._released and (self.ctx._saved or self.ctx._freed_attrs):
             raise RuntimeError(FREED_MESSAGE)
         out = self._backward(self, *grads)
         if not isinstance(out, (tuple, list)):
@@ -347,9 +365,22 @@ class FunctionNode(Node):
 
     def release(self) -> None:
         super().release()
-        for s in self.ctx._saved.values():
+        ctx = self.ctx
+        for s in ctx._saved.values():
             if s is not None:
                 s.free()
+        # work arrays kept in attrs (fused cells' gate activations, layers' workspaces, index
+        # tensors) are saved variables in PyTorch's terms: freed with the saved tensors, so the
+        # memory goes at backward rather than when the graph is dropped. Shapes, flags and
+        # scalars stay, as PyTorch keeps a node's plain attributes (a node saving nothing else
+        # can still be run again).
+        attrs = ctx.attrs
+        if attrs:
+            freed = [k for k, v in attrs.items() if _holds_array(v)]
+            for k in freed:
+                del attrs[k]
+            if freed:
+                ctx._freed_attrs = True
 
     @property
     def _saved_tensors(self):
