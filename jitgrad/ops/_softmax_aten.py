@@ -6,7 +6,7 @@ The last dim (``_vec_softmax_lastdim`` / ``_vec_log_softmax_lastdim``), per row:
 * ``max = vec::reduce_all(maximum)`` (exact; NaN propagates);
 * softmax: ``out = exp(x - max)`` with SLEEF's u10 exp on every element (``vec::map`` runs the
   vector lambda on the partial last vector too), ``sum = vec::reduce_all(+)`` of ``out`` in the
-  row's dtype in reduce_all's order (``_row_reduce``), then ``out *= 1 / sum`` (a reciprocal,
+  row's dtype in reduce_all's order (``math._lane_reduce``), then ``out *= 1 / sum`` (a reciprocal,
   rounded, then a product);
 * log_softmax: ``sum = vec::map_reduce_all(exp(x - max), +)`` (the same order), SLEEF's u10 log
   of it (``_sleef_log``), then ``out = (x - max) - log_sum``.
@@ -37,6 +37,7 @@ from numba import prange, types
 from numba.extending import overload
 
 from ..codegen.kcache import njit_cached as njit
+from ..math._lane_reduce import LANE_MAX, LANE_SUM, lane_reduce
 from ..math._sleef import SLEEF_JIT, exp_u10_f32, exp_u10_f64
 from ..math._sleef_log import log_u10_f32, log_u10_f64
 
@@ -74,69 +75,23 @@ def _slog_impl(x):
 
 
 @njit(inline="always", **_FLAGS)
-def _op(a, b, is_max):
-    """``vec::maximum(a, b)`` (``_mm512_max_ps`` keeps ``b`` unless ``a > b``; NaN wins) or
-    ``a + b``."""
-    if is_max:
-        if a != a or b != b:
-            return a + b
-        return a if a > b else b
-    return a + b
-
-
-@njit(inline="always", **_FLAGS)
-def _row_reduce(v, acc, is_max):
-    """``vec::reduce_all`` of the 1-D array ``v`` in ATen's order: shorter than a vector,
-    left to right; else whole vectors lane by lane, the partial last vector into the first
-    lanes, then the lanes folded (float32: AVX-512's butterfly, lane ``l`` with ``l + h`` for
-    h = 8, 4, 2, 1; float64: left to right)."""
-    c = v.shape[0]
-    w = acc.shape[0]
-    if c < w:
-        s = v[0]
-        for j in range(1, c):
-            s = _op(s, v[j], is_max)
-        return s
-    for lane in range(w):
-        acc[lane] = v[lane]
-    d = w
-    while d + w <= c:
-        for lane in range(w):
-            acc[lane] = _op(acc[lane], v[d + lane], is_max)
-        d += w
-    for lane in range(c - d):
-        acc[lane] = _op(acc[lane], v[d + lane], is_max)
-    if v.itemsize == 4:
-        h = w // 2
-        while h >= 1:
-            for lane in range(h):
-                acc[lane] = _op(acc[lane], acc[lane + h], is_max)
-            h //= 2
-        return acc[0]
-    s = acc[0]
-    for lane in range(1, w):
-        s = _op(s, acc[lane], is_max)
-    return s
-
-
-@njit(inline="always", **_FLAGS)
 def _lastdim_row(x, out, r, acc, log):
     xr = x[r]
     orow = out[r]
-    m = _row_reduce(xr, acc, True)
+    m = lane_reduce(xr, xr, acc, LANE_MAX, False)
     one = x.dtype.type(1)
     if log:
         # map_reduce_all's sum in reduce_all's order: the exponentials go through ``out``
         for j in range(xr.shape[0]):
             orow[j] = _sexp(xr[j] - m)
-        s = _row_reduce(orow, acc, False)
+        s = lane_reduce(orow, orow, acc, LANE_SUM, False)
         ls = _slog(s)
         for j in range(xr.shape[0]):
             orow[j] = (xr[j] - m) - ls
     else:
         for j in range(xr.shape[0]):
             orow[j] = _sexp(xr[j] - m)
-        s = _row_reduce(orow, acc, False)
+        s = lane_reduce(orow, orow, acc, LANE_SUM, False)
         inv = one / s
         for j in range(xr.shape[0]):
             orow[j] = orow[j] * inv

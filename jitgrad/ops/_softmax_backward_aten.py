@@ -2,7 +2,7 @@
 build: 16 float32 / 8 float64 lanes), float32 and float64, for PyTorch's bits.
 
 * softmax, last dim (``_vec_host_softmax_backward_lastdim``): ``sum = map2_reduce_all(g * y,
-  +)`` in vec::reduce_all's order (``_softmax_aten._row_reduce``'s), each product rounded
+  +)`` in vec::reduce_all's order (``math._lane_reduce``), each product rounded
   before it is added (measured: no FMA here, unlike the loops below), except the partial last
   vector's, fused into its add for float32 when PyTorch runs on one thread (measured on rows
   of 17: with 2 threads, and for float64, it is rounded, even where the rows are too few to
@@ -28,6 +28,7 @@ from numba import prange
 
 from ..codegen.kcache import njit_cached as njit
 from ..math._intrinsics import fma
+from ..math._lane_reduce import LANE_DOT, lane_reduce
 from ._softmax_aten import _FLAGS, _VECTOR_BYTES, _sexp
 
 __all__ = ["softmax_backward"]
@@ -35,49 +36,11 @@ __all__ = ["softmax_backward"]
 _BLOCK_BYTES = 128 * 1024
 
 
-@njit(inline="always", **_FLAGS)
-def _dot_row(g, y, acc, fuse_tail):
-    """``map2_reduce_all(g * y, +)``: a row shorter than a vector: products then a left-to-right
-    sum; else lane accumulators (the first vector's products, then each rounded product added,
-    the partial last vector into the first lanes: with one FMA when ``fuse_tail``), folded as
-    reduce_all folds them."""
-    c = g.shape[0]
-    w = acc.shape[0]
-    if c < w:
-        s = g[0] * y[0]
-        for j in range(1, c):
-            s = s + g[j] * y[j]
-        return s
-    for lane in range(w):
-        acc[lane] = g[lane] * y[lane]
-    d = w
-    while d + w <= c:
-        for lane in range(w):
-            acc[lane] = acc[lane] + g[d + lane] * y[d + lane]
-        d += w
-    for lane in range(c - d):
-        if fuse_tail:
-            acc[lane] = fma(g[d + lane], y[d + lane], acc[lane])
-        else:
-            acc[lane] = acc[lane] + g[d + lane] * y[d + lane]
-    if g.itemsize == 4:
-        h = w // 2
-        while h >= 1:
-            for lane in range(h):
-                acc[lane] = acc[lane] + acc[lane + h]
-            h //= 2
-        return acc[0]
-    s = acc[0]
-    for lane in range(1, w):
-        s = s + acc[lane]
-    return s
-
-
 @njit(parallel=True, **_FLAGS)
 def _softmax_lastdim(y, g, out, fuse_tail):
     for r in prange(y.shape[0]):
         acc = np.empty(_VECTOR_BYTES // y.itemsize, y.dtype)
-        s = _dot_row(g[r], y[r], acc, fuse_tail)
+        s = lane_reduce(g[r], y[r], acc, LANE_DOT, fuse_tail)
         for j in range(y.shape[1]):
             out[r, j] = (g[r, j] - s) * y[r, j]
 
