@@ -21,6 +21,7 @@ import math
 import warnings
 
 from ... import _dtype as D
+from ...autograd import grad_mode
 from ...ops.composite import record_composition
 from ...tensor import Tensor
 
@@ -169,9 +170,40 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not flash:
         return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale,
                           enable_gqa)
-    return record_composition(
+    bits = _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale)
+    if bits is not None and not any(t.requires_grad for t in (query, key, value)):
+        return Tensor._make(bits)
+    out = record_composition(
         "ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
         lambda q, k, v: _sdpa_math(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa))
+    if bits is not None and grad_mode.is_grad_enabled():
+        # the forward's values are the flash kernel's (PyTorch's bits); the node's gradients
+        # still differentiate the math composition
+        out._data = bits
+    return out
+
+
+def _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale):
+    """ATen's CPU flash kernel's output (an ndarray, PyTorch's bits) for host float32/float64
+    inputs with as many key/value heads as query heads; None elsewhere (CUDA, other dtypes,
+    grouped heads, empty sizes, no MKL): the caller composes the math backend."""
+    import numpy as np
+    ts = (query, key, value) if attn_mask is None else (query, key, value, attn_mask)
+    if any(t.is_cuda or not isinstance(t._data, np.ndarray) for t in ts):
+        return None
+    if query.dtype not in (D.float32, D.float64) or query.shape[1] != key.shape[1] \
+            or 0 in tuple(query.shape) or 0 in tuple(key.shape):
+        return None
+    from . import _flash_attention_aten as flash
+    mask = None
+    if attn_mask is not None:
+        mask = attn_mask._data
+        if mask.dtype == np.bool_:  # convert_boolean_attn_mask: where(!mask, -inf, 0)
+            mask = np.where(mask, np.zeros((), query._data.dtype),
+                            np.array(-np.inf, query._data.dtype))
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    got = flash.forward(query._data, key._data, value._data, mask, is_causal, factor)
+    return None if got is None else got[0]
 
 
 # ----------------------------------------------------------------------------- multi-head

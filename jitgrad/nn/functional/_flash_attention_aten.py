@@ -1,0 +1,284 @@
+"""ATen's CPU flash-attention forward (``cpu_flash_attention`` in
+aten/src/ATen/native/cpu/FlashAttentionKernel.cpp), step for step, for PyTorch's bits.
+
+PyTorch's CPU ``scaled_dot_product_attention`` runs this blocked kernel for 4-D float inputs
+without dropout (``attention.py`` decides when). Per (batch, head, query block of
+``q_split`` rows) it walks the keys in blocks of ``kv_split`` (512): ``qk = q @ k^T`` by MKL's
+``cblas_?gemm`` with ATen's column-major arguments, the causal ``-inf`` fill, ``qk * scale``
+(+ mask: ``qk * scale + mask``, which GCC contracts to an FMA), the row max, ``exp(qk - max)``
+with its running sum (the vector part ``Vectorized::exp_u20``: ATen's own degree-5 polynomial
+for float32 on AVX-512, SLEEF's ``expd8_u10`` for float64; the < one-vector tail glibc's
+``exp``), the running max/sum rescale (``sum = tmp_sum + exp_tmp * sum``, contracted) and
+``dst = dst * exp_tmp`` then ``dst += p @ v`` by GEMM (beta 1 after the first key block), and
+at the end ``out = dst * (1 / sum)``. The lanes of the vector sums are reduced as ATen's
+``vec_reduce_all`` reduces them (a shuffle tree for 16 floats, lane order for 8 doubles).
+
+The block sizes: ``q_split`` 256 / 64 / 32 for query lengths >= 768 / >= 192 / shorter,
+``kv_split`` 512 (``flash_attention_kernel_impl``). Blocks are independent, so ATen's thread
+split does not change the bits; MKL is run single-threaded here as inside ATen's parallel
+region. The logsumexp (``max + log(sum)``) is returned for a backward.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+
+import numpy as np
+from numba import njit
+
+from ...math._intrinsics import fma
+from ...math._sleef import SLEEF_JIT, exp_u10_f64
+
+_NO_TRANS, _TRANS = 111, 112
+
+# ---- Vectorized<float>::exp_u20 (vec512_float.h): ATen's "ULP=20" exp ----------------------
+_F = np.float32
+_C1, _C2, _C3, _C4, _C5 = map(_F, (0.999999701, 0.499991506, 0.166676521, 0.0418978221,
+                                   0.00828929059))
+_LOG2EF = np.array([0x3fb8aa3b], np.uint32).view(np.float32)[0]
+_LN2F = np.array([0x3f317218], np.uint32).view(np.float32)[0]
+_LN_FLT_MIN = np.array([0xc2aeac50], np.uint32).view(np.float32)[0]
+_LN_FLT_MAX = np.array([0x42b17218], np.uint32).view(np.float32)[0]
+_HALF, _ONE, _TWO, _ZERO = _F(0.5), _F(1), _F(2), _F(0)
+# 2^e for the biased exponent e + 127 in 0..254 as the kernel builds it from the bits: index 0
+# is the all-zero pattern, +0.0
+_POW2 = np.array([(i << 23) for i in range(256)], np.uint32).view(np.float32).copy()
+
+
+@njit(**SLEEF_JIT)
+def exp_u20_f32(x):
+    """One lane of ``Vectorized<float>::exp_u20`` (AVX-512): clamp to [ln FLT_MIN, ln FLT_MAX],
+    n = floor(fma(x, log2 e, 0.5)), r = x - n ln2 by FMA, a Horner polynomial by FMA, then
+    times 2^(n-1) (its bits) and times 2; 0 below ln FLT_MIN."""
+    src = min(x, _LN_FLT_MAX)        # _mm512_min_ps(x, max): max when x is NaN
+    src = max(src, _LN_FLT_MIN)
+    fx = _F(math.floor(fma(src, _LOG2EF, _HALF)))
+    r = fma(-fx, _LN2F, src)         # fnmadd: -(fx * ln2) + src, one rounding
+    res = fma(r, _C5, _C4)
+    res = fma(r, res, _C3)
+    res = fma(r, res, _C2)
+    res = fma(r, res, _C1)
+    res = fma(r, res, _ONE)
+    two_n = _POW2[(int(fx) - 1 + 127) & 255]
+    if x < _LN_FLT_MIN:
+        two_n = _ZERO
+    return (res * two_n) * _TWO
+
+
+@njit(**SLEEF_JIT)
+def _reduce_lanes_f32(acc):
+    """``vec_reduce_all`` of 16 float lanes with ``+`` (the AVX-512 shuffle tree)."""
+    t = np.empty(16, np.float32)
+    for i in range(16):
+        t[i] = acc[i] + acc[i ^ 8]
+    u = np.empty(16, np.float32)
+    for i in range(16):
+        u[i] = t[i] + t[i ^ 4]
+    for i in range(16):
+        t[i] = u[i] + u[i ^ 2]
+    return t[0] + t[1]
+
+
+@njit(**SLEEF_JIT)
+def _reduce_lanes_f64(acc):
+    """``vec_reduce_all``'s slow path (no SIMD version for double): lane 0 plus each lane in
+    order."""
+    s = acc[0]
+    for i in range(1, 8):
+        s = s + acc[i]
+    return s
+
+
+@njit(**SLEEF_JIT)
+def _exp_reduce_sum(qk, base, size, mx, lanes, acc, vexp, reduce_lanes):
+    """``_exp_reduce_sum_fusion_kernel``: qk[base:base+size] = exp(qk - mx) in place; returns
+    the sum as ATen adds it (per-lane sums, the lane reduction, then the scalar tail)."""
+    for j in range(lanes):
+        acc[j] = 0
+    nvec = size - size % lanes
+    for i in range(0, nvec, lanes):
+        for j in range(lanes):
+            e = vexp(qk[base + i + j] - mx)
+            acc[j] = acc[j] + e
+            qk[base + i + j] = e
+    s = reduce_lanes(acc)
+    for i in range(nvec, size):
+        e = math.exp(qk[base + i] - mx)  # the scalar tail: glibc's exp/expf (measured)
+        s = s + e
+        qk[base + i] = e
+    return s
+
+
+@njit(nogil=True, **SLEEF_JIT)
+def _gemm_call(addr, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+    """cpublas::gemm: ``normalize_last_dims`` then the column-major ?gemm call."""
+    if n == 1:
+        ldc = m
+    if ta == _TRANS:
+        if m == 1:
+            lda = k
+    elif k == 1:
+        lda = m
+    if tb == _TRANS:
+        if k == 1:
+            ldb = n
+    elif n == 1:
+        ldb = k
+    _call_gemm(addr, np.int32(ta), np.int32(tb), np.int32(m), np.int32(n), np.int32(k), alpha,
+               a, np.int32(lda), b, np.int32(ldb), beta, c, np.int32(ldc))
+
+
+from ...backends.cblas_calls import _call_gemm  # noqa: E402  (after the njit helpers)
+
+
+@njit(nogil=True, **SLEEF_JIT)
+def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_split, kv_split,
+                  vexp, reduce_lanes):
+    """``cpu_flash_attention`` over ``q`` (B, H, L, E), ``k``/``v`` (B, H, S, E) (any strides,
+    element strides in whole items), ``mask`` (B|1, H|1, L|1, S|1, strides 0 where broadcast,
+    the query's dtype) into ``out`` (B, L, H, E) and ``lse`` (B, L, H); ``consts`` holds
+    (scale, 0, 1, -inf) in that dtype (Numba would widen Python constants to float64)."""
+    item = q.itemsize
+    nb, nh, q_size, hd = q.shape
+    kv_size = k.shape[2]
+    lanes = 64 // item
+    qs_b, qs_h, qs_m = q.strides[0] // item, q.strides[1] // item, q.strides[2] // item
+    ks_b, ks_h, ks_n = k.strides[0] // item, k.strides[1] // item, k.strides[2] // item
+    vs_b, vs_h, vs_n = v.strides[0] // item, v.strides[1] // item, v.strides[2] // item
+    q_split = min(q_split, q_size)
+    kv_split = min(kv_split, kv_size)
+    q_slices = (q_size + q_split - 1) // q_split
+    scale, zero, one, ninf = consts[0], consts[1], consts[2], consts[3]
+    # ATen's per-thread buffer: qk, qk_max, qk_sum, dst in one 64-byte aligned block (MKL's
+    # small-GEMM kernels can round differently for differently aligned operands)
+    size = q_split * kv_split + 2 * q_split + q_split * hd
+    raw = np.empty(size + 64 // item, q.dtype)
+    lead = ((64 - raw.ctypes.data % 64) % 64) // item
+    buf = raw[lead:lead + size]
+    qk = buf[:q_split * kv_split]
+    qk_max = buf[q_split * kv_split:q_split * kv_split + q_split]
+    qk_sum = buf[q_split * kv_split + q_split:q_split * kv_split + 2 * q_split]
+    dst = buf[q_split * kv_split + 2 * q_split:]
+    acc = np.empty(lanes, q.dtype)
+    qb = q.ctypes.data
+    kb = k.ctypes.data
+    vb = v.ctypes.data
+    for i in range(nb):
+        mi = i if mask.shape[0] > 1 else 0
+        for j in range(nh):
+            mj = j if mask.shape[1] > 1 else 0
+            for kk in range(q_slices):
+                m = kk * q_split
+                q_block = min(q_split, q_size - m)
+                for r in range(q_block):
+                    qk_max[r] = ninf
+                    qk_sum[r] = zero
+                num_keys = min(m + q_block, kv_size) if causal else kv_size
+                for n in range(0, num_keys, kv_split):
+                    kv_block = min(kv_split, kv_size - n)
+                    _gemm_call(addr, _TRANS, _NO_TRANS, kv_block, q_block, hd, one,
+                               kb + (i * ks_b + j * ks_h + n * ks_n) * item, ks_n,
+                               qb + (i * qs_b + j * qs_h + m * qs_m) * item, qs_m, zero,
+                               qk.ctypes.data, kv_block)
+                    if causal and num_keys - n <= kv_split:
+                        for r in range(q_block):
+                            last = m + r - n
+                            for c in range(max(last + 1, 0), kv_block):
+                                qk[r * kv_block + c] = ninf
+                    if has_mask:
+                        for r in range(q_block):
+                            for c in range(kv_block):
+                                qk[r * kv_block + c] = fma(qk[r * kv_block + c], scale,
+                                                           mask[mi, mj, m + r, n + c])
+                    for r in range(q_block):
+                        base = r * kv_block
+                        tmax = ninf
+                        if has_mask:
+                            for c in range(kv_block):
+                                x = qk[base + c]
+                                tmax = x if (x > tmax or x != x) else tmax
+                        else:
+                            for c in range(kv_block):
+                                x = qk[base + c] * scale
+                                qk[base + c] = x
+                                tmax = x if (x > tmax or x != x) else tmax
+                        tmax = qk_max[r] if qk_max[r] > tmax else tmax
+                        if tmax == ninf:
+                            for c in range(kv_block):
+                                qk[base + c] = zero
+                        else:
+                            tsum = _exp_reduce_sum(qk, base, kv_block, tmax, lanes, acc, vexp,
+                                                   reduce_lanes)
+                            exp_tmp = math.exp(qk_max[r] - tmax)
+                            qk_sum[r] = fma(exp_tmp, qk_sum[r], tsum)
+                            qk_max[r] = tmax
+                            if n > 0:
+                                for d in range(hd):
+                                    dst[r * hd + d] = dst[r * hd + d] * exp_tmp
+                    _gemm_call(addr, _NO_TRANS, _NO_TRANS, hd, q_block, kv_block, one,
+                               vb + (i * vs_b + j * vs_h + n * vs_n) * item, vs_n,
+                               qk.ctypes.data, kv_block, zero if n == 0 else one,
+                               dst.ctypes.data, hd)
+                for r in range(q_block):
+                    if qk_max[r] == ninf:
+                        qk_max[r] = zero
+                    if qk_sum[r] == zero:
+                        qk_sum[r] = one
+                    rec = one / qk_sum[r]
+                    for d in range(hd):
+                        out[i, m + r, j, d] = dst[r * hd + d] * rec
+                    lse[i, m + r, j] = qk_max[r] + math.log(qk_sum[r])
+
+
+_addr = {}
+# the vector exp and lane reduction of each dtype (by item size)
+_VECTOR_MATH = {4: (exp_u20_f32, _reduce_lanes_f32), 8: (exp_u10_f64, _reduce_lanes_f64)}
+
+
+def gemm_address(dtype):
+    """The address of MKL's ``cblas_?gemm`` for ``dtype`` (None without MKL)."""
+    dt = np.dtype(dtype)
+    if dt not in _addr:
+        from ...backends import blas
+        if blas._gemm is None:
+            blas._load()
+        fn = blas._gemm.get(dt)
+        _addr[dt] = None if fn is None else ctypes.cast(fn, ctypes.c_void_p).value
+    return _addr[dt]
+
+
+def split_sizes(q_len):
+    """``flash_attention_kernel_impl``'s (q_split, kv_split) for a query length."""
+    return (256 if q_len >= 768 else 64 if q_len >= 192 else 32), 512
+
+
+def forward(q, k, v, mask, is_causal, scale):
+    """``(out (B, H, L, E), lse (B, H, L))``
+    for NumPy arrays ``q``/``k``/``v`` of one float dtype; ``mask`` None or an array
+    broadcastable as ATen's ``reshape_attn_mask_to_4d`` allows, in the query's dtype. None
+    without MKL."""
+    addr = gemm_address(q.dtype)
+    if addr is None:
+        return None
+    nb, nh, q_len, hd = q.shape
+    kv_len = k.shape[2]
+    if mask is None:
+        m4 = np.zeros((1, 1, 1, 1), q.dtype)
+    else:
+        m4 = np.asarray(mask, q.dtype)
+        if m4.ndim == 2:
+            m4 = m4.reshape(1, 1, *m4.shape)
+        m4 = np.broadcast_to(m4, (m4.shape[0], m4.shape[1], q_len, kv_len))
+    out = np.empty((nb, nh, q_len, hd), q.dtype)  # PyTorch's result is (B, H, L, E)
+    lse = np.empty((nb, nh, q_len), q.dtype)
+    qs, ks = split_sizes(q_len)
+    from ...backends import blas
+    prev = blas.set_local_threads(1)
+    try:
+        consts = np.array([scale, 0.0, 1.0, -np.inf], q.dtype)
+        flash_forward(addr, q, k, v, m4, mask is not None, out.transpose(0, 2, 1, 3),
+                      lse.transpose(0, 2, 1), consts,
+                      bool(is_causal), qs, ks, *_VECTOR_MATH[q.dtype.itemsize])
+    finally:
+        blas.set_local_threads(prev)
+    return out, lse
