@@ -1,0 +1,202 @@
+"""Batch norm's CPU backward in ATen's arithmetic (float32 / float64 inputs): PyTorch's bits for
+the input, weight and bias gradients (batch_norm_kernel.cpp, PyTorch 2.13, checked element by
+element against ``torch``'s autograd).
+
+The kernel runs with AVX2 widths (8 float32 / 4 float64 lanes): batch_norm_kernel.cpp
+registers with ``REGISTER_DISPATCH``, which leaves the AVX-512 slot empty, so the AVX2 build
+runs although the CPU capability reads AVX512.
+
+* ``(N, C, *)`` inputs with a plane of more than one element
+  (``batch_norm_cpu_backward_contiguous_impl``), per channel: for each sample's plane, in
+  order, ``sum += reduce_all(dy)`` and ``dotp += map2_reduce_all((x - mean) * dy)``, each
+  plane reduced in ``T`` in ``vec::reduce_all``'s lane order and added into a double; the
+  dot's lanes accumulate by FMA (GCC contracts ``acc + (x - mean) * dy`` across the two
+  inlined lambdas). Then ``k = T(dotp) * invstd * invstd / T(N)`` and ``grad_mean = T(sum /
+  N)``; ``dx = (dy - grad_mean - (x - mean) * k) * invstd * w`` with the subtraction of the
+  product one FMA; ``grad_weight = T(dotp * invstd)``, ``grad_bias = T(sum)``.
+* ``(N, C)`` inputs (plane of one element: ATen's channels-last kernel): rows split over the
+  threads as ``parallel_for`` splits them, per thread and channel ``sum += dy`` and ``dotp =
+  fma(x - mean, dy, dotp)`` in ``T``; the threads' partials added in order in double and
+  rounded to ``T``; then all in ``T``: ``k = dotp * invstd * invstd / N``, ``grad_mean = sum /
+  N``, ``dx`` as above, ``grad_weight = dotp * invstd``, ``grad_bias = sum``.
+* evaluation: ``mean`` is the running mean, ``invstd = T(1 / sqrt(double(running_var) +
+  eps))`` and ``dx = dy * invstd * w`` (two roundings).
+
+Kernels compile without fast-math flags: every FMA is an explicit ``fma``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from ...backends.cpu import empty
+from ...codegen.kcache import njit_cached as njit
+from ...math._intrinsics import fma
+
+__all__ = ["batch_norm_backward"]
+
+_FLAGS = dict(nogil=True, error_model="numpy", fastmath=False)
+_VECTOR_BYTES = 32                 # AVX2 widths (see above)
+PARALLEL_MIN_ELEMENTS = 1 << 17    # _norm_kernels' crossover
+
+
+@njit(inline="always", **_FLAGS)
+def _fold(acc):
+    """``vec_reduce_all`` of one full vector: float32 by AVX2's butterfly (lane ``l`` with
+    ``l + 4``, then ``+ 2``, then ``+ 1``), float64 left to right (no SIMD specialization)."""
+    if acc.shape[0] == 8:
+        return (((acc[0] + acc[4]) + (acc[2] + acc[6]))
+                + ((acc[1] + acc[5]) + (acc[3] + acc[7])))
+    s = acc[0]
+    for i in range(1, acc.shape[0]):
+        s += acc[i]
+    return s
+
+
+@njit(inline="always", **_FLAGS)
+def _plane_sums(x, dy, base, m, mean, acc_s, acc_d):
+    """``(reduce_all(dy), map2_reduce_all((x - mean) * dy))`` over ``m`` elements from
+    ``base`` (flat arrays), in ``T`` and ATen's lane order; ``acc_*`` scratch vectors."""
+    w = acc_s.shape[0]
+    if m < w:  # one partial vector: its lanes added left to right, products rounded
+        s = dy[base]
+        d = (x[base] - mean) * dy[base]
+        for j in range(base + 1, base + m):
+            s += dy[j]
+            d += (x[j] - mean) * dy[j]
+        return s, d
+    for lane in range(w):
+        acc_s[lane] = dy[base + lane]
+        acc_d[lane] = (x[base + lane] - mean) * dy[base + lane]
+    full = m - m % w
+    for v in range(w, full, w):
+        for lane in range(w):
+            j = base + v + lane
+            acc_s[lane] += dy[j]
+            acc_d[lane] += (x[j] - mean) * dy[j]
+    for j in range(base + full, base + m):  # the partial last vector, into the first lanes
+        lane = j - base - full
+        acc_s[lane] += dy[j]
+        acc_d[lane] = fma(x[j] - mean, dy[j], acc_d[lane])
+    return _fold(acc_s), _fold(acc_d)
+
+
+@njit(inline="always", **_FLAGS)
+def _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums):
+    dt = x.dtype.type
+    lanes = _VECTOR_BYTES // x.itemsize
+    acc_s = np.empty(lanes, x.dtype)
+    acc_d = np.empty(lanes, x.dtype)
+    mu = mean[c]
+    s = 0.0
+    d = 0.0
+    for n in range(n_batch):
+        ps, pd = _plane_sums(x, dy, (n * channels + c) * m, m, mu, acc_s, acc_d)
+        s += ps
+        d += pd
+    sums[0, c] = s
+    sums[1, c] = d
+    if not need_gx:
+        return
+    inv = invstd[c]
+    wc = w[c]
+    if train:
+        total = n_batch * m
+        k = dt(d) * inv * inv / dt(total)
+        gm = dt(s / total)
+        for n in range(n_batch):
+            base = (n * channels + c) * m
+            for j in range(base, base + m):
+                r = fma(-(x[j] - mu), k, dy[j] - gm) * inv
+                gx[j] = r * wc
+    else:
+        for n in range(n_batch):
+            base = (n * channels + c) * m
+            for j in range(base, base + m):
+                r = dy[j] * inv
+                gx[j] = r * wc
+
+
+@njit(**_FLAGS)
+def _planes_serial(x, dy, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums):
+    for c in range(channels):
+        _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums)
+
+
+@njit(parallel=True, **_FLAGS)
+def _planes_parallel(x, dy, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums):
+    for c in prange(channels):  # ATen's parallel_for over channels: each channel's sums stay
+        _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums)
+
+
+@njit(**_FLAGS)
+def _rows_backward(x, dy, tasks, mean, invstd, w, train, need_gx, gx, sums):
+    """The channels-last kernel over an ``(N, C)`` pair (``sums`` rows: sum, dotp in T)."""
+    n, c = x.shape
+    dt = x.dtype.type
+    chunk = (n + tasks - 1) // tasks
+    buf = np.zeros((2, tasks, c), x.dtype)
+    for t in range(tasks):
+        for i in range(t * chunk, min(n, (t + 1) * chunk)):
+            for k in range(c):
+                buf[0, t, k] += dy[i, k]
+                buf[1, t, k] = fma(x[i, k] - mean[k], dy[i, k], buf[1, t, k])
+    for k in range(c):
+        s = 0.0
+        d = 0.0
+        for t in range(tasks):
+            s += buf[0, t, k]
+            d += buf[1, t, k]
+        sums[0, k] = s
+        sums[1, k] = d
+    if not need_gx:
+        return
+    nt = dt(n)
+    full = c - c % (_VECTOR_BYTES // x.itemsize)
+    for i in range(n):
+        for k in range(c):
+            if train:
+                kk = sums[1, k] * invstd[k] * invstd[k] / nt
+                gm = sums[0, k] / nt
+                if k < full:  # the whole vectors: the product's subtraction one FMA
+                    r = fma(-(x[i, k] - mean[k]), kk, dy[i, k] - gm) * invstd[k]
+                else:  # the partial last vector: GCC leaves it uncontracted
+                    r = (dy[i, k] - gm - (x[i, k] - mean[k]) * kk) * invstd[k]
+            else:
+                r = dy[i, k] * invstd[k]
+            gx[i, k] = r * w[k]
+
+
+def batch_norm_backward(x, dy, mean, invstd, w, train, eps, need_gx):
+    """``(grad_input or None, grad_weight, grad_bias)`` as arrays in ``x``'s dtype for a
+    contiguous non-empty float32/float64 ``x`` of shape ``(N, C, *)`` and ``dy`` alike.
+
+    ``mean``/``invstd``: the saved batch statistics in training; in evaluation ``mean`` is the
+    running mean and ``invstd`` the running variance (transformed here as ATen does). ``w``:
+    the weight array or None."""
+    dt = x.dtype
+    n_batch, channels = x.shape[0], x.shape[1]
+    m = x.size // (n_batch * channels)
+    mean_t = np.ascontiguousarray(mean, dt)
+    if train:
+        inv_t = np.ascontiguousarray(invstd, dt)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_t = (1.0 / np.sqrt(np.asarray(invstd, dt).astype(np.float64) + eps)).astype(dt)
+    w_t = np.ones(channels, dt) if w is None else np.ascontiguousarray(w, dt)
+    dy = np.ascontiguousarray(dy, dt)
+    gx = empty(x.shape, dt) if need_gx else np.empty((1, 1), dt)
+    if m == 1:
+        from ..._settings import get_num_threads
+        sums = np.empty((2, channels), dt)
+        tasks = max(1, min(get_num_threads(), n_batch))
+        _rows_backward(x.reshape(n_batch, channels), dy.reshape(n_batch, channels), tasks,
+                       mean_t, inv_t, w_t, train, need_gx,
+                       gx.reshape(n_batch, channels) if need_gx else gx, sums)
+        return (gx if need_gx else None), sums[1] * inv_t, sums[0].copy()
+    sums = np.empty((2, channels), np.float64)
+    kernel = _planes_parallel if x.size >= PARALLEL_MIN_ELEMENTS else _planes_serial
+    kernel(x.reshape(-1), dy.reshape(-1), n_batch, channels, m, mean_t, inv_t, w_t, train,
+           need_gx, gx.reshape(-1) if need_gx else gx.reshape(-1), sums)
+    gw = (sums[1] * inv_t.astype(np.float64)).astype(dt)
+    return (gx if need_gx else None), gw, sums[0].astype(dt)
