@@ -5,23 +5,28 @@ GEMMs of the input, hidden state and weight gradients) in another; GEMMs through
 
 The forward performs the per-op cell's operations (``rnn_stack.lstm_cell``/``gru_cell``/
 ``tanh_cell``) in its order: ``x @ w_ih.T + b_ih`` and ``h @ w_hh.T + b_hh`` each as addmm does
-it (bias in C, beta 1: PyTorch's bits), their sum ``gh + gi``, then the gates; no FMA forms
-(Numba compiles without ``contract``), so values are the per-op path's bit for bit. Besides the
+it (bias in C, beta 1: PyTorch's bits), their sum ``gh + gi``, then the gates as ATen's
+``sigmoid_``/``tanh_`` compute them (``_rnn_gates.py``: SLEEF lanes and glibc tails, MKL VML's
+tanh); no FMA forms (Numba compiles without ``contract``), so values are PyTorch's CPU cell's
+bit for bit. Besides the
 cell's results each kernel writes the intermediates that ``rnn_cells_fused`` presents through
 real ops (PyTorch's output node names): LSTM ``sigmoid(o)``, ``tanh(cy)``, ``sigmoid(f) * cx``,
 ``sigmoid(i) * tanh(g)``; GRU ``(hx - n) * z`` and ``n``; RNN the pre-activation.
 
 The backward kernels take the gradients of those intermediates and follow the per-op graph's
-VJPs (ATen's ``grad * (1 - y) * y`` for sigmoid, ``grad * (1 - y * y)`` for tanh).
+VJPs (ATen's ``grad * (1 - y) * y`` for sigmoid, ``grad * (1 - y * y)`` for tanh, whose
+``1 - y * y`` its build fuses into one FMA, scalar tail included: measured), then make
+addmm's backward GEMM calls and ``sum_to``'s bias sums: PyTorch's gradient bits too.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...codegen.kcache import njit_cached as njit
-from ...math import aten_sigmoid as sigmoid  # the sigmoid op's (ATen's bits)
-from ...math import tanh
-from ._rnn_kernels import _column_sums, _project
+from ...math._intrinsics import fma
+from ...ops._cascade_sum_kernels import column_sums_aten
+from ._rnn_gates import gru_gates, lstm_gates, tanh_rows
+from ._rnn_kernels import _project
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -36,34 +41,28 @@ def _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, one, gi, gh):
 
 
 @njit(nogil=True, error_model="numpy")
-def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, gemm, consts, acts, gh, og, tc, kept, added,
-                 hy, cy):
+def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, gemm, consts, tanh_addr, acts, gh, og, tc,
+                 kept, added, hy, cy):
     """``acts`` (B, 4H) ends as sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); ``gh`` scratch;
     ``og``, ``tc``, ``kept``, ``added`` the presented intermediates, ``hy``/``cy`` the cell's
-    results (B, H each)."""
-    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts[1], acts, gh)
+    results (B, H each); ``tanh_addr`` VML's tanh."""
+    one = consts[1]
+    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, one, acts, gh)
     batch, hid = hx.shape
     for b in range(batch):
-        a, ghr = acts[b], gh[b]
-        # one activation per loop (vectorizes; see _rnn_kernels.lstm_forward)
-        for j in range(2 * hid):
-            a[j] = sigmoid(ghr[j] + a[j])
-        for j in range(hid):
-            a[2 * hid + j] = tanh(ghr[2 * hid + j] + a[2 * hid + j])
-        for j in range(hid):
-            a[3 * hid + j] = sigmoid(ghr[3 * hid + j] + a[3 * hid + j])
+        a = acts[b]
+        lstm_gates(a, gh[b], hid, one, tanh_addr)
         for j in range(hid):
             k = a[hid + j] * cx[b, j]
             d = a[j] * a[2 * hid + j]
-            c = k + d
-            t = tanh(c)
-            o = a[3 * hid + j]
             kept[b, j] = k
             added[b, j] = d
-            cy[b, j] = c
-            tc[b, j] = t
-            og[b, j] = o
-            hy[b, j] = o * t
+            cy[b, j] = k + d
+            og[b, j] = a[3 * hid + j]
+    tanh_rows(tanh_addr, cy, tc, batch)  # cy.tanh(): one VML call over the whole state
+    for b in range(batch):
+        for j in range(hid):
+            hy[b, j] = og[b, j] * tc[b, j]
 
 
 @njit(nogil=True, error_model="numpy")
@@ -77,31 +76,31 @@ def lstm_backward(acts, cx, tc, g_og, g_tc, g_kept, g_added, consts, dg, dcx):
         for j in range(hid):
             si, sf, tg, so = a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]
             t = tc[b, j]
-            dc = g_tc[b, j] * (one - t * t)
+            dc = g_tc[b, j] * fma(-t, t, one)
             gk = g_kept[b, j] + dc
             ga = g_added[b, j] + dc
             d[j] = ga * tg * (one - si) * si
             d[hid + j] = gk * cx[b, j] * (one - sf) * sf
-            d[2 * hid + j] = ga * si * (one - tg * tg)
+            d[2 * hid + j] = ga * si * fma(-tg, tg, one)
             d[3 * hid + j] = g_og[b, j] * (one - so) * so
             dcx[b, j] = gk * sf
 
 
 @njit(nogil=True, error_model="numpy")
-def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, acts, gh, p, n_out, hmn, hy):
+def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, tanh_addr, acts, gh, p, n_out, hmn,
+                hy):
     """``acts`` (B, 3H) ends as r, z, n; ``gh`` keeps the hidden projection (its n chunk is
     needed backward); ``p`` = (hx - n) * z and ``n_out`` = n the presented intermediates,
     ``hmn`` = hx - n (z's gradient: the per-op graph keeps that result, not hx), ``hy`` =
-    p + n the cell's result."""
-    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts[1], acts, gh)
+    p + n the cell's result; ``tanh_addr`` VML's tanh."""
+    one = consts[1]
+    _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, one, acts, gh)
     batch, hid = hx.shape
     for b in range(batch):
-        a, ghr = acts[b], gh[b]
-        for j in range(2 * hid):
-            a[j] = sigmoid(ghr[j] + a[j])
+        a = acts[b]
+        gru_gates(a, gh[b], hid, one, tanh_addr)
         for j in range(hid):
-            n = tanh(a[2 * hid + j] + ghr[2 * hid + j] * a[j])
-            a[2 * hid + j] = n
+            n = a[2 * hid + j]
             d = hx[b, j] - n
             q = d * a[hid + j]
             hmn[b, j] = d
@@ -122,7 +121,7 @@ def gru_backward(acts, gh, hmn, g_p, g_n, consts, dgi, dgh, dh_direct):
             r, z, n = a[j], a[hid + j], a[2 * hid + j]
             gp = g_p[b, j]
             gz = gp * z
-            dn = (g_n[b, j] - gz) * (one - n * n)
+            dn = (g_n[b, j] - gz) * fma(-n, n, one)
             dr = dn * ghr[2 * hid + j] * (one - r) * r
             dz = gp * hmn[b, j] * (one - z) * z
             di[j] = dr
@@ -145,12 +144,14 @@ def simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, gi, gh):
 
 
 @njit(nogil=True, error_model="numpy")
-def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, direct, n_in, hid, dx, dh,
-                dw_ih, dw_hh, db_ih, db_hh):
+def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, direct, n_in, hid, threads,
+                dx, dh, dw_ih, dw_hh, db_ih, db_hh):
     """From the gate gradients: dx = dgi @ w_ih, dh = dgh @ w_hh (plus hx's direct gradient,
     already in ``dh``, when ``direct``: GRU), dw_ih = dgi.T @ x, dw_hh = dgh.T @ hx and the
     bias gradients (column sums); only those whose slot ``needs`` (x, w_ih, w_hh, b_ih, b_hh,
-    hx) flags; the arrays the others would need may be empty (not saved)."""
+    hx) flags; the arrays the others would need may be empty (not saved). The GEMMs are the
+    calls ATen's addmm backward makes (``grad.mm(w)``, ``grad.t().mm(x)``), the bias sums
+    ``sum_to``'s cascade sum over ``threads``: PyTorch's bits."""
     zero, one = consts[0], consts[1]
     batch, n_g = dgi.shape
     nb, ng, ni, nh = np.int32(batch), np.int32(n_g), np.int32(n_in), np.int32(hid)
@@ -164,9 +165,9 @@ def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, direct, n_in, 
         gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, nh, nb, one, dgh.ctypes.data, ng,
              hx.ctypes.data, nh, zero, dw_hh.ctypes.data, nh)
     if needs[3]:
-        _column_sums(dgi, db_ih)
+        column_sums_aten(dgi, db_ih, threads)
     if needs[4]:
-        _column_sums(dgh, db_hh)
+        column_sums_aten(dgh, db_hh, threads)
     if needs[5] and not direct:
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nb, nh, ng, one, dgh.ctypes.data, ng,
              w_hh.ctypes.data, nh, zero, dh.ctypes.data, nh)

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._settings import get_num_threads
 from ...autograd import grad_mode
-from ...backends import blas
+from ...backends import blas, vml
 from ...ops.composite import record
 from ...tensor import Tensor
 from . import _rnn_cell_kernels as K
@@ -82,7 +83,8 @@ def usable(input, hiddens, params, gates) -> bool:
             return False
     if any(tuple(h.shape) != (batch, hid) for h in hiddens):
         return False
-    return blas.backend() == "mkl" and _gemm(dt) is not None
+    # VML's tanh: the gates' tanh is PyTorch's only through it
+    return blas.backend() == "mkl" and _gemm(dt) is not None and vml.routine("tanh", dt) != 0
 
 
 def _array(t, dt):
@@ -130,8 +132,8 @@ def lstm_cell(input, hidden, params):
     batch, hid = h.shape
     acts, gh = np.empty((batch, 4 * hid), dt), np.empty((batch, 4 * hid), dt)
     og, tc, kept, added, hy, cy = (np.empty((batch, hid), dt) for _ in range(6))
-    K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, _gemm(dt), _CONSTS[dt], acts, gh, og, tc,
-                   kept, added, hy, cy)
+    K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, _gemm(dt), _CONSTS[dt], vml.routine("tanh", dt),
+                   acts, gh, og, tc, kept, added, hy, cy)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx)
     if not _records(slots):
         return Tensor._make(hy), Tensor._make(cy)
@@ -148,7 +150,8 @@ def gru_cell(input, hx, params):
     batch, hid = h.shape
     acts, gh = np.empty((batch, 3 * hid), dt), np.empty((batch, 3 * hid), dt)
     p, n, hmn, hy = (np.empty((batch, hid), dt) for _ in range(4))
-    K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], acts, gh, p, n, hmn, hy)
+    K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], vml.routine("tanh", dt),
+                  acts, gh, p, n, hmn, hy)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx)
     if not _records(slots):
         return Tensor._make(hy)
@@ -204,7 +207,7 @@ def _weights_and_inputs(node, dgi, dgh, dh, direct):
     if dh is None:
         dh = np.empty((batch, hid), dt) if needs[5] else None
     K.input_grads(dgi, dgh, x, h, w_ih, w_hh, _gemm(dt), _CONSTS[dt], tuple(needs[:6]), direct,
-                  n_in, hid, _or(dx, empty), _or(dh, empty), _or(dw_ih, empty),
+                  n_in, hid, get_num_threads(), _or(dx, empty), _or(dh, empty), _or(dw_ih, empty),
                   _or(dw_hh, empty), _or(db_ih, empty1), _or(db_hh, empty1))
     return [None if a is None else Tensor._make(a)
             for a in (dx, dw_ih, dw_hh, db_ih, db_hh, dh if needs[5] else None)]
