@@ -1,4 +1,6 @@
-"""``layer_norm``: one NumPy forward and a NativeLayerNormBackward0 node."""
+"""``layer_norm``: the forward and a NativeLayerNormBackward0 node; float32/float64 with
+same-dtype weight/bias run ATen's CPU kernels (_layer_norm_aten, _layer_norm_backward_aten)
+for PyTorch's bits, other dtypes NumPy formulas."""
 from __future__ import annotations
 
 import math
@@ -12,6 +14,7 @@ from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph
 from ._layer_norm_aten import layer_norm_forward
+from ._layer_norm_backward_aten import layer_norm_backward
 
 _ATEN_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -26,6 +29,16 @@ def _layer_norm_backward(node, g):
         gd = g._data
         mean, rstd = a["mean"], a["rstd"]
         x = node.saved_array("x")
+        if a.get("aten") and isinstance(gd, np.ndarray) and gd.dtype == x.dtype:
+            # ATen's backward kernel in its order of operations: PyTorch's bits
+            n = math.prod(x.shape[x.ndim - len(axes):])
+            w = node.saved_array("w") if has_w else None
+            gx, gw, gb = layer_norm_backward(
+                gd.reshape(-1, n), x.reshape(-1, n), mean, rstd, w, need_x, need_w and has_w,
+                need_b and has_b, get_num_threads())
+            return (None if gx is None else Tensor._make(gx.reshape(x.shape)),
+                    None if gw is None else Tensor._make(gw.reshape(w.shape)),
+                    None if gb is None else Tensor._make(gb.reshape(x.shape[x.ndim - len(axes):])))
         xhat = (x - mean) * rstd
         gx = gw = gb = None
         if need_x:
@@ -81,8 +94,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         return _device.layer_norm(input, normalized_shape, weight, bias, eps)
     x = input._data
     axes = tuple(range(x.ndim - k, x.ndim))
-    if x.dtype in _ATEN_DTYPES and x.size and (weight is None or weight._data.dtype == x.dtype) \
-            and (bias is None or bias._data.dtype == x.dtype):
+    aten = bool(x.dtype in _ATEN_DTYPES and x.size
+                and (weight is None or weight._data.dtype == x.dtype)
+                and (bias is None or bias._data.dtype == x.dtype))
+    if aten:
         # ATen's kernel in its order of operations: PyTorch's bits (_layer_norm_aten)
         n = math.prod(normalized_shape)
         y, mean, rstd = layer_norm_forward(
@@ -110,4 +125,4 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                   save=tuple(save),
                   attrs={"axes": axes, "eps": eps, "mean": mean.astype(x.dtype, copy=False),
                          "rstd": rstd.astype(x.dtype, copy=False), "has_weight": weight is not None,
-                         "has_bias": bias is not None})
+                         "has_bias": bias is not None, "aten": aten})
