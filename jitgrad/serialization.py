@@ -96,6 +96,14 @@ class _Encoder:
             self.arrays[name] = _c(data)
             entry["__tensor__"] = name
             return entry
+        # PyTorch's view metadata, which the arrays written below cannot carry: the offset
+        # into the storage (each group keeps only the bytes its tensors span) and an empty
+        # tensor's strides (restored as metadata only, see _layout)
+        off = t.storage_offset()
+        if off:
+            entry["storage_offset"] = off
+        if data.size == 0:
+            entry["stride"] = list(t.stride())
         root = _root(data)
         if data.size == 0 or not (root.flags.c_contiguous or root.flags.f_contiguous):
             name = f"t{len(self.arrays)}"
@@ -256,6 +264,23 @@ def _view(storage: np.ndarray, entry):
         raise BadCheckpoint(f"malformed tensor entry ({e})") from None
 
 
+def _restore_layout(t, entry):
+    """A loaded tensor reports the storage offset (and, empty, the strides) it was saved with:
+    numbers only, checked to be sizes; no memory is reached through them."""
+    off, st = entry.get("storage_offset", 0), entry.get("stride")
+    try:
+        off = _int(off)
+        st = None if st is None else [_int(v) for v in _list(st, "tensor")]
+    except TypeError:
+        raise BadCheckpoint("malformed tensor entry") from None
+    if off < 0 or (st is not None and (len(st) != t._data.ndim or t._data.size
+                                       or any(v < 0 for v in st))):
+        raise BadCheckpoint("malformed tensor entry")
+    if off or st is not None:
+        from ._layout import record_layout
+        record_layout(t, st, off)
+
+
 def _int(v) -> int:
     """A JSON integer (bools and floats are not sizes)."""
     if type(v) is not int:
@@ -290,6 +315,8 @@ def _decode(obj, arrays, map_location=None):
             from ._cuda_array import CudaArray
             data = CudaArray.from_host(data)
         t = Tensor._make(data)
+        if dev.type != "cuda":
+            _restore_layout(t, obj)
         if obj.get("parameter"):
             return Parameter(t, requires_grad=bool(obj.get("requires_grad", True)))
         if obj.get("requires_grad"):

@@ -231,24 +231,38 @@ class Tensor:
     def stride(self, dim=None):
         d = self._data
         if d.size == 0 and d.__class__ is np.ndarray:
-            # PyTorch keeps the strides of the layout it allocated (NumPy reports zeros for some
-            # empty views): the contiguous strides, dims of size 0 counted as 1
-            st, acc = [], 1
-            for n in reversed(d.shape):
-                st.append(acc)
-                acc *= max(n, 1)
-            st = tuple(reversed(st))
+            # NumPy gives fresh empty arrays zero strides: PyTorch's are those its view
+            # arithmetic recorded (_layout), else a fresh tensor's (size-0 dims counted as 1)
+            from ._layout import contiguous_strides, recorded
+            rec = recorded(self) if "_torch_layout" in self.__dict__ else None
+            st = rec[0] if rec is not None and rec[0] is not None \
+                else contiguous_strides(d.shape)
         else:
             st = tuple(s // d.itemsize for s in d.strides)
         return st if dim is None else st[self._wrap_dim(dim)]
 
     def storage_offset(self) -> int:
         """Elements between the start of the storage (the view's base) and this view's first."""
+        if "_torch_layout" in self.__dict__:  # an empty view, or loaded from shared storage
+            from ._layout import recorded
+            rec = recorded(self)
+            if rec is not None:
+                return rec[1]
         from ._storage import offset_from
         base = self._base
         if base is None or self._data.size == 0:
             return 0
-        return offset_from(self._data, base._data)
+        off = offset_from(self._data, base._data)
+        # (a view of a loaded tensor: its base's offset into the storage it was saved with)
+        return off + base.storage_offset() if "_torch_layout" in base.__dict__ else off
+
+    def _memory_offset(self) -> int:
+        """Elements between the first element of the flat array jitgrad keeps this tensor's
+        storage in (its root's data) and this tensor's first: ``storage_offset()`` less the
+        root's own offset into the storage it was saved with (a loaded tensor's ``_layout``)."""
+        off = self.storage_offset()
+        root = self._base if self._base is not None else self
+        return off - root.storage_offset() if "_torch_layout" in root.__dict__ else off
 
     def is_contiguous(self, memory_format=None) -> bool:
         if memory_format is not None and memory_format != "contiguous_format":

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._layout import note_getitem
 from ..tensor import Tensor
 from .composite import record
 from .index_keys import (
@@ -123,6 +124,8 @@ def _one_view(x, name, npkey):
                  view_fn=lambda b: getitem(b, npkey))
     if x._base is None:
         out._view_key = npkey
+    if not data.size:  # NumPy's empty slice forgets PyTorch's offset/strides (_layout)
+        note_getitem(out, x, npkey)
     return out
 
 
@@ -173,6 +176,8 @@ def getitem(x: Tensor, key) -> Tensor:
                  _getitem_backward, view_of=x if basic else None,
                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic},
                  view_fn=(lambda b: getitem(b, npkey)) if basic else None)
+    if basic and not data.size:
+        note_getitem(out, x, npkey)
     return _remember_view_key(out, x, npkey) if basic else out
 
 

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from .._layout import record_layout
 from .._storage import as_strided as _strided
 from ..tensor import Tensor
 from .composite import record
@@ -40,7 +41,7 @@ def _flat_storage(t):
     if not np.shares_memory(flat, root._data) and root._data.size:
         raise NotImplementedError("as_strided: this tensor's storage is not one flat array in "
                                   "jitgrad (a NumPy view with gaps); clone() it first")
-    return flat, t.storage_offset()
+    return flat, t._memory_offset()
 
 
 def _indices(shape, strides, offset):
@@ -106,8 +107,11 @@ def as_strided(input, size, stride, storage_offset=None):
         def view_fn(b):
             from .basic import tensor
             return b.reshape(-1)[tensor(_indices(size, stride, offset))]
-    return record("AsStridedBackward0", (input,), data, _backward, view_of=root,
-                  attrs={"size": size, "stride": stride, "offset": offset,
-                         "inp_size": tuple(input.shape), "inp_stride": input.stride(),
-                         "inp_offset": inp_offset},
-                  view_fn=view_fn)
+    out = record("AsStridedBackward0", (input,), data, _backward, view_of=root,
+                 attrs={"size": size, "stride": stride, "offset": offset,
+                        "inp_size": tuple(input.shape), "inp_stride": input.stride(),
+                        "inp_offset": inp_offset},
+                 view_fn=view_fn)
+    if not need:  # an empty view: PyTorch reports the strides and offset it was given
+        record_layout(out, stride, offset + input.storage_offset() - inp_offset)
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._layout import note_expand
 from .._storage import expand_strides
 from .composite import record
 from .shape_args import _NOT_GIVEN, _size_list
@@ -94,7 +95,9 @@ def expand(input, *args, size=_NOT_GIVEN):
         want = expand_strides(shp, x.strides, target) if x.size and x.ndim else data.strides
         if data.strides != want:  # (broadcast_to zeroes every unit dim's stride)
             data = np.lib.stride_tricks.as_strided(x, tuple(target), want, writeable=False)
-    return record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
+    out = record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
+    note_expand(out, input)
+    return out
 
 
 def expand_as(input, other):

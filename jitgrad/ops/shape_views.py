@@ -9,6 +9,7 @@ from math import prod as _prod
 import numpy as np
 
 from .. import _dtype as D
+from .._layout import note_permute, note_squeeze, note_unsqueeze, note_view
 from .._storage import as_strided, elem_strides, shares_memory, view_strides
 from ..tensor import Tensor
 from .composite import record
@@ -60,7 +61,9 @@ def reshape(input, *args, shape=_NOT_GIVEN):
     else:
         # a view: PyTorch's reshape is a plain view of a contiguous input, else _reshape_alias
         name = "ViewBackward0" if x.flags.c_contiguous else "ReshapeAliasBackward0"
-    return _view_like(input, data, name)
+    out = _view_like(input, data, name)
+    note_view(out, input)
+    return out
 
 
 def ravel(input):
@@ -159,7 +162,9 @@ def view(input, *args, size=_NOT_GIVEN, dtype=None):
             data = as_strided(x, shape, st)
     else:
         data = as_strided(x, shape, st)
-    return _view_like(input, data, "ViewBackward0")
+    out = _view_like(input, data, "ViewBackward0")
+    note_view(out, input)
+    return out
 
 
 def view_as(input, other):
@@ -252,8 +257,9 @@ def _squeezed(x, dims, shape):
 
 def squeeze(input, dim=None):
     x = input._data
-    if dim.__class__ is int and x.__class__ is np.ndarray:
-        # the common call (one int dim, host tensor in range): the general path's steps below
+    if dim.__class__ is int and x.__class__ is np.ndarray and x.size:
+        # the common call (one int dim, non-empty host tensor in range): the general
+        # path's steps below
         shp = x.shape
         nd = len(shp)
         if -nd <= dim < nd:
@@ -280,14 +286,16 @@ def squeeze(input, dim=None):
         d = _wrap(dim, len(shp), "squeeze")
         dims, name = ((d,) if shp and shp[d] == 1 else ()), "SqueezeBackward1"
     data = _squeezed(input._data, dims, tuple(s for i, s in enumerate(shp) if i not in dims))
-    return record(name, (input,), data, _squeeze_backward, view_of=input,
-                  attrs={"dims": tuple(sorted(dims))}, view_fn=_reshape_to(data.shape))
+    out = record(name, (input,), data, _squeeze_backward, view_of=input,
+                 attrs={"dims": tuple(sorted(dims))}, view_fn=_reshape_to(data.shape))
+    note_squeeze(out, input, dims)
+    return out
 
 
 def unsqueeze(input, dim):
     x = input._data
     nd = x.ndim
-    if dim.__class__ is int and x.__class__ is np.ndarray and -nd - 1 <= dim <= nd:
+    if dim.__class__ is int and x.__class__ is np.ndarray and -nd - 1 <= dim <= nd and x.size:
         # The common call, without as_strided's ~4 us: NumPy's reshape inserting a unit dim is a
         # view with the same strides as ATen's whenever x has no other unit dims (NumPy re-strides
         # those), which the comparison below confirms, else the general path's as_strided.
@@ -304,8 +312,10 @@ def unsqueeze(input, dim):
     st.insert(d, shape[d] * st[d] if d < nd else 1)
     shape.insert(d, 1)
     data = _strided(x, shape, st)
-    return record("UnsqueezeBackward0", (input,), data, _unsqueeze_backward, view_of=input,
-                  attrs={"dim": d}, view_fn=_reshape_to(data.shape))
+    out = record("UnsqueezeBackward0", (input,), data, _unsqueeze_backward, view_of=input,
+                 attrs={"dim": d}, view_fn=_reshape_to(data.shape))
+    note_unsqueeze(out, input, d)
+    return out
 
 
 def _permute_backward(node, g):
@@ -319,9 +329,9 @@ def _permute_fn(dims):
 
 def permute(input, *args, dims=_NOT_GIVEN):
     x = input._data
-    if args and dims is _NOT_GIVEN and x.__class__ is np.ndarray:
-        # the common call (plain ints in range, no repeats, host tensor): the general path's
-        # view without its argument checks
+    if args and dims is _NOT_GIVEN and x.__class__ is np.ndarray and x.size:
+        # the common call (plain ints in range, no repeats, non-empty host tensor): the
+        # general path's view without its argument checks
         p = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
         nd = x.ndim
         if len(p) == nd:
@@ -345,8 +355,10 @@ def permute(input, *args, dims=_NOT_GIVEN):
     dims = tuple(_wrap(d, nd, "permute") for d in dims)
     if len(set(dims)) != nd:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return record("PermuteBackward0", (input,), input._data.transpose(dims), _permute_backward,
-                  view_of=input, attrs={"dims": dims}, view_fn=lambda b: permute(b, dims))
+    out = record("PermuteBackward0", (input,), input._data.transpose(dims), _permute_backward,
+                 view_of=input, attrs={"dims": dims}, view_fn=lambda b: permute(b, dims))
+    note_permute(out, input, dims)
+    return out
 
 
 def _transpose_backward(node, g):
@@ -356,7 +368,7 @@ def _transpose_backward(node, g):
 
 def transpose(input, dim0, dim1):
     x = input._data
-    if dim0.__class__ is int and dim1.__class__ is int and x.__class__ is np.ndarray:
+    if dim0.__class__ is int and dim1.__class__ is int and x.__class__ is np.ndarray and x.size:
         nd = x.ndim  # the common call: the general path's view without its argument checks
         if -nd <= dim0 < nd and -nd <= dim1 < nd:
             d0, d1 = dim0 % nd, dim1 % nd
@@ -370,9 +382,14 @@ def transpose(input, dim0, dim1):
         data = x[()] if x.__class__ is not np.ndarray else x.view()
     else:
         data = np.swapaxes(x, d0, d1) if x.__class__ is np.ndarray else x.swapaxes(d0, d1)
-    return record("TransposeBackward0", (input,), data,
-                  _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1},
-                  view_fn=lambda b: transpose(b, d0, d1))
+    out = record("TransposeBackward0", (input,), data,
+                 _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1},
+                 view_fn=lambda b: transpose(b, d0, d1))
+    if nd:
+        order = list(range(nd))
+        order[d0], order[d1] = d1, d0
+        note_permute(out, input, order)
+    return out
 
 
 def swapaxes(input, axis0, axis1):
@@ -433,8 +450,10 @@ def t(input):
     nd = input._data.ndim
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
-    return record("TBackward0", (input,), input._data.T, _t_backward, view_of=input,
-                  view_fn=t)
+    out = record("TBackward0", (input,), input._data.T, _t_backward, view_of=input,
+                 view_fn=t)
+    note_permute(out, input, tuple(range(nd))[::-1])
+    return out
 
 
 _T_WARNED = []

@@ -236,7 +236,7 @@ def _resize(self, size, memory_format=None):
         n *= s
     root = self._base if self._base is not None else self
     flat = _storage(root)
-    offset = self.storage_offset()
+    offset = self._memory_offset()  # (a loaded tensor's storage_offset is the file's)
     if offset + n > flat.size:  # a new storage, the old values copied (see the docstring)
         grown = np.zeros(offset + n, dtype=flat.dtype)
         grown[:flat.size] = flat
