@@ -77,36 +77,76 @@ def _stats_parallel(x, channels, n_t, eps, w, b, out):
         _channel_stats(x, k, channels, n_t, eps, w, b, out)
 
 
+# batch_norm_cpu_collect_stats_channels_last_impl's three routes for an (N, C) input
+ROWS_BY_THREAD, ROWS_TILED, ROWS_BY_CHANNEL = 0, 1, 2
+
+
 @njit(**_FLAGS)
-def _rows_stats(x, tasks, n_t, eps, w, b, out):
+def _rows_stats(x, tasks, route, n_t, eps, w, b, out):
     """The statistics of an ``(N, C)`` input (one value per (sample, channel): ATen's
-    channels-last kernel): rows split into ``tasks`` chunks as parallel_for splits them, each
-    chunk's per-channel sums in ``T`` (opmath), the chunks' sums then added in order; the
-    squares accumulate by FMA (the vector lambda ``y + (x - mean) * (x - mean)``)."""
+    channels-last kernel), by ATen's route for ``N`` against the thread count:
+
+    * ``ROWS_BY_THREAD`` (``N > threads``): rows split into ``tasks`` chunks as parallel_for
+      splits them, each chunk's per-channel sums in ``T`` (the vector lambdas; the squares
+      accumulate by FMA, ``y + (x - mean) * (x - mean)`` contracted), the chunks' sums then
+      added in order in double (``acc_type``): ``mean = T(sum / N)``, ``var_sum = T(sum)``;
+    * ``ROWS_TILED`` (``N <= threads``, one thread or C <= 16 or C > 2048): all in ``T``,
+      ``mean = (sum of rows) / T(N)``, the squares by FMA;
+    * ``ROWS_BY_CHANNEL`` (otherwise): scalar loops, double sums, ``mean = T(sum / N)``, each
+      square rounded to ``T`` before the double add, except (float64) an odd ``N``'s last
+      one, added by FMA: GCC's loop, vectorized two rows at a time with its scalar remainder
+      contracted (measured for N = 3, 5, 7)."""
     n, c = x.shape
-    chunk = (n + tasks - 1) // tasks
-    buf = np.zeros((tasks, c), x.dtype)
-    for t in range(tasks):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            for k in range(c):
-                buf[t, k] += x[i, k]
-    for k in range(c):
-        s = buf[0, k] - buf[0, k]
+    if route == ROWS_BY_THREAD:
+        chunk = (n + tasks - 1) // tasks
+        buf = np.zeros((tasks, c), x.dtype)
         for t in range(tasks):
-            s += buf[t, k]
-        out[0, k] = s / n_t[0]
-    buf[:, :] = 0
-    for t in range(tasks):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            for k in range(c):
+            for i in range(t * chunk, min(n, (t + 1) * chunk)):
+                for k in range(c):
+                    buf[t, k] += x[i, k]
+        for k in range(c):
+            s = 0.0
+            for t in range(tasks):
+                s += buf[t, k]
+            out[0, k] = s / n
+        buf[:, :] = 0
+        for t in range(tasks):
+            for i in range(t * chunk, min(n, (t + 1) * chunk)):
+                for k in range(c):
+                    d = x[i, k] - out[0, k]
+                    buf[t, k] = fma(d, d, buf[t, k])
+        for k in range(c):
+            s = 0.0
+            for t in range(tasks):
+                s += buf[t, k]
+            out[1, k] = s
+    elif route == ROWS_TILED:
+        for k in range(c):
+            out[0, k] = 0.0
+            for i in range(n):
+                out[0, k] += x[i, k]
+            out[0, k] = out[0, k] / n_t[0]
+            out[1, k] = 0.0
+            for i in range(n):
                 d = x[i, k] - out[0, k]
-                buf[t, k] = fma(d, d, buf[t, k])
+                out[1, k] = fma(d, d, out[1, k])
+    else:
+        for k in range(c):
+            s = 0.0
+            for i in range(n):
+                s += x[i, k]
+            out[0, k] = s / n
+            s = 0.0
+            for i in range(n):
+                d = x[i, k] - out[0, k]
+                if x.itemsize == 8 and i == n - 1 and n % 2 == 1:
+                    s = fma(np.float64(d), np.float64(d), s)
+                else:
+                    out[2, k] = d * d
+                    s += out[2, k]
+            out[1, k] = s
     for k in range(c):
-        s = buf[0, k] - buf[0, k]
-        for t in range(tasks):
-            s += buf[t, k]
-        out[1, k] = s
-        var = s / n_t[0]
+        var = out[1, k] / n_t[0]
         if eps == 0.0 and var == 0:
             out[2, k] = 0.0
         else:
@@ -160,9 +200,14 @@ def training_stats(x2, channels, eps, w, b):
     if x2.shape[1] == 1:  # ATen takes its channels-last kernel: sums per thread's rows
         from ..._settings import get_num_threads
         rows = x2.shape[0] // channels
-        # the split by threads is ATen's parallel_for over rows; at 2 threads an odd row count
-        # (and 2 rows) still gives other bits than PyTorch's (split not yet identified)
-        _rows_stats(x2.reshape(rows, channels), max(1, min(get_num_threads(), rows)), n_t,
+        threads = get_num_threads()
+        if rows > threads:
+            route = ROWS_BY_THREAD
+        elif threads == 1 or channels <= 16 or channels > 2048:
+            route = ROWS_TILED
+        else:
+            route = ROWS_BY_CHANNEL
+        _rows_stats(x2.reshape(rows, channels), max(1, min(threads, rows)), route, n_t,
                     float(eps), wt, bt, out)
     else:
         kernel = _stats_parallel if x2.size >= PARALLEL_MIN_ELEMENTS else _stats_serial
