@@ -13,9 +13,11 @@ variants below were each tried and only this combination gives every bit):
   merged into a cascade of ``CeilLog2(ceil(n / 16))`` levels (a binary counter's carries), the
   levels then folded into level 0, by AddMomentsVec's newer form: ``cd = c * delta``,
   ``m1 + cd``, ``fmadd(delta * m0, cd, m2 + m2_add)`` (no other contraction in vector code);
-  the last ``N % lanes`` values by a scalar Welford pass (``m1 += delta / count``, ``m2`` one
-  FMA); the lanes then merged into it one by one with the scalar AddMoments, which GCC
-  contracts (``m1 = fma(c, delta, m1)``, ``m2 += fma(delta * delta * c, m0, m2_add)``);
+  the last ``N % lanes`` values by a scalar Welford pass (``m1 += delta / count``, ``m2 +=
+  delta * (x - m1)`` with the product rounded: no FMA, measured on rows shorter than a vector
+  and on 1031-long rows, where an FMA differs in ~1% of rows); the lanes then merged into it
+  one by one with the scalar AddMoments, which GCC contracts (``m1 = fma(c, delta, m1)``,
+  ``m2 += fma(delta * delta * c, m0, m2_add)``);
   ``var = m2 / N``;
 * ``rstd = 1 / sqrt(var + T(eps))``;
 * ``y = fma((x + (-mean)) * rstd, gamma, beta)``; without gamma, ``fma(x + (-mean), rstd,
@@ -216,7 +218,7 @@ def _row_moments(xr, depth, m0s, st, cv):
         delta = x - m1
         c0 += 1
         m1 = m1 + delta / dt(c0)
-        m2 = fma(delta, x - m1, m2)
+        m2 = m2 + delta * (x - m1)  # not contracted (measured: rows of 3..7, 1031)
     for lane in range(w):
         c0, m1, m2 = _add_moments(n, st[0, lane], st[1, lane], c0, m1, m2, st)
     return m1, m2 / dt(big_n)
