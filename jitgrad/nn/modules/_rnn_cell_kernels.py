@@ -11,7 +11,7 @@ tanh); no FMA forms (Numba compiles without ``contract``), so values are PyTorch
 bit for bit. Besides the
 cell's results each kernel writes the intermediates that ``rnn_cells_fused`` presents through
 real ops (PyTorch's output node names): LSTM ``sigmoid(o)``, ``tanh(cy)``, ``sigmoid(f) * cx``,
-``sigmoid(i) * tanh(g)``; GRU ``(hx - n) * z`` and ``n``; RNN the pre-activation.
+``sigmoid(i) * tanh(g)``; GRU ``n`` and ``z``; RNN the pre-activation.
 
 The backward kernels take the gradients of those intermediates and follow the per-op graph's
 VJPs (ATen's ``grad * (1 - y) * y`` for sigmoid, ``grad * (1 - y * y)`` for tanh, whose
@@ -87,12 +87,12 @@ def lstm_backward(acts, cx, tc, g_og, g_tc, g_kept, g_added, consts, dg, dcx):
 
 
 @njit(nogil=True, error_model="numpy")
-def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, tanh_addr, acts, gh, p, n_out, hmn,
+def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, tanh_addr, acts, gh, n_out, z_out,
                 hy):
     """``acts`` (B, 3H) ends as r, z, n; ``gh`` keeps the hidden projection (its n chunk is
-    needed backward); ``p`` = (hx - n) * z and ``n_out`` = n the presented intermediates,
-    ``hmn`` = hx - n (z's gradient: the per-op graph keeps that result, not hx), ``hy`` =
-    p + n the cell's result; ``tanh_addr`` VML's tanh."""
+    needed backward); ``n_out`` = n and ``z_out`` = z the presented intermediates, ``hy`` =
+    (hx - n) * z + n the cell's result (which ``rnn_cells_fused`` recomputes by real ops when
+    it records a graph); ``tanh_addr`` VML's tanh."""
     one = consts[1]
     _gates(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, one, acts, gh)
     batch, hid = hx.shape
@@ -101,36 +101,32 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, tanh_addr, acts, gh
         gru_gates(a, gh[b], hid, one, tanh_addr)
         for j in range(hid):
             n = a[2 * hid + j]
-            d = hx[b, j] - n
-            q = d * a[hid + j]
-            hmn[b, j] = d
-            p[b, j] = q
+            z = a[hid + j]
             n_out[b, j] = n
-            hy[b, j] = q + n
+            z_out[b, j] = z
+            hy[b, j] = (hx[b, j] - n) * z + n
 
 
 @njit(nogil=True, error_model="numpy")
-def gru_backward(acts, gh, hmn, g_p, g_n, consts, dgi, dgh, dh_direct):
+def gru_backward(acts, gh, g_n, g_z, consts, dgi, dgh):
     """Gate gradients of the input projection ``dgi`` and of the hidden one ``dgh`` (B, 3H;
-    they differ in the n chunk: ``h_n * r``) and hx's direct gradient ``(g_p * z)``."""
+    they differ in the n chunk: ``h_n * r``) from those of n and z."""
     one = consts[1]
-    batch, hid = hmn.shape
+    batch, n_g = acts.shape
+    hid = n_g // 3
     for b in range(batch):
         a, ghr, di, dh = acts[b], gh[b], dgi[b], dgh[b]
         for j in range(hid):
             r, z, n = a[j], a[hid + j], a[2 * hid + j]
-            gp = g_p[b, j]
-            gz = gp * z
-            dn = (g_n[b, j] - gz) * fma(-n, n, one)
+            dn = g_n[b, j] * fma(-n, n, one)
             dr = dn * ghr[2 * hid + j] * (one - r) * r
-            dz = gp * hmn[b, j] * (one - z) * z
+            dz = g_z[b, j] * (one - z) * z
             di[j] = dr
             di[hid + j] = dz
             di[2 * hid + j] = dn
             dh[j] = dr
             dh[hid + j] = dz
             dh[2 * hid + j] = dn * r
-            dh_direct[b, j] = gz
 
 
 @njit(nogil=True, error_model="numpy")
@@ -144,14 +140,13 @@ def simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, gemm, consts, gi, gh):
 
 
 @njit(nogil=True, error_model="numpy")
-def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, direct, n_in, hid, threads,
-                dx, dh, dw_ih, dw_hh, db_ih, db_hh):
-    """From the gate gradients: dx = dgi @ w_ih, dh = dgh @ w_hh (plus hx's direct gradient,
-    already in ``dh``, when ``direct``: GRU), dw_ih = dgi.T @ x, dw_hh = dgh.T @ hx and the
-    bias gradients (column sums); only those whose slot ``needs`` (x, w_ih, w_hh, b_ih, b_hh,
-    hx) flags; the arrays the others would need may be empty (not saved). The GEMMs are the
-    calls ATen's addmm backward makes (``grad.mm(w)``, ``grad.t().mm(x)``), the bias sums
-    ``sum_to``'s cascade sum over ``threads``: PyTorch's bits."""
+def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, n_in, hid, threads, dx, dh,
+                dw_ih, dw_hh, db_ih, db_hh):
+    """From the gate gradients: dx = dgi @ w_ih, dh = dgh @ w_hh, dw_ih = dgi.T @ x, dw_hh =
+    dgh.T @ hx and the bias gradients (column sums); only those whose slot ``needs`` (x, w_ih,
+    w_hh, b_ih, b_hh, hx) flags; the arrays the others would need may be empty (not saved).
+    The GEMMs are the calls ATen's addmm backward makes (``grad.mm(w)``, ``grad.t().mm(x)``),
+    the bias sums ``sum_to``'s cascade sum over ``threads``: PyTorch's bits."""
     zero, one = consts[0], consts[1]
     batch, n_g = dgi.shape
     nb, ng, ni, nh = np.int32(batch), np.int32(n_g), np.int32(n_in), np.int32(hid)
@@ -168,15 +163,6 @@ def input_grads(dgi, dgh, x, hx, w_ih, w_hh, gemm, consts, needs, direct, n_in, 
         column_sums_aten(dgi, db_ih, threads)
     if needs[4]:
         column_sums_aten(dgh, db_hh, threads)
-    if needs[5] and not direct:
+    if needs[5]:
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nb, nh, ng, one, dgh.ctypes.data, ng,
              w_hh.ctypes.data, nh, zero, dh.ctypes.data, nh)
-    elif needs[5]:
-        # the projection's share apart, then added: the per-op graph sums the two gradients
-        # (a GEMM with beta 1 could round the sum differently)
-        prod = np.empty((batch, hid), dh.dtype)
-        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nb, nh, ng, one, dgh.ctypes.data, ng,
-             w_hh.ctypes.data, nh, zero, prod.ctypes.data, nh)
-        for b in range(batch):
-            for j in range(hid):
-                dh[b, j] = dh[b, j] + prod[b, j]

@@ -13,15 +13,20 @@ the operands of that last op, and the last op runs as the real op on them (as
 
 - LSTM: the node gives ``sigmoid(o)``, ``tanh(cy)``, ``sigmoid(f) * cx``, ``sigmoid(i) *
   tanh(g)``; ``cy`` is the real sum of the last two, ``hy`` the real product of the first two;
-- GRU: the node gives ``(hx - n) * z`` and ``n``; ``hy`` is their real sum;
+- GRU: the node gives ``n`` and ``z``; ``hy`` is RNN.cpp's ``(hx - n) * z + n`` in real ops
+  (sub, mul, add: hx's gradient then sums its parts in PyTorch's order, the sub's before the
+  node's ``linear_hh`` one);
 - RNN: the node gives the pre-activation; ``hy`` is its real tanh/relu.
 
 So ``out.grad_fn`` and its name are PyTorch's; one level further down, its next_functions
 lead to the fused node instead of PyTorch's SigmoidBackward0/TanhBackward0/MulBackward0/
-AddBackward0. The kernels repeat the per-op cell's operations in order, and the presenting
-op recomputes its result from the same operands, so forward values are the per-op path's bit
-for bit (PyTorch's up to its vectorized tanh/sigmoid, as before); gradients agree to rounding
-(GEMM calls and bias sums differ from the per-op backward's).
+AddBackward0. The kernels make PyTorch's CPU cell's operations in its order, its gates as
+ATen's ``sigmoid_``/``tanh_`` compute them (``_rnn_gates.py``: SLEEF's exp in the vector lanes,
+glibc's in each chunk row's scalar tail, MKL VML's tanh), and the presenting op recomputes its
+result from the same operands, so forward values are PyTorch's bit for bit; so are the
+gradients at one thread (ATen's VJP arithmetic, tanh_backward's FMA included, addmm's backward
+GEMM calls, ``sum_to``'s cascade bias sums), in a loop too: each output's gradients arrive in
+the order PyTorch's engine adds them.
 
 With no graph recorded the kernel's own results are returned (no presenting op). Gradients of
 gradients: under ``create_graph`` the node rebuilds its part of the cell per-op from the saved
@@ -149,15 +154,17 @@ def gru_cell(input, hx, params):
     dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 3)
     batch, hid = h.shape
     acts, gh = np.empty((batch, 3 * hid), dt), np.empty((batch, 3 * hid), dt)
-    p, n, hmn, hy = (np.empty((batch, hid), dt) for _ in range(4))
+    n, z, hy = (np.empty((batch, hid), dt) for _ in range(3))
     K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], vml.routine("tanh", dt),
-                  acts, gh, p, n, hmn, hy)
+                  acts, gh, n, z, hy)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx)
     if not _records(slots):
         return Tensor._make(hy)
-    t_p, t_n = _record("FusedGruCellBackward0", slots, [p, n], _gru_backward,
-                       {"acts": acts, "gh": gh, "hmn": hmn})
-    return t_p + t_n
+    t_n, t_z = _record("FusedGruCellBackward0", slots, [n, z], _gru_backward,
+                       {"acts": acts, "gh": gh})
+    # RNN.cpp's (hidden - new_gate).mul_(input_gate).add_(new_gate) as real ops: hx's two
+    # gradients (through the sub, then through linear_hh in the node) arrive as PyTorch's do
+    return (hx - t_n) * t_z + t_n
 
 
 def rnn_cell(input, hx, params, relu):
@@ -189,7 +196,7 @@ def _saved(node, name, empty):
     return np.ascontiguousarray(node.saved_array(name))
 
 
-def _weights_and_inputs(node, dgi, dgh, dh, direct):
+def _weights_and_inputs(node, dgi, dgh):
     """The GEMMs and bias sums after the gate gradients: the gradient of each slot but cx."""
     needs = node.ctx.needs_input_grad
     dt = dgi.dtype
@@ -204,10 +211,9 @@ def _weights_and_inputs(node, dgi, dgh, dh, direct):
     dw_hh = np.empty((n_g, hid), dt) if needs[2] else None
     db_ih = np.empty(n_g, dt) if needs[3] else None
     db_hh = np.empty(n_g, dt) if needs[4] else None
-    if dh is None:
-        dh = np.empty((batch, hid), dt) if needs[5] else None
-    K.input_grads(dgi, dgh, x, h, w_ih, w_hh, _gemm(dt), _CONSTS[dt], tuple(needs[:6]), direct,
-                  n_in, hid, get_num_threads(), _or(dx, empty), _or(dh, empty), _or(dw_ih, empty),
+    dh = np.empty((batch, hid), dt) if needs[5] else None
+    K.input_grads(dgi, dgh, x, h, w_ih, w_hh, _gemm(dt), _CONSTS[dt], tuple(needs[:6]), n_in,
+                  hid, get_num_threads(), _or(dx, empty), _or(dh, empty), _or(dw_ih, empty),
                   _or(dw_hh, empty), _or(db_ih, empty1), _or(db_hh, empty1))
     return [None if a is None else Tensor._make(a)
             for a in (dx, dw_ih, dw_hh, db_ih, db_hh, dh if needs[5] else None)]
@@ -230,28 +236,28 @@ def _lstm_backward(node, g_og, g_tc, g_kept, g_added):
     dcx = np.empty(shape, dt)
     K.lstm_backward(acts, cx, tc, _grad(g_og, shape, dt), _grad(g_tc, shape, dt),
                     _grad(g_kept, shape, dt), _grad(g_added, shape, dt), _CONSTS[dt], dg, dcx)
-    grads = _weights_and_inputs(node, dg, dg, None, False)
+    grads = _weights_and_inputs(node, dg, dg)
     return (*grads, Tensor._make(dcx) if node.ctx.needs_input_grad[6] else None)
 
 
-def _gru_backward(node, g_p, g_n):
+def _gru_backward(node, g_n, g_z):
     if grad_mode.is_grad_enabled():
-        return _differentiable_backward(node, (g_p, g_n))
+        return _differentiable_backward(node, (g_n, g_z))
     attrs = node.ctx.attrs
-    acts, gh, hmn = attrs["acts"], attrs["gh"], attrs["hmn"]
-    dt, shape = acts.dtype, hmn.shape
+    acts, gh = attrs["acts"], attrs["gh"]
+    dt = acts.dtype
+    shape = (acts.shape[0], acts.shape[1] // 3)
     dgi, dgh = np.empty(acts.shape, dt), np.empty(acts.shape, dt)
-    dh = np.empty(shape, dt)
-    K.gru_backward(acts, gh, hmn, _grad(g_p, shape, dt), _grad(g_n, shape, dt), _CONSTS[dt],
-                   dgi, dgh, dh)
-    return tuple(_weights_and_inputs(node, dgi, dgh, dh, True))
+    K.gru_backward(acts, gh, _grad(g_n, shape, dt), _grad(g_z, shape, dt), _CONSTS[dt], dgi,
+                   dgh)
+    return tuple(_weights_and_inputs(node, dgi, dgh))
 
 
 def _rnn_backward(node, g_pre):
     if grad_mode.is_grad_enabled():
         return _differentiable_backward(node, (g_pre,))
     dg = np.ascontiguousarray(g_pre._data)
-    return tuple(_weights_and_inputs(node, dg, dg, None, False))
+    return tuple(_weights_and_inputs(node, dg, dg))
 
 
 # ----------------------------------------------------------------------------- create_graph
@@ -267,13 +273,13 @@ def _lstm_parts(x, hidden, params):
 
 
 def _gru_parts(x, hx, params):
-    """The fused GRU node's outputs, per-op (``rnn_stack.gru_cell`` but its last add)."""
+    """The fused GRU node's outputs, per-op (``rnn_stack.gru_cell`` up to its last ops)."""
     i_r, i_z, i_n = params.linear_ih(x).chunk(3, 1)
     h_r, h_z, h_n = params.linear_hh(hx).chunk(3, 1)
     reset_gate = (h_r + i_r).sigmoid()
     input_gate = (h_z + i_z).sigmoid()
     new_gate = (i_n + h_n * reset_gate).tanh()
-    return (hx - new_gate) * input_gate, new_gate
+    return new_gate, input_gate
 
 
 def _rnn_parts(x, hx, params):
