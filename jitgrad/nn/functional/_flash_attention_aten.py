@@ -2,21 +2,25 @@
 aten/src/ATen/native/cpu/FlashAttentionKernel.cpp), step for step, for PyTorch's bits.
 
 PyTorch's CPU ``scaled_dot_product_attention`` runs this blocked kernel for 4-D float inputs
-without dropout (``attention.py`` decides when). Per (batch, head, query block of
-``q_split`` rows) it walks the keys in blocks of ``kv_split`` (512): ``qk = q @ k^T`` by MKL's
-``cblas_?gemm`` with ATen's column-major arguments, the causal ``-inf`` fill, ``qk * scale``
-(+ mask: ``qk * scale + mask``, which GCC contracts to an FMA), the row max, ``exp(qk - max)``
-with its running sum (the vector part ``Vectorized::exp_u20``: ATen's own degree-5 polynomial
-for float32 on AVX-512, SLEEF's ``expd8_u10`` for float64; the < one-vector tail glibc's
-``exp``), the running max/sum rescale (``sum = tmp_sum + exp_tmp * sum``, contracted) and
-``dst = dst * exp_tmp`` then ``dst += p @ v`` by GEMM (beta 1 after the first key block), and
-at the end ``out = dst * (1 / sum)``. The lanes of the vector sums are reduced as ATen's
-``vec_reduce_all`` reduces them (a shuffle tree for 16 floats, lane order for 8 doubles).
+without dropout (``attention.py`` decides when). Per (batch, head, block of ``q_split`` query
+rows) it walks the keys in blocks of ``kv_split`` (512):
+
+* ``qk = q @ k^T`` by MKL's ``cblas_?gemm`` with ATen's column-major arguments, into ATen's
+  64-byte aligned per-thread buffer laid out as ATen lays it out (MKL's small-GEMM kernels can
+  round differently for differently aligned operands: measured);
+* the causal ``-inf`` fill; ``qk * scale``, or with a mask ``qk * scale + mask`` (one FMA: GCC
+  contracts it);
+* the row max, then ``exp(qk - max)`` and its sum: the vector part ``Vectorized::exp_u20``
+  (ATen's own degree-5 polynomial for float32 on AVX-512, SLEEF's ``expd8_u10`` for float64),
+  the lanes reduced as ``vec_reduce_all`` reduces them (a shuffle tree for 16 floats, lane
+  order for 8 doubles), then the < one-vector tail with C's ``exp(double)``, float32 too;
+* the running rescale ``sum = tmp_sum + exp_tmp * sum`` (contracted), ``dst *= exp_tmp``, and
+  ``dst += p @ v`` by GEMM (beta 0 on the first key block);
+* at the end ``out = dst * (1 / sum)`` and ``lse = max + log(sum)``.
 
 The block sizes: ``q_split`` 256 / 64 / 32 for query lengths >= 768 / >= 192 / shorter,
 ``kv_split`` 512 (``flash_attention_kernel_impl``). Blocks are independent, so ATen's thread
-split does not change the bits; MKL is run single-threaded here as inside ATen's parallel
-region. The logsumexp (``max + log(sum)``) is returned for a backward.
+split does not change the bits; MKL runs single-threaded here, as inside ATen's parallel region.
 """
 from __future__ import annotations
 
@@ -66,6 +70,19 @@ def exp_u20_f32(x):
 
 
 @njit(**SLEEF_JIT)
+def _exp_via_f64(x):
+    """The float32 scalar tail's ``exp(tmp1)``: unqualified, it is C's ``exp(double)`` (glibc),
+    its result rounded to float (measured: glibc's ``expf`` differs in ~1 of 2000 rows)."""
+    return np.float32(math.exp(np.float64(x)))
+
+
+@njit(**SLEEF_JIT)
+def _exp_glibc(x):
+    """The float64 scalar tail's ``exp``: glibc's."""
+    return math.exp(x)
+
+
+@njit(**SLEEF_JIT)
 def _reduce_lanes_f32(acc):
     """``vec_reduce_all`` of 16 float lanes with ``+`` (the AVX-512 shuffle tree)."""
     t = np.empty(16, np.float32)
@@ -90,7 +107,7 @@ def _reduce_lanes_f64(acc):
 
 
 @njit(**SLEEF_JIT)
-def _exp_reduce_sum(qk, base, size, mx, lanes, acc, vexp, reduce_lanes):
+def _exp_reduce_sum(qk, base, size, mx, lanes, acc, vexp, reduce_lanes, sexp):
     """``_exp_reduce_sum_fusion_kernel``: qk[base:base+size] = exp(qk - mx) in place; returns
     the sum as ATen adds it (per-lane sums, the lane reduction, then the scalar tail)."""
     for j in range(lanes):
@@ -103,7 +120,7 @@ def _exp_reduce_sum(qk, base, size, mx, lanes, acc, vexp, reduce_lanes):
             qk[base + i + j] = e
     s = reduce_lanes(acc)
     for i in range(nvec, size):
-        e = math.exp(qk[base + i] - mx)  # the scalar tail: glibc's exp/expf (measured)
+        e = sexp(qk[base + i] - mx)
         s = s + e
         qk[base + i] = e
     return s
@@ -133,7 +150,7 @@ from ...backends.cblas_calls import _call_gemm  # noqa: E402  (after the njit he
 
 @njit(nogil=True, **SLEEF_JIT)
 def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_split, kv_split,
-                  vexp, reduce_lanes):
+                  vexp, reduce_lanes, sexp):
     """``cpu_flash_attention`` over ``q`` (B, H, L, E), ``k``/``v`` (B, H, S, E) (any strides,
     element strides in whole items), ``mask`` (B|1, H|1, L|1, S|1, strides 0 where broadcast,
     the query's dtype) into ``out`` (B, L, H, E) and ``lse`` (B, L, H); ``consts`` holds
@@ -208,7 +225,7 @@ def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_spl
                                 qk[base + c] = zero
                         else:
                             tsum = _exp_reduce_sum(qk, base, kv_block, tmax, lanes, acc, vexp,
-                                                   reduce_lanes)
+                                                   reduce_lanes, sexp)
                             exp_tmp = math.exp(qk_max[r] - tmax)
                             qk_sum[r] = fma(exp_tmp, qk_sum[r], tsum)
                             qk_max[r] = tmax
@@ -231,8 +248,9 @@ def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_spl
 
 
 _addr = {}
-# the vector exp and lane reduction of each dtype (by item size)
-_VECTOR_MATH = {4: (exp_u20_f32, _reduce_lanes_f32), 8: (exp_u10_f64, _reduce_lanes_f64)}
+# the vector exp, the lane reduction and the scalar tail's exp of each dtype (by item size)
+_VECTOR_MATH = {4: (exp_u20_f32, _reduce_lanes_f32, _exp_via_f64),
+                8: (exp_u10_f64, _reduce_lanes_f64, _exp_glibc)}
 
 
 def gemm_address(dtype):
