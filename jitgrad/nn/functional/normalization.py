@@ -200,6 +200,8 @@ def _batch_norm_backward(node, g):
             x, w, b, a["training"], mean_t, var_t, a["eps"]), node, g,
             "NativeBatchNormBackwardBackward0")
     need_x, need_w, need_b = node.ctx.needs_input_grad
+    if g._data.dtype in _ATEN_DTYPES and node.saved_array("x").dtype == g._data.dtype:
+        return _batch_norm_backward_aten(node, g, need_x, need_w, need_b)
     K = _kernels()
     x = _kernel_array(node.saved_array("x"))
     n_, c = x.shape[0], x.shape[1]
@@ -223,6 +225,24 @@ def _batch_norm_backward(node, g):
     if need_b and a["has_bias"]:
         gb = Tensor._make(sg.astype(dt))
     return (gx, gw, gb)
+
+
+def _batch_norm_backward_aten(node, g, need_x, need_w, need_b):
+    """The float32/float64 CPU backward in ATen's arithmetic (``_batch_norm_backward_aten``):
+    PyTorch's bits for all three gradients."""
+    from . import _batch_norm_backward_aten as BA
+    a = node.ctx.attrs
+    x = np.ascontiguousarray(node.saved_array("x"))
+    dt = x.dtype
+    has_w = "w" in node.ctx._saved
+    w = node.saved_array("w") if has_w else None
+    train = a["training"]  # eval: ATen transforms the running variance itself
+    gx, gw, gb = BA.batch_norm_backward(x, g._data, a["mean64"].astype(dt),
+                                        (a["invstd"] if train else a["var64"]).astype(dt),
+                                        w, train, a["eps"], need_x)
+    return (Tensor._make(gx) if need_x else None,
+            Tensor._make(gw) if need_w and has_w else None,
+            Tensor._make(gb) if need_b and a["has_bias"] else None)
 
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
