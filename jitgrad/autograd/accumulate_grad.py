@@ -37,6 +37,31 @@ def _is_users(data) -> bool:
     return id(data) in ids or (base is not None and id(base) in ids)
 
 
+def _copy_version(variable) -> int:
+    """The version of a gradient AccumulateGrad copied rather than stole: PyTorch's
+    clone_obey_contract fills a fresh tensor laid out like a non-overlapping, dense leaf with
+    ``copy_`` (one in-place write: version 1), and clones for any other leaf (version 0)."""
+    d = variable._data
+    if d.__class__ is not np.ndarray or d.size == 0:
+        return 1
+    dims = sorted((abs(st), n) for st, n in zip(d.strides, d.shape) if n != 1)
+    expected = d.itemsize
+    for st, n in dims:
+        if st != expected:
+            return 0
+        expected *= n
+    return 1
+
+
+def _same_layout(a, b) -> bool:
+    """Whether gradient array ``a`` has leaf array ``b``'s strides (dims of size 1 aside):
+    PyTorch's obeys_layout_contract, for the leaves it applies to."""
+    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.shape != b.shape:
+        return False
+    return all(n == 1 or sa * b.itemsize == sb * a.itemsize
+               for n, sa, sb in zip(a.shape, a.strides, b.strides))
+
+
 def accumulate_into_leaf(variable, g) -> None:
     owned = not _is_users(g._data)  # the engine's own arrays may be adopted without a copy
     if variable._hooks:
@@ -50,7 +75,11 @@ def accumulate_into_leaf(variable, g) -> None:
             # create_graph: PyTorch copies into a fresh tensor laid out like the leaf
             # (clone_obey_contract), recorded as CopyBackwards on the gradient's graph
             from ..ops.basic import empty_like
-            variable._grad = empty_like(g).copy_(g) if g.requires_grad else g.clone()
+            if g.requires_grad:
+                variable._grad = empty_like(g).copy_(g)
+            else:
+                variable._grad = c = g.clone()
+                c._vc.value = _copy_version(variable)
         else:
             data = g._data
             if not owned or not spans_whole_buffer(data):
@@ -58,7 +87,11 @@ def accumulate_into_leaf(variable, g) -> None:
                 # slice of a shared buffer) as a compact array of the leaf's shape
                 data = np.array(data, order="C", copy=True) if data.__class__ is np.ndarray \
                     else data.copy()
-                variable._grad = Tensor._make(data, False)
+                variable._grad = c = Tensor._make(data, False)
+                # PyTorch steals a gradient laid out like the leaf (a slice here: a copy only
+                # because its buffer is shared) and copies a user's or a mis-laid-out one
+                c._vc.value = _copy_version(variable) if not owned or not _same_layout(
+                    g._data, variable._data) else g._vc.value
             else:  # adopted (PyTorch steals it): it keeps its version
                 variable._grad = grad = Tensor._make(data, False)
                 grad._vc.value = g._vc.value
