@@ -41,8 +41,12 @@ def bmm_small(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool,
     m, k = x.shape[-2:]
     n = y.shape[-1]
     batch = out.shape[:-2]
-    a = np.broadcast_to(x, batch + (m, k)).reshape(-1, m, k)
-    b = np.broadcast_to(y, batch + (k, n)).reshape(-1, k, n)
+    # bmm's 3-D stacks of one batch go in as they are (np.broadcast_to costs more than a small
+    # stack's product); broadcast or N-D batches as a 3-D view (a copy where reshape needs one)
+    a = x if x.shape[:-2] == batch and x.ndim == 3 else \
+        np.broadcast_to(x, batch + (m, k)).reshape(-1, m, k)
+    b = y if y.shape[:-2] == batch and y.ndim == 3 else \
+        np.broadcast_to(y, batch + (k, n)).reshape(-1, k, n)
     dt = out.dtype.type
-    _loop(a, b, out.reshape(-1, m, n), accumulate, dt(alpha), dt(beta))
+    _loop(a, b, out if out.ndim == 3 else out.reshape(-1, m, n), accumulate, dt(alpha), dt(beta))
     return out
