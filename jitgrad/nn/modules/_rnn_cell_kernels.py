@@ -14,8 +14,7 @@ real ops (PyTorch's output node names): LSTM ``sigmoid(o)``, ``tanh(cy)``, ``sig
 ``sigmoid(i) * tanh(g)``; GRU ``n`` and ``z``; RNN the pre-activation.
 
 The backward kernels take the gradients of those intermediates and follow the per-op graph's
-VJPs (ATen's ``grad * (1 - y) * y`` for sigmoid, ``grad * (1 - y * y)`` for tanh, whose
-``1 - y * y`` its build fuses into one FMA, scalar tail included: measured), then make
+VJPs in ATen's arithmetic (``_rnn_gates.lstm_element_grads``/``gru_element_grads``), then make
 addmm's backward GEMM calls and ``sum_to``'s bias sums: PyTorch's gradient bits too.
 """
 from __future__ import annotations
@@ -23,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...codegen.kcache import njit_cached as njit
-from ...math._intrinsics import fma
 from ...ops._cascade_sum_kernels import column_sums_aten
-from ._rnn_gates import gru_gates, lstm_gates, tanh_rows
+from ._rnn_gates import gru_element_grads, gru_gates, lstm_element_grads, lstm_gates, tanh_rows
 from ._rnn_kernels import _project
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
@@ -74,16 +72,9 @@ def lstm_backward(acts, cx, tc, g_og, g_tc, g_kept, g_added, consts, dg, dcx):
     for b in range(batch):
         a, d = acts[b], dg[b]
         for j in range(hid):
-            si, sf, tg, so = a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j]
-            t = tc[b, j]
-            dc = g_tc[b, j] * fma(-t, t, one)
-            gk = g_kept[b, j] + dc
-            ga = g_added[b, j] + dc
-            d[j] = ga * tg * (one - si) * si
-            d[hid + j] = gk * cx[b, j] * (one - sf) * sf
-            d[2 * hid + j] = ga * si * fma(-tg, tg, one)
-            d[3 * hid + j] = g_og[b, j] * (one - so) * so
-            dcx[b, j] = gk * sf
+            d[j], d[hid + j], d[2 * hid + j], d[3 * hid + j], dcx[b, j] = lstm_element_grads(
+                a[j], a[hid + j], a[2 * hid + j], a[3 * hid + j], cx[b, j], tc[b, j],
+                g_og[b, j], g_tc[b, j], g_kept[b, j], g_added[b, j], one)
 
 
 @njit(nogil=True, error_model="numpy")
@@ -117,15 +108,12 @@ def gru_backward(acts, gh, g_n, g_z, consts, dgi, dgh):
     for b in range(batch):
         a, ghr, di, dh = acts[b], gh[b], dgi[b], dgh[b]
         for j in range(hid):
-            r, z, n = a[j], a[hid + j], a[2 * hid + j]
-            dn = g_n[b, j] * fma(-n, n, one)
-            dr = dn * ghr[2 * hid + j] * (one - r) * r
-            dz = g_z[b, j] * (one - z) * z
-            di[j] = dr
-            di[hid + j] = dz
+            r = a[j]
+            dr, dz, dn = gru_element_grads(r, a[hid + j], a[2 * hid + j], ghr[2 * hid + j],
+                                           g_n[b, j], g_z[b, j], one)
+            di[j] = dh[j] = dr
+            di[hid + j] = dh[hid + j] = dz
             di[2 * hid + j] = dn
-            dh[j] = dr
-            dh[hid + j] = dz
             dh[2 * hid + j] = dn * r
 
 

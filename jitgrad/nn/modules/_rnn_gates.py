@@ -27,6 +27,7 @@ import numpy as np
 from ...backends.cblas_calls import VML_MODE, _call_vml
 from ...codegen.kcache import njit_cached as njit
 from ...math import aten_sigmoid
+from ...math._intrinsics import fma
 
 _PAIR_BYTES = 128  # vectorized_loop's step: 2 * sizeof(Vectorized<T>) on AVX-512
 _VML_CHUNK = 1 << 30  # MKL_INT is int32: longer spans in pieces (elementwise)
@@ -89,3 +90,30 @@ def gru_gates(ar, ghr, hid, one, tanh_addr):
     for j in range(hid):
         ar[2 * hid + j] = ar[2 * hid + j] + ghr[2 * hid + j] * ar[j]
     tanh_run(tanh_addr, ar, 2 * hid, hid)
+
+
+# ----------------------------------------------------------------------------- gradients
+# The per-op graph's VJPs in ATen's arithmetic: sigmoid_backward ``grad * (1 - y) * y``,
+# tanh_backward ``grad * (1 - y * y)`` with ``1 - y * y`` one FMA (its GCC build contracts
+# the vector and the scalar lambda alike: measured), mul's ``grad * other``.
+
+@njit(nogil=True, error_model="numpy")
+def lstm_element_grads(ig, fg, gg, og, cx, tc, g_og, g_tc, g_kept, g_added, one):
+    """One unit of an LSTM step backward: gates i, f, g, o (after their activations), the
+    previous cell state ``cx``, ``tc`` = tanh(cy), and the gradients of ``o``, of ``tanh(cy)``
+    and of the two summands of cy (``f * cx``, ``i * g``). Returns the pre-activation
+    gradients of i, f, g, o and cx's gradient. cy's gradient is each summand's plus the
+    tanh's, added after (the engine's order: the tanh's node runs last)."""
+    dc = g_tc * fma(-tc, tc, one)
+    gk = g_kept + dc
+    ga = g_added + dc
+    return (ga * gg * (one - ig) * ig, gk * cx * (one - fg) * fg, ga * ig * fma(-gg, gg, one),
+            g_og * (one - og) * og, gk * fg)
+
+
+@njit(nogil=True, error_model="numpy")
+def gru_element_grads(r, z, n, h_n, g_n, g_z, one):
+    """One unit of a GRU step backward from the gradients of n and z (the hidden projection's
+    n chunk ``h_n`` before ``* r``): the pre-activation gradients of r, z and n."""
+    dn = g_n * fma(-n, n, one)
+    return dn * h_n * (one - r) * r, g_z * (one - z) * z, dn
