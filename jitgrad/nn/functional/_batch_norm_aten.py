@@ -6,7 +6,9 @@ What PyTorch 2.13 computes (batch_norm_kernel.cpp / Normalization.cpp, contiguou
 
 * training statistics, per channel, in one sequential pass each (no reassociation): the mean
   ``T(sum x / n)`` with the sum in double (``acc_type``), then ``var_sum = T(sum (x - mean)^2)``,
-  each square taken in ``T`` and added in double; ``invstd = T(1 / sqrt(double(T(var_sum /
+  each square taken in ``T`` and added in double — for float64 GCC vectorizes each plane's
+  loop two elements at a time (squares rounded, added in order) and contracts its scalar
+  remainder: an odd plane's last square is added by FMA; ``invstd = T(1 / sqrt(double(T(var_sum /
   T(n))) + eps))``;
 * running buffers (Normalization.cpp, built without FMA): ``momentum`` is cast to ``T``; the
   mean ``m * mean + (1 - m) * running`` in ``T``; the variance with ``unbiased = T(var_sum /
@@ -54,7 +56,10 @@ def _channel_stats(x, k, channels, n_t, eps, w, b, out):
         r = i * channels + k
         for j in range(m):
             d = x[r, j] - mu
-            q += d * d
+            if x.itemsize == 8 and j == m - 1 and m % 2 == 1:
+                q = fma(np.float64(d), np.float64(d), q)  # the loop's contracted remainder
+            else:
+                q += d * d
     out[1, k] = q
     var = out[1, k] / n_t[0]
     if eps == 0.0 and var == 0:
