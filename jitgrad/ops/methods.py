@@ -8,6 +8,8 @@ from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
 from . import linalg_extra as _linalg_extra
 from . import linalg_solve as _linalg_solve
+from . import reduce_extremes as _reduce_extremes
+from . import reduce_sums as _reduce_sums
 from . import sort as _sort_ops
 from .random_factories import _cuda_rng, _gen
 
@@ -307,8 +309,10 @@ METHODS = {
     "where": lambda self, condition, other: F.where(condition, self, other),
     "masked_fill": index.masked_fill, "masked_select": index.masked_select,
     # reductions
-    "sum": _sum, "mean": reduce.mean, "var": reduce.var, "std": reduce.std, "prod": reduce.prod,
-    "max": reduce.max, "min": reduce.min, "amax": reduce.amax, "amin": reduce.amin,
+    "sum": _sum, "mean": _reduce_sums.mean_method, "var": reduce.var, "std": reduce.std,
+    "prod": _reduce_sums.prod_method,
+    "max": _reduce_extremes.max_method, "min": _reduce_extremes.min_method,
+    "amax": reduce.amax, "amin": reduce.amin,
     "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
     "logsumexp": reduce.logsumexp, "all": reduce.all, "any": reduce.any,
     "cumsum": reduce.cumsum, "count_nonzero": reduce.count_nonzero,
@@ -442,7 +446,8 @@ _MISC_METHODS = {
     "cummin": _cumulative.cummin, "logcumsumexp": _cumulative.logcumsumexp,
     "nansum": _nan_reduce.nansum, "nanmean": _nan_reduce.nanmean,
     "histc": _bucketing.histc,
-    "sum": _numpy_aliases(_sum, "sum"),
+    # (the method's TypeErrors: reduce_sums.keepdim_without_dim)
+    "sum": _reduce_sums.sum_method_form(_numpy_aliases(_sum, "sum")),
 }
 for _fn_name in ("atan2", "arctan2", "erfc", "erfinv", "tril", "triu", "cumprod"):
     _MISC_METHODS[_fn_name + "_"] = inplace.unary_inplace(_MISC_METHODS[_fn_name])

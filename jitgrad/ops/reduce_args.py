@@ -101,3 +101,58 @@ def _given_dims(dim):
     if dim is None or isinstance(dim, (list, tuple)) and len(dim) == 0:
         return None
     return tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+
+
+# PyTorch's overloads of the reductions that take keepdim only beside a dim (sum, mean, prod,
+# max, min):
+# (method form, function form), as its argument parser lists them
+_OVERLOADS = {
+    "sum": (" * (*, torch.dtype dtype = None)\n"
+            " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n",
+            " * (Tensor input, *, torch.dtype dtype = None)\n"
+            " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = "
+            "None, Tensor out = None)\n"),
+    "mean": (" * (*, torch.dtype dtype = None)\n"
+             " * (tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None)\n",
+             " * (Tensor input, *, torch.dtype dtype = None, Tensor out = None)\n"
+             " * (Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = "
+             "None, Tensor out = None)\n"),
+    "prod": (" * (*, torch.dtype dtype = None)\n"
+             " * (int dim, bool keepdim = False, *, torch.dtype dtype = None)\n",
+             " * (Tensor input, *, torch.dtype dtype = None)\n"
+             " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, "
+             "Tensor out = None)\n"),
+}
+for _which in ("max", "min"):
+    _OVERLOADS[_which] = (
+        " * ()\n      didn't match because some of the keywords were incorrect: {kw}\n"
+        " * (Tensor other)\n      didn't match because some of the keywords were incorrect: "
+        "{kw}\n * (int dim, bool keepdim = False)\n",
+        " * (Tensor input, *, Tensor out = None)\n"
+        " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+        " * (Tensor input, int dim, bool keepdim = False, *, tuple of Tensors out = None)\n")
+del _which
+
+
+def _parser_type(v) -> str:
+    from ..tensor import Tensor
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def keepdim_without_dim(name, args, kwargs, method):
+    """PyTorch's TypeError for ``sum``/``mean``/``prod``/``max``/``min`` given ``keepdim=`` (or
+    ``keepdims=``) but no dim: no overload takes it (the one without a dim has no keepdim), or
+    None when the call has a dim or no keepdim. ``args`` include the tensor (``self`` for a
+    method)."""
+    if len(args) > 1 or "dim" in kwargs or "axis" in kwargs or (
+            "keepdim" not in kwargs and "keepdims" not in kwargs):
+        return None
+    if "dtype" in kwargs:  # only the dim overload takes both: its missing argument is named
+        return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+    given = [_parser_type(a) for a in args[1 if method else 0:]]
+    kws = [f"{k}={_parser_type(v)}" for k, v in kwargs.items()]
+    got = ", ".join(given + kws) if given else "".join(k + ", " for k in kws)
+    kw = "keepdim" if "keepdim" in kwargs else "keepdims"
+    overloads = _OVERLOADS[name][0 if method else 1].replace("{kw}", kw)
+    return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n{overloads}")

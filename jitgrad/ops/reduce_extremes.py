@@ -4,12 +4,23 @@ gradient among ties (evenly over the whole input, evenly over the matches per sl
 selected index)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..tensor import Tensor
 from .composite import record
 from .out import with_out
-from .reduce_args import _attrs, _cuda, _dims, _expand_back, _given_dims, _np_axes, _wrap
+from .reduce_args import (
+    _attrs,
+    _cuda,
+    _dims,
+    _expand_back,
+    _given_dims,
+    _np_axes,
+    _wrap,
+    keepdim_without_dim,
+)
 from .return_types import _return_type
 
 __all__ = ["max", "min", "amax", "amin", "aminmax", "argmax", "argmin"]
@@ -228,3 +239,22 @@ from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
 for _name in __all__:
     globals()[_name] = _aliases(globals()[_name])
 del _name
+
+
+def _keepdim_checked(fn, method):
+    """``max``/``min`` refusing ``keepdim=`` without a dim with PyTorch's TypeError (worded
+    for the method or the function)."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        if kwargs:
+            err = keepdim_without_dim(name, args, kwargs, method)
+            if err is not None:
+                raise err
+        return fn(*args, **kwargs)
+    return checked
+
+
+max_method, min_method = _keepdim_checked(max, True), _keepdim_checked(min, True)  # noqa: A001
+max, min = _keepdim_checked(max, False), _keepdim_checked(min, False)  # noqa: A001

@@ -27,6 +27,7 @@ from .reduce_args import (
     _on_device,
     _type_word,
     _wrap,
+    keepdim_without_dim,
 )
 
 __all__ = ["sum", "mean", "prod", "logsumexp", "all", "any", "count_nonzero", "cumsum"]
@@ -161,7 +162,9 @@ def _logsumexp_backward(node, g):
 @with_out("logsumexp", cast_error=lambda src, dst: RuntimeError(
     f"logsumexp(): Expected floating point type for result tensor, but got: {D.scalar_name(dst)}"))
 @ieee_quiet
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim=NO_DIM, keepdim=False):
+    if dim is NO_DIM:  # PyTorch's parser words it so (Python's own message differs)
+        raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     axes = _dims(dim, input._data.ndim)
     x = input._data if input.dtype.is_floating_point else input._data.astype(
         D.get_default_dtype().np)
@@ -276,14 +279,21 @@ def sum(*args, **kwargs):  # noqa: A001
                 attrs = {"shape": d.shape, "kept": _ONES[d.ndim], "keepdim": False,
                          "axes": axes} if x._requires_grad and _grad_state.enabled else None
                 return record("SumBackward0", (x,), data, _sum_backward, attrs=attrs)
+    if kwargs:
+        _check_keepdim("sum", args, kwargs, False)
     return _sum_general(*args, **kwargs)
+
+
+def _check_keepdim(name, args, kwargs, method):
+    err = keepdim_without_dim(name, args, kwargs, method)
+    if err is not None:
+        raise err
 
 
 _mean_general = mean
 
 
-@functools.wraps(_mean_general)
-def mean(*args, **kwargs):
+def _mean(*args, **kwargs):
     """``x.mean()`` / ``torch.mean(x)`` of a non-empty float32/float64 host tensor done here,
     as ``sum`` above: the general path's steps for this call (the cascade sum divided by the
     count in the tensor's dtype, ``_host_mean``), without its errstate. Dividing by a count of
@@ -301,4 +311,45 @@ def mean(*args, **kwargs):
                          "axes": axes, "n": n} if x._requires_grad and _grad_state.enabled \
                     else None
                 return record("MeanBackward0", (x,), data, _mean_backward, attrs=attrs)
+    if kwargs:
+        _check_keepdim("mean", args, kwargs, False)
     return _mean_general(*args, **kwargs)
+
+
+def _mean_method(*args, **kwargs):
+    """``x.mean(...)``: ``mean`` above with the method's TypeError wording."""
+    if kwargs:
+        _check_keepdim("mean", args, kwargs, True)
+    return _mean(*args, **kwargs)
+
+
+mean = functools.wraps(_mean_general)(_mean)
+mean_method = functools.wraps(_mean_general)(_mean_method)
+_prod_general = prod
+
+
+@functools.wraps(_prod_general)
+def prod(*args, **kwargs):
+    if kwargs:
+        _check_keepdim("prod", args, kwargs, False)
+    return _prod_general(*args, **kwargs)
+
+
+@functools.wraps(_prod_general)
+def prod_method(*args, **kwargs):
+    if kwargs:
+        _check_keepdim("prod", args, kwargs, True)
+    return _prod_general(*args, **kwargs)
+
+
+def sum_method_form(general):
+    """``x.sum`` from the method's general path ``general``: ``x.sum()`` straight to ``sum``'s
+    fast path, keyword calls checked with the method's TypeError wording."""
+    def sum_method(*args, **kwargs):
+        if not kwargs:
+            if len(args) == 1:
+                return sum(args[0])
+            return general(*args)
+        _check_keepdim("sum", args, kwargs, True)
+        return general(*args, **kwargs)
+    return functools.wraps(general)(sum_method)
