@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...math._intrinsics import fma
+from ...math._intrinsics import fma, pow2_m, select
 from ...math._sleef import SLEEF_JIT, exp_u10_f64
 
 _NO_TRANS, _TRANS = 111, 112
@@ -44,28 +44,25 @@ _LN2F = np.array([0x3f317218], np.uint32).view(np.float32)[0]
 _LN_FLT_MIN = np.array([0xc2aeac50], np.uint32).view(np.float32)[0]
 _LN_FLT_MAX = np.array([0x42b17218], np.uint32).view(np.float32)[0]
 _HALF, _ONE, _TWO, _ZERO = _F(0.5), _F(1), _F(2), _F(0)
-# 2^e for the biased exponent e + 127 in 0..254 as the kernel builds it from the bits: index 0
-# is the all-zero pattern, +0.0
-_POW2 = np.array([(i << 23) for i in range(256)], np.uint32).view(np.float32).copy()
+_MAGIC = _F(1.5 * 2.0 ** 23)  # pow2_m's operand: n + MAGIC holds n in its low mantissa bits
 
 
 @njit(**SLEEF_JIT)
 def exp_u20_f32(x):
     """One lane of ``Vectorized<float>::exp_u20`` (AVX-512): clamp to [ln FLT_MIN, ln FLT_MAX],
     n = floor(fma(x, log2 e, 0.5)), r = x - n ln2 by FMA, a Horner polynomial by FMA, then
-    times 2^(n-1) (its bits) and times 2; 0 below ln FLT_MIN."""
-    src = min(x, _LN_FLT_MAX)        # _mm512_min_ps(x, max): max when x is NaN
-    src = max(src, _LN_FLT_MIN)
-    fx = _F(math.floor(fma(src, _LOG2EF, _HALF)))
+    times 2^(n-1) (built from the bits: +0.0 for n = -126) and times 2; 0 below ln FLT_MIN.
+    Branch-free, so the lane loops vectorize."""
+    src = select(x < _LN_FLT_MAX, x, _LN_FLT_MAX)  # _mm512_min_ps(x, max)
+    src = select(src > _LN_FLT_MIN, src, _LN_FLT_MIN)
+    fx = np.floor(fma(src, _LOG2EF, _HALF))
     r = fma(-fx, _LN2F, src)         # fnmadd: -(fx * ln2) + src, one rounding
     res = fma(r, _C5, _C4)
     res = fma(r, res, _C3)
     res = fma(r, res, _C2)
     res = fma(r, res, _C1)
     res = fma(r, res, _ONE)
-    two_n = _POW2[(int(fx) - 1 + 127) & 255]
-    if x < _LN_FLT_MIN:
-        two_n = _ZERO
+    two_n = select(x < _LN_FLT_MIN, _ZERO, pow2_m(fx + _MAGIC, -1))
     return (res * two_n) * _TWO
 
 
@@ -104,6 +101,28 @@ def _reduce_lanes_f64(acc):
     for i in range(1, 8):
         s = s + acc[i]
     return s
+
+
+@njit(**SLEEF_JIT)
+def _row_max(qk, base, size, scale, lanes, acc, ninf):
+    """``qk[base:base+size] *= scale`` (skipped for scale 1: the mask kernel scaled already) and
+    the maximum, NaN-propagating like ``vec::maximum``, in lanes (vectorizable)."""
+    nvec = size - size % lanes
+    for j in range(lanes):
+        acc[j] = ninf
+    for i in range(0, nvec, lanes):
+        for j in range(lanes):
+            x = qk[base + i + j] * scale
+            qk[base + i + j] = x
+            acc[j] = select(x > acc[j] or x != x, x, acc[j])
+    m = ninf
+    for j in range(lanes):
+        m = select(acc[j] > m or acc[j] != acc[j], acc[j], m)
+    for i in range(nvec, size):
+        x = qk[base + i] * scale
+        qk[base + i] = x
+        m = select(x > m or x != x, x, m)
+    return m
 
 
 @njit(**SLEEF_JIT)
@@ -209,16 +228,9 @@ def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_spl
                                                            mask[mi, mj, m + r, n + c])
                     for r in range(q_block):
                         base = r * kv_block
-                        tmax = ninf
-                        if has_mask:
-                            for c in range(kv_block):
-                                x = qk[base + c]
-                                tmax = x if (x > tmax or x != x) else tmax
-                        else:
-                            for c in range(kv_block):
-                                x = qk[base + c] * scale
-                                qk[base + c] = x
-                                tmax = x if (x > tmax or x != x) else tmax
+                        # the row max (after qk *= scale without a mask): exact in any order
+                        tmax = _row_max(qk, base, kv_block, one if has_mask else scale, lanes,
+                                        acc, ninf)
                         tmax = qk_max[r] if qk_max[r] > tmax else tmax
                         if tmax == ninf:
                             for c in range(kv_block):
