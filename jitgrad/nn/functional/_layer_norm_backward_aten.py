@@ -23,9 +23,10 @@ made, and only this combination gives every bit):
   changes dgamma/dbeta's bits (not dx's): callers pass jitgrad's thread count, which stands
   for PyTorch's.
 
-The lane accumulation is LLVM ``<lanes x T>`` code (``_lane_sums``, one intrinsic), so the
-lanes share a register as in ATen; the element-wise loops are plain Numba loops (LLVM's loop
-vectorizer takes them).  Kernels compile without fast-math: every FMA is an explicit ``fma``.
+The lane accumulation is LLVM ``<lanes x T>`` code (``_make_row_sums``' intrinsics, ds's and
+db's sums in one loop), so the lanes share a register as in ATen; the element-wise loops are
+plain Numba loops (LLVM's loop vectorizer takes them).  Kernels compile without fast-math:
+every FMA is an explicit ``fma``.
 """
 from __future__ import annotations
 
@@ -45,50 +46,59 @@ _FLAGS = dict(nogil=True, error_model="numpy", fastmath=False)
 _PARALLEL_MIN_ELEMENTS = 1 << 15
 
 
-def _make_lane_sums(factors):
-    """An intrinsic ``(p, q, r, nvec, acc)``: ``acc`` (lanes,) = the first vector's product of
-    ``factors`` of p, q, r (1: p; 2: p * q; 3: (p * q) * r, each product rounded), then each of
-    the next ``nvec - 1`` whole vectors' product added (vec::map*_reduce_all's loop)."""
+def _make_row_sums(has_gamma):
+    """An intrinsic ``(dy, x, gamma, nvec, acc)`` for a row's first ``nvec`` whole vectors:
+    ``acc[0]`` (lanes) = vec::map{2,3}_reduce_all's accumulator of ``ds``'s products (``dy *
+    x``, with gamma ``(dy * x) * gamma``), ``acc[1]`` that of ``db``'s (``dy``, with gamma ``dy
+    * gamma``): the first vector's products, then each later vector's rounded products added.
+    The two sums run in one loop (two independent add chains: the latency of one, not two; the
+    bits are those of two separate passes)."""
 
     @intrinsic
-    def lane_sums(typingctx, p, q, r, nvec, acc):
-        if not (isinstance(p, types.Array) and p.dtype in (types.float32, types.float64)
-                and q == p and r == p and isinstance(acc, types.Array) and acc.dtype == p.dtype
-                and acc.layout == "C"):
+    def row_sums(typingctx, dy, x, gamma, nvec, acc):
+        if not (isinstance(dy, types.Array) and dy.dtype in (types.float32, types.float64)
+                and x == dy and gamma == dy and isinstance(acc, types.Array)
+                and acc.dtype == dy.dtype and acc.ndim == 2 and acc.layout == "C"):
             return None
 
         def codegen(context, builder, sig, args):
-            pa, qa, ra, nvec_v, acc_a = args
             lanes = _VECTOR_BYTES * 8 // sig.args[0].dtype.bitwidth
             vt = ir.VectorType(context.get_value_type(sig.args[0].dtype), lanes)
-            ptrs = [context.make_array(sig.args[k])(context, builder, v).data
-                    for k, v in enumerate((pa, qa, ra))]
-            accp = builder.bitcast(context.make_array(sig.args[4])(context, builder, acc_a).data,
+            dyp, xp, gp = [context.make_array(sig.args[k])(context, builder, args[k]).data
+                           for k in range(3)]
+            accp = builder.bitcast(context.make_array(sig.args[4])(context, builder,
+                                                                   args[4]).data,
                                    vt.as_pointer())
 
-            def product(k):
+            def products(k):
                 off = builder.mul(k, ir.Constant(ir.IntType(64), lanes))
-                vals = [builder.load(builder.bitcast(builder.gep(ptrs[f], [off]),
-                                                     vt.as_pointer()), align=1)
-                        for f in range(factors)]
-                v = vals[0]
-                for other in vals[1:]:
-                    v = builder.fmul(v, other)
-                return v
-            total = cgutils.alloca_once_value(builder, product(ir.Constant(ir.IntType(64), 0)))
+
+                def load(ptr):
+                    return builder.load(builder.bitcast(builder.gep(ptr, [off]),
+                                                        vt.as_pointer()), align=1)
+                d, xv = load(dyp), load(xp)
+                ds = builder.fmul(d, xv)
+                if has_gamma:
+                    g = load(gp)
+                    return builder.fmul(ds, g), builder.fmul(d, g)
+                return ds, d
+            first = products(ir.Constant(ir.IntType(64), 0))
+            s_acc = cgutils.alloca_once_value(builder, first[0])
+            b_acc = cgutils.alloca_once_value(builder, first[1])
             one = ir.Constant(ir.IntType(64), 1)
-            with cgutils.for_range(builder, builder.sub(nvec_v, one)) as loop:
-                k = builder.add(loop.index, one)
-                builder.store(builder.fadd(builder.load(total), product(k)), total)
-            builder.store(builder.load(total), accp, align=1)
+            with cgutils.for_range(builder, builder.sub(args[3], one)) as loop:
+                ds, db = products(builder.add(loop.index, one))
+                builder.store(builder.fadd(builder.load(s_acc), ds), s_acc)
+                builder.store(builder.fadd(builder.load(b_acc), db), b_acc)
+            builder.store(builder.load(s_acc), accp, align=1)
+            builder.store(builder.load(b_acc), builder.gep(accp, [one]), align=1)
             return context.get_dummy_value()
-        return types.none(p, q, r, types.int64, acc), codegen
-    return lane_sums
+        return types.none(dy, x, gamma, types.int64, acc), codegen
+    return row_sums
 
 
-_sum1 = _make_lane_sums(1)
-_sum2 = _make_lane_sums(2)
-_sum3 = _make_lane_sums(3)
+_row_sums_gamma = _make_row_sums(True)
+_row_sums_plain = _make_row_sums(False)
 
 
 @njit(inline="always", **_FLAGS)
@@ -109,39 +119,39 @@ def _fold(acc):
 
 
 @njit(inline="always", **_FLAGS)
-def _reduce(p, q, r, factors, acc):
-    """vec::map{factors}_reduce_all(product, +) of a row (factors 1: reduce_all of p)."""
-    n = p.shape[0]
-    w = acc.shape[0]
-    dt = p.dtype.type
+def _dot_sums(dy, x, gamma, has_gamma, acc):
+    """``(ds, db)`` of a row: vec::map{2,3}_reduce_all / reduce_all (``acc``: (2, lanes))."""
+    n = x.shape[0]
+    w = acc.shape[1]
+    dt = x.dtype.type
     if n < w:  # one partial vector, summed left to right
-        s = dt(0)
+        ds = dt(0)
+        db = dt(0)
         for j in range(n):
-            if factors == 1:
-                v = p[j]
-            elif factors == 2:
-                v = p[j] * q[j]
+            if has_gamma:
+                vs = dy[j] * x[j] * gamma[j]
+                vb = dy[j] * gamma[j]
             else:
-                v = p[j] * q[j] * r[j]
-            s = v if j == 0 else s + v
-        return s
+                vs = dy[j] * x[j]
+                vb = dy[j]
+            ds = vs if j == 0 else ds + vs
+            db = vb if j == 0 else db + vb
+        return ds, db
     nvec = n // w
-    if factors == 1:
-        _sum1(p, q, r, np.int64(nvec), acc)
-    elif factors == 2:
-        _sum2(p, q, r, np.int64(nvec), acc)
+    if has_gamma:
+        _row_sums_gamma(dy, x, gamma, np.int64(nvec), acc)
     else:
-        _sum3(p, q, r, np.int64(nvec), acc)
+        _row_sums_plain(dy, x, gamma, np.int64(nvec), acc)
     d = nvec * w
-    for lane in range(n - d):  # the partial last vector: its product fused into the add
+    for lane in range(n - d):  # the partial last vector: its last product fused into the add
         j = d + lane
-        if factors == 1:
-            acc[lane] = acc[lane] + p[j]
-        elif factors == 2:
-            acc[lane] = fma(p[j], q[j], acc[lane])
+        if has_gamma:
+            acc[0, lane] = fma(dy[j] * x[j], gamma[j], acc[0, lane])
+            acc[1, lane] = fma(dy[j], gamma[j], acc[1, lane])
         else:
-            acc[lane] = fma(p[j] * q[j], r[j], acc[lane])
-    return _fold(acc)
+            acc[0, lane] = fma(dy[j], x[j], acc[0, lane])
+            acc[1, lane] = acc[1, lane] + dy[j]
+    return _fold(acc[0]), _fold(acc[1])
 
 
 @njit(inline="always", **_FLAGS)
@@ -150,7 +160,7 @@ def _block(dy, x, mean, rstd, gamma, has_gamma, lo, hi, dx, need_dx, bg, bb, nee
     n = x.shape[1]
     dt = x.dtype.type
     scale = dt(1) / dt(n)
-    acc = np.empty(_VECTOR_BYTES // x.itemsize, x.dtype)
+    acc = np.empty((2, _VECTOR_BYTES // x.itemsize), x.dtype)
     for i in range(lo, hi):
         a = rstd[i]
         dyr = dy[i]
@@ -161,12 +171,7 @@ def _block(dy, x, mean, rstd, gamma, has_gamma, lo, hi, dx, need_dx, bg, bb, nee
                 bg[j] = fma(dyr[j], fma(a, xr[j], nb), bg[j])
                 bb[j] = bb[j] + dyr[j]
         if need_dx:
-            if has_gamma:
-                ds = _reduce(dyr, xr, gamma, 3, acc)
-                db = _reduce(dyr, gamma, gamma, 2, acc)
-            else:
-                ds = _reduce(dyr, xr, xr, 2, acc)
-                db = _reduce(dyr, xr, xr, 1, acc)
+            ds, db = _dot_sums(dyr, xr, gamma, has_gamma, acc)
             m = mean[i]
             b = fma(db, m, -ds) * a * a * a * scale
             c = fma(-b, m, -(db * a * scale))
