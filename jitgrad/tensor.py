@@ -250,9 +250,11 @@ class Tensor:
                 return rec[1]
         from ._storage import offset_from
         base = self._base
-        if base is None or self._data.size == 0:
+        d = self._data
+        if base is None or d.size == 0 or (d.__class__ is np.ndarray and not np.may_share_memory(
+                d, base._data)):  # (``.data =`` gave this view another array)
             return 0
-        off = offset_from(self._data, base._data)
+        off = offset_from(d, base._data)
         # (a view of a loaded tensor: its base's offset into the storage it was saved with)
         return off + base.storage_offset() if "_torch_layout" in base.__dict__ else off
 
