@@ -10,6 +10,13 @@ walks them in reverse, each declaration's VJP (the registry's own ``d<input>`` f
 adding into the gradient of its operands. So a chain of N elementwise ops costs one kernel
 forward and one backward, whatever N. With ``create_graph=True`` the node recomputes the group
 with eager ops on its saved inputs and differentiates that (gradients of any order).
+
+On the CPU, eager computes ``exp``, ``tanh``, ``sqrt``, ... with MKL VML (``backends/vml.py``),
+whose bits our scalar functions miss by an ulp now and then. So a group splits its forward at
+each such step: the statements between them run as kernels (*segments*), the step itself as
+the same VML call eager makes, and the values crossing a boundary are stored. The backward
+kernel reads those VML results (saved with the inputs) instead of recomputing them, as eager's
+fused backward does: a compiled program gives eager's bits.
 """
 from __future__ import annotations
 
@@ -17,7 +24,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
-from ..backends import cpu
+from ..backends import cpu, vml
 from ..codegen.loops import LoopSpec, Stmt
 from ..ops.elementwise_call import _cpu_out, _device_flat, _device_out, _flat, _scalar
 from ..ops.registry import OPS
@@ -64,12 +71,22 @@ class Group:
         self.consts = []  # typed scalar operands, in kernel-argument order
         self._names = {}
         self._stmts = self._forward_stmts()
-        spec = LoopSpec(tuple(f"v{i}" for i in self.inputs),
-                        tuple(f"c{k}" for k in range(len(self.consts))), tuple(self._stmts),
-                        tuple((f"o{i}", f"v{i}") for i in self.escapes))
-        self.forward_spec = spec
-        self.forward = self.target.backend.module_for(("compiled-group", _key(spec)),
-                                                      lambda: spec)
+        # value index -> address of the VML routine eager computes that step with (CPU only)
+        self.vml = {} if steps[0].on_cuda else {
+            s.out: a for s in steps if (a := _vml_address(s, self.np_dtype))}
+        self.vml_outs = [s.out for s in steps if s.out in self.vml]  # saved for the backward
+        if not self.vml:
+            spec = LoopSpec(tuple(f"v{i}" for i in self.inputs),
+                            tuple(f"c{k}" for k in range(len(self.consts))),
+                            tuple(self._stmts),
+                            tuple((f"o{i}", f"v{i}") for i in self.escapes))
+            self.forward_spec = spec
+            self.forward = self.target.backend.module_for(("compiled-group", _key(spec)),
+                                                          lambda: spec)
+            self.segments = None
+        else:
+            self.forward_spec = self.forward = None
+            self.segments, self.stored = self._segments()
         self._backward = {}
 
     # ------------------------------------------------------------------ kernel sources
@@ -91,6 +108,64 @@ class Group:
         return [Stmt(f"v{s.out}", s.op.f, tuple(self._operand(s, p) for p in s.op.f.params))
                 for s in self.steps]
 
+    def _segments(self):
+        """The forward split at VML steps: a list of ``("kernel", module, inputs, outputs)``
+        and ``("vml", address, input, output, fallback module)`` (value indices), and the
+        values that must be stored (read across a boundary, or escaping)."""
+        consts = tuple(f"c{k}" for k in range(len(self.consts)))
+        items = []  # ("kernel", [(step, stmt)]) | ("vml", step)
+        run = []
+        for s, st in zip(self.steps, self._stmts):
+            if s.out in self.vml:
+                if run:
+                    items.append(("kernel", run))
+                    run = []
+                items.append(("vml", s))
+            else:
+                run.append((s, st))
+        if run:
+            items.append(("kernel", run))
+
+        def reads(item):
+            if item[0] == "vml":
+                return [item[1].operands[0].i]
+            return [int(a[1:]) for _, st in item[1] for a in st.args if a[0] == "v"]
+
+        later = [set() for _ in items]  # values read by the items after each one
+        acc = set(self.escapes)
+        for k in range(len(items) - 1, -1, -1):
+            later[k] = set(acc)
+            acc.update(reads(items[k]))
+        segments, stored = [], set()
+        for k, item in enumerate(items):
+            if item[0] == "vml":
+                s = item[1]
+                stored.add(s.out)
+                src = s.operands[0].i
+                # VML refuses an operand no compiled signature takes (unaligned): eager then
+                # launches the op's own kernel, and so does this
+                spec = LoopSpec(("x",), (), (Stmt("y", s.op.f, ("x",)),), (("y", "y"),))
+                fallback = self.target.backend.module_for(("compiled-group", _key(spec)),
+                                                          lambda spec=spec: spec)
+                segments.append(("vml", self.vml[s.out], src, s.out, fallback))
+                continue
+            made = [s.out for s, _ in item[1]]
+            ins = []
+            for i in reads(item):
+                if i not in made and i not in ins:
+                    ins.append(i)
+            outs = [i for i in made if i in later[k]]
+            stored.update(outs)
+            if not outs:
+                continue  # nothing it computes is used (a dead value)
+            spec = LoopSpec(tuple(f"v{i}" for i in ins), consts,
+                            tuple(st for _, st in item[1]),
+                            tuple((f"o{i}", f"v{i}") for i in outs))
+            mod = self.target.backend.module_for(("compiled-group", _key(spec)),
+                                                 lambda spec=spec: spec)
+            segments.append(("kernel", mod, ins, outs))
+        return segments, stored
+
     def backward_module(self, present):
         """The VJP kernel for the escaping outputs whose incoming gradient is ``present``."""
         mod = self._backward.get(present)
@@ -105,9 +180,10 @@ class Group:
         global _ADD
         if _ADD is None:
             _ADD = OPS["add"].f
-        stmts = list(self._stmts)
+        # VML results are read (saved after the inputs), never recomputed
+        stmts = [st for s, st in zip(self.steps, self._stmts) if s.out not in self.vml]
         grad = {}  # value index -> kernel name of its gradient so far
-        arrays = [f"v{i}" for i in self.inputs]
+        arrays = [f"v{i}" for i in self.inputs] + [f"v{i}" for i in self.vml_outs]
         for i, p in zip(self.grad_outputs, present):
             if p:
                 grad[i] = f"go{i}"
@@ -147,11 +223,16 @@ class Group:
                 # (x[mask], nonzero). The kernel is for the recorded shape; the eager ops are
                 # right for any
                 return self._run_eagerly(values)
-        outs = [tg.empty(shape, dt) for _ in self.escapes]
-        n = outs[0].size if outs else 0
-        if n:
-            tg.backend.launch(self.forward, n, [tg.flat(t._data, shape, dt) for t in ins]
-                              + self.consts + [tg.out(o) for o in outs])
+        if self.segments is None:
+            outs = [tg.empty(shape, dt) for _ in self.escapes]
+            n = outs[0].size if outs else 0
+            if n:
+                tg.backend.launch(self.forward, n, [tg.flat(t._data, shape, dt) for t in ins]
+                                  + self.consts + [tg.out(o) for o in outs])
+            stored = None
+        else:
+            stored = self._run_segments(ins)
+            outs = [stored[i] for i in self.escapes]
         tensors = [Tensor._make(o) for o in outs]
         for i, t in zip(self.escapes, tensors):
             values[i] = t
@@ -160,12 +241,46 @@ class Group:
                 [values[i]._edge() or (None, 0) for i in self.grad_inputs],
                 [(tuple(values[i]._data.shape), values[i].dtype) for i in self.grad_inputs])
             node.group = self
-            node.saved = [SavedTensor(t) for t in ins]
+            saved = [SavedTensor(t) for t in ins]
             for k, i in enumerate(self.grad_outputs):
                 t = values[i]
                 t._grad_fn = node
                 t._output_nr = k
                 t._requires_grad = True
+            if stored is not None:
+                escaping = dict(zip(self.escapes, tensors))
+                for i in self.vml_outs:
+                    t = escaping.get(i)
+                    # an escaping result is version-checked (an in-place change raises, as
+                    # eager's node saving it does); one of this node's outputs is kept as its
+                    # array (no cycle)
+                    saved.append(SavedTensor(Tensor._make(stored[i])) if t is None else
+                                 SavedTensor(t, is_output=t._grad_fn is node))
+            node.saved = saved
+
+    def _run_segments(self, ins):
+        """The forward split at VML steps (see ``_segments``): value index -> stored array."""
+        shape, dt, tg = self.shape, self.np_dtype, self.target
+        flat = {i: tg.flat(t._data, shape, dt) for i, t in zip(self.inputs, ins)}
+        stored = {}
+        for i in self.stored:
+            o = stored[i] = tg.empty(shape, dt)
+            flat[i] = tg.out(o)
+        n = 1
+        for d in shape:
+            n *= d
+        if not n:
+            return stored
+        launch, consts = tg.backend.launch, self.consts
+        for seg in self.segments:
+            if seg[0] == "kernel":
+                _, mod, srcs, dsts = seg
+                launch(mod, n, [flat[i] for i in srcs] + consts + [flat[i] for i in dsts])
+            else:
+                _, addr, src, dst, fallback = seg
+                if not vml.apply(addr, flat[src], flat[dst]):
+                    launch(fallback, n, [flat[src], flat[dst]])
+        return stored
 
     def _run_eagerly(self, values):
         for s in self.steps:
@@ -203,7 +318,7 @@ class FusedGroupNode(Node):
     def _apply_tensors(self, grads):
         from ..autograd import engine
         group = self.group
-        saved = [s.tensor(self) for s in self.saved]
+        saved = [s.tensor(self) for s in self.saved[:len(group.inputs)]]
         outs = group.eager(saved)
         pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
         wanted = [saved[group.inputs.index(i)] for i in group.grad_inputs]
@@ -218,6 +333,16 @@ class FusedGroupNode(Node):
 
 
 CompiledFunctionBackward = node_class("CompiledFunctionBackward", FusedGroupNode)
+
+
+def _vml_address(step, np_dtype):
+    """The VML routine eager's forward calls for ``step`` on host arrays of ``np_dtype`` (the
+    condition of ``elementwise_call._vml_routine``: one tensor operand, no scalars or aux), or
+    0."""
+    if step.op.aux or step.aux or len(step.operands) != 1 or not isinstance(step.operands[0],
+                                                                             Ref):
+        return 0
+    return vml.routine(step.op.name, np_dtype)
 
 
 def _refs(step):

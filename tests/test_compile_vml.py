@@ -1,0 +1,104 @@
+"""Compiled programs give eager's bits for the ops eager sends to MKL VML (exp, tanh, sqrt, ...):
+a fused group calls VML for them, and its backward reads their results rather than
+recomputing them with our kernels."""
+import numpy as np
+import pytest
+
+import jitgrad
+from jitgrad.backends import vml
+
+
+def _needs_vml(dtype):
+    if not vml.routine("exp", np.dtype(dtype)):
+        pytest.skip("needs MKL VML (eager's exp/tanh/sqrt are our kernels without it)")
+
+
+# Written so that no product meets a sum in one loop, forward or backward (no leaf gets two
+# gradient contributions): a fused loop may contract a * b + c into one FMA (docs/compile.md),
+# which is not what this file checks.
+def f_chain(x, w):
+    return ((x * w).exp().tanh() + 1.0).sqrt() * 0.5
+
+
+def f_escapes(x, w):
+    # the VML results escape and are used again inside the group
+    e = (x * 2.0).tanh()
+    s = (w.abs() + 1.0).sqrt()
+    return e, s, (e - s).exp()
+
+
+def _pair(dtype, rng, n):
+    xd = rng.standard_normal(n).astype(dtype)
+    wd = rng.standard_normal(n).astype(dtype)
+    return xd, wd
+
+
+def _run(fn, xd, wd):
+    x = jitgrad.tensor(xd, requires_grad=True)
+    w = jitgrad.tensor(wd, requires_grad=True)
+    out = fn(x, w)
+    outs = out if isinstance(out, tuple) else (out,)
+    total = outs[0].sum()
+    for o in outs[1:]:
+        total = total + o.sum()
+    total.backward()
+    return [o.detach().numpy().copy() for o in outs], x.grad.numpy().copy(), w.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", [f_chain, f_escapes])
+@pytest.mark.parametrize("n", [1, 37, 1000])
+def test_compiled_matches_eager_bitwise(dtype, fn, n):
+    _needs_vml(dtype)
+    compiled = jitgrad.compile(fn)
+    rng = np.random.default_rng(7)
+    for step in range(4):  # the first call records (eager); the later ones replay
+        xd, wd = _pair(dtype, rng, n)
+        e_outs, e_gx, e_gw = _run(fn, xd, wd)
+        c_outs, c_gx, c_gw = _run(compiled, xd, wd)
+        for k, (e, c) in enumerate(zip(e_outs, c_outs)):
+            np.testing.assert_array_equal(c, e, err_msg=f"step {step}, output {k}")
+        np.testing.assert_array_equal(c_gx, e_gx, err_msg=f"step {step}, x.grad")
+        np.testing.assert_array_equal(c_gw, e_gw, err_msg=f"step {step}, w.grad")
+    program = next(iter(compiled._variants.values()))
+    assert "fused[" in program.describe()  # the replay ran fused groups, not eager steps
+
+
+def test_vml_results_match_pytorch():
+    torch = pytest.importorskip("torch", reason="needs PyTorch")
+    _needs_vml(np.float32)
+    compiled = jitgrad.compile(f_chain)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        xd, wd = _pair(np.float32, rng, 513)
+        c_outs, c_gx, c_gw = _run(compiled, xd, wd)
+        t_outs, t_gx, t_gw = _run_torch(torch, xd, wd)
+        np.testing.assert_array_equal(c_outs[0], t_outs)  # VML's bits, as PyTorch's kernels
+        np.testing.assert_allclose(c_gx, t_gx, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(c_gw, t_gw, rtol=1e-5, atol=1e-6)
+
+
+def _run_torch(torch, xd, wd):
+    x = torch.tensor(xd, requires_grad=True)
+    w = torch.tensor(wd, requires_grad=True)
+    out = f_chain(x, w)
+    out.sum().backward()
+    return out.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+
+def test_in_place_change_of_an_escaping_vml_result_raises_like_eager():
+    _needs_vml(np.float32)
+
+    def fn(x):
+        return (x * 2.0).tanh()
+
+    compiled = jitgrad.compile(fn)
+    msgs = []
+    for f in (fn, compiled, compiled):
+        x = jitgrad.tensor(np.linspace(-1, 1, 8, dtype=np.float32), requires_grad=True)
+        y = f(x)
+        y.add_(1.0)
+        with pytest.raises(RuntimeError) as e:
+            y.sum().backward()
+        msgs.append(str(e.value).split(":")[0])
+    assert msgs[0] == msgs[1] == msgs[2]
