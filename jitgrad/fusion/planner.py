@@ -22,11 +22,13 @@ Gradients flowing out of a group are merged per destination ``(node, output_nr)`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter, itemgetter
 
 from .. import _dtype as D
 from ..autograd import saved_hooks as _saved_hooks
 
-__all__ = ["Group", "plan", "MAX_GROUP"]
+__all__ = ["Group", "plan", "plan_fresh", "MAX_GROUP"]
 
 # Upper bound on nodes per group: kernel source (and Numba compile time) grows with the group.
 MAX_GROUP = 128
@@ -70,7 +72,88 @@ def _observed(node) -> bool:
 
 
 def plan(task, max_size: int = MAX_GROUP) -> list:
-    """Groups of two or more nodes for the pass ``task`` (after discovery, before execution)."""
+    """Groups of two or more nodes for the pass ``task`` (after discovery, before execution).
+
+    A training loop backpropagates through the same graph shape pass after pass, so the plan
+    is remembered under a key describing everything ``plan_fresh`` reads (see ``_shape_key``),
+    with nodes replaced by their positions in ``task.order``; a hit rebuilds the groups from
+    those positions. Passes the key does not cover are planned fresh every time."""
+    keyed = _shape_key(task, max_size)
+    if keyed is None:
+        return plan_fresh(task, max_size)
+    key, pos = keyed
+    try:
+        cached = _plans.get(key)
+    except TypeError:  # a value in the key that does not hash
+        return plan_fresh(task, max_size)
+    order = task.order
+    if cached is None:
+        groups = plan_fresh(task, max_size)
+        if len(_plans) >= _MAX_PLANS:
+            _plans.clear()
+        # positions only: the cache keeps no node (nor anything a node keeps) alive
+        _plans[key] = tuple(
+            (tuple(pos[m] for m in g.members), tuple(g.routes),
+             tuple((pos[c], nr) for c, nr in g.edges), tuple(g.metas), tuple(g.counts),
+             tuple(g.wanted)) for g in groups)
+        return groups
+    out = []
+    for members, routes, edges, metas, counts, wanted in cached:
+        g = Group([order[i] for i in members], list(routes),
+                  [(order[i], nr) for i, nr in edges], list(metas), list(counts), list(wanted))
+        out.append(g)
+    return out
+
+
+_plans: dict = {}  # shape key -> per group (member positions, routes, edges by position, ...)
+_MAX_PLANS = 256
+_NEXT = attrgetter("next_functions")
+_OBSERVERS = attrgetter("_hooks", "_retained", "_pre_hooks")
+_NO_OBSERVERS = (None, None, None)
+# what plan_fresh and _route read of a candidate, all hashable values
+_CAND_FIELDS = attrgetter("ct", "shape", "_input_meta", "needs")
+_CHILD = itemgetter(0)
+_NR = itemgetter(1)
+
+
+def _shape_key(task, max_size):
+    """(key, node -> position map): a hashable description of the pass with nodes as positions
+    in ``task.order``, or None where the pass is not cached (hooks, retain_grad, captures,
+    packed saved tensors; a value that does not hash: ``plan`` finds that out). Two passes
+    with equal keys get equal plans from ``plan_fresh``: it covers every candidate's dtype,
+    shape, input metas, needs, incoming edge count and root status, and every candidate's
+    edges (child position and output number); which positions are candidates (elementwise
+    nodes) is part of it too. Nothing else of a node is read by ``plan_fresh``/``_route`` once
+    hooks, retain_grad, captures and ``needed`` are ruled out."""
+    if task.capture or task.needed is not None or _saved_hooks.used[0]:
+        return None
+    order = task.order
+    EW = _elementwise_node_class()
+    cands = [n for n in order if isinstance(n, EW)]
+    if len(cands) < 2:
+        return None
+    # (every node starts with None for each; an emptied hook list also sends the pass to
+    # plan_fresh, which is safe)
+    if list(map(_OBSERVERS, cands)).count(_NO_OBSERVERS) != len(cands):
+        return None
+    cands.sort(key=_SEQ, reverse=True)
+    pos = dict(zip(order, range(len(order))))
+    nexts = list(map(_NEXT, cands))
+    try:
+        edges = list(chain.from_iterable(nexts))
+        children = tuple(map(pos.get, map(_CHILD, edges)))
+        nrs = tuple(map(_NR, edges))
+    except TypeError:  # an edge that is None rather than (None, 0)
+        return None
+    roots = task.buffers
+    key = (max_size, len(order), tuple(map(pos.__getitem__, cands)),
+           tuple(map(_CAND_FIELDS, cands)), tuple(map(task.deps.__getitem__, cands)),
+           tuple(map(roots.__contains__, cands)), tuple(map(len, nexts)), children, nrs)
+    return key, pos
+
+
+def plan_fresh(task, max_size: int = MAX_GROUP) -> list:
+    """``plan`` without the cache."""
     EW = _elementwise_node_class()
     cands = [n for n in task.order if isinstance(n, EW)]
     if _saved_hooks.used[0]:
@@ -88,18 +171,21 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
     # Parents before children (a node is created after the nodes of its inputs). ``seen[c]``
     # tracks the edges into c coming from grouped nodes: [group, count, all edges fusable];
     # c may join that group only if those are all of its incoming edges (deps[c]).
-    cands.sort(key=_neg_seq)
-    group_of = {}
+    # (This loop runs per backward pass over every elementwise node: written for speed, so
+    # attribute and method lookups are hoisted, and the per-edge test checks the cheapest
+    # conditions first.)
+    cands.sort(key=_SEQ, reverse=True)
     seen = {}
+    seen_get = seen.get
     groups = []
+    f16 = D.float16
     for c in cands:
         # float16 nodes run one by one, each rounding its gradient to float16 as PyTorch's do
         # (and Numba's CPU target cannot type float16 arithmetic in a fused kernel)
-        if c._hooks or c.ct is None or c.ct is D.float16 or (
-                needed is not None and c not in needed):
+        ct = c.ct
+        if c._hooks or ct is None or ct is f16 or (needed is not None and c not in needed):
             continue
-        g = None
-        info = seen.get(c)
+        info = seen_get(c)
         if (info is not None and info[2] and info[1] == deps[c] and c not in roots
                 and c not in captured and not _observed(c)
                 and len(info[0].members) < max_size):
@@ -108,23 +194,25 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
         else:
             g = Group([c])
             groups.append(g)
-        group_of[c] = g
-        ct, shape, metas = c.ct, c.shape, c._input_meta
-        for slot, edge in enumerate(c.next_functions):
+        shape, metas = c.shape, c._input_meta
+        slot = -1
+        for edge in c.next_functions:
+            slot += 1
             if edge is None:
                 continue
             child = edge[0]
             if child is None or not isinstance(child, EW):
                 continue
             meta = metas[slot]
-            ok = (meta is not None and child.ct == ct and child.shape == shape
-                  and tuple(meta[0]) == shape and meta[1] == ct)
-            info = seen.get(child)
+            ok = (meta is not None and child.ct is ct and child.shape == shape
+                  and meta[1] is ct and tuple(meta[0]) == shape)
+            info = seen_get(child)
             if info is None:
                 seen[child] = [g, 1, ok]
             elif info[0] is g:
                 info[1] += 1
-                info[2] = info[2] and ok
+                if not ok:
+                    info[2] = False
             else:
                 info[2] = False
 
@@ -140,37 +228,40 @@ def _packed(node) -> bool:
     return any(getattr(s, "data", 0) is None for s in node.saved.values())
 
 
-def _neg_seq(n):
-    return -n._seq
+_SEQ = attrgetter("_seq")
 
 
 def _route(g: Group, needed, captured) -> None:
     index = {m: j for j, m in enumerate(g.members)}
+    index_get = index.get
     dest = {}
+    edges, metas_out, counts, wanted, routes = g.edges, g.metas, g.counts, g.wanted, g.routes
     for m in g.members:
         r = []
         needs = m.needs
         metas = m._input_meta
-        for slot, edge in enumerate(m.next_functions):
+        slot = -1
+        for edge in m.next_functions:
+            slot += 1
             child = None if edge is None else edge[0]
             if child is None or not needs[slot]:
                 r.append(None)
                 continue
-            j = index.get(child)
+            j = index_get(child)
             if j is not None:
                 r.append(("m", j))
                 continue
             key = (child, edge[1])
             meta = metas[slot]
             k = dest.get(key)
-            if k is None or g.metas[k] != meta:
-                k = len(g.edges)
+            if k is None or metas_out[k] != meta:
+                k = len(edges)
                 dest[key] = k
-                g.edges.append(key)
-                g.metas.append(meta)
-                g.counts.append(0)
+                edges.append(key)
+                metas_out.append(meta)
+                counts.append(0)
                 # a capture target's own node does not run, but its gradient is wanted
-                g.wanted.append(needed is None or child in needed or child in captured)
-            g.counts[k] += 1
+                wanted.append(needed is None or child in needed or child in captured)
+            counts[k] += 1
             r.append(("e", k))
-        g.routes.append(tuple(r))
+        routes.append(tuple(r))
