@@ -152,75 +152,31 @@ def _address(a) -> int:
 
 _gemm_addr = {}  # {np.dtype: its cblas_?gemm's address}, for the compiled call
 _cblas_calls = []  # cblas_calls.gemm_entry() once imported (it imports Numba)
+_strided_call = []  # cblas_calls.strided_entry() once imported
+_cblas_module = []  # backends.cblas_calls once imported
+
+
+def _cblas():
+    if not _cblas_module:
+        from . import cblas_calls
+        _cblas_module.append(cblas_calls)
+    return _cblas_module[0]
 
 
 def _compiled_gemm(fn, x, y, out, alpha, beta) -> bool:
-    """``_aten_gemm``'s call made from compiled code (``cblas_calls.aten_gemm``: the same
-    arguments, so the same bits, for about a microsecond instead of ~20 us of ctypes argument
-    conversion and Python layout tests); False, having written nothing, where ATen would not
-    call BLAS."""
+    """``out = beta * out + alpha * x @ y`` by one ``cblas_?gemm`` call with the arguments ATen's
+    ``addmm_impl_cpu_`` passes, made from compiled code (``cblas_calls.aten_gemm``, where that
+    choice is written: about a microsecond instead of ~20 us of ctypes argument conversion and
+    Python layout tests); False, having written nothing, where ATen would not call BLAS."""
     addr = _gemm_addr.get(x.dtype)
     if addr is None:
         addr = _gemm_addr[x.dtype] = ctypes.cast(fn, ctypes.c_void_p).value
     if not _cblas_calls:
-        from . import cblas_calls
-        _cblas_calls.append(cblas_calls.gemm_entry())
+        _cblas_calls.append(_cblas().gemm_entry())
     try:
         return _cblas_calls[0](addr, x, y, out, float(alpha), float(beta))
-    except TypeError:  # a read-only or unaligned operand: no compiled signature takes it
+    except TypeError:  # an operand no compiled signature takes (a non-native byte order)
         return False
-
-
-def _aten_gemm(x, y, out):
-    """The column-major GEMM arguments ATen's ``addmm_impl_cpu_`` (then cpublas ``gemm``'s
-    ``normalize_last_dims``) passes for ``out = x @ y``: (transa, transb, m, n, k, a, lda, b,
-    ldb, ldc), ``a``/``b`` being ``x``/``y`` (swapped when the result is row-major) or their
-    contiguous copies; None where ATen would not call BLAS (``use_blas_gemm``). The layout
-    tests look at every stride, size-1 dims included, as ATen's do: MKL picks its kernel by
-    these arguments, so a different but equivalent call can give different bits."""
-    item = x.itemsize
-    if any(st % item for st in x.strides + y.strides + out.strides):
-        return None
-    rs, (r0, r1) = [st // item for st in out.strides], out.shape
-    m1, m2 = x, y
-    if rs[0] == 1 and (r1 == 1 or rs[1] >= max(1, r0)):
-        tc = False
-    elif rs[1] == 1 and (r0 == 1 or rs[0] >= max(1, r1)):
-        m1, m2, tc = y, x, True
-    else:
-        return None  # (a result GEMM can't write: ATen writes a copy; callers pass C order)
-    m, n = (r1, r0) if tc else (r0, r1)
-    k = m1.shape[0 if tc else 1]
-    i0, i1 = (1, 0) if tc else (0, 1)
-
-    def cast(a, rows, cols):
-        st = [v // item for v in a.strides]
-        if st[i0] == 1 and st[i1] >= max(1, rows):
-            return False, a
-        if st[i1] == 1 and st[i0] >= max(1, cols):
-            return True, a
-        return not tc, np.ascontiguousarray(a)
-
-    ta, a = cast(m1, m, k)
-    tb, b = cast(m2, k, n)
-    lda = a.strides[1 if ta == tc else 0] // item
-    ldb = b.strides[1 if tb == tc else 0] // item
-    ldc = rs[0 if tc else 1]
-    if n == 1:
-        ldc = m
-    if ta:
-        lda = k if m == 1 else lda
-    elif k == 1:
-        lda = m
-    if tb:
-        ldb = n if k == 1 else ldb
-    elif n == 1:
-        ldb = k
-    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and
-            ldc >= max(1, m) and max(m, n, k, lda, ldb, ldc) <= _INT_MAX):
-        return None
-    return (_TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k, a, lda, b, ldb,
-            ldc)
 
 
 def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
@@ -287,18 +243,13 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
         if out.dtype == x.dtype and _compiled_gemm(fn, x, y, out, alpha,
                                                    beta if accumulate else 0.0):
             return out
-        call = _aten_gemm(x, y, out)  # (None too where the compiled call declined)
-        if call is None:  # layouts ATen leaves to its own loop: NumPy's product
-            prod = np.matmul(x, y)
-            if not accumulate or beta == 0:
-                out[...] = alpha * prod if alpha != 1.0 else prod
-            else:
-                out *= beta
-                out += alpha * prod if alpha != 1.0 else prod
-            return out
-        ta, tb, mm, nn, kk, a, lda, b, ldb, ldc = call
-        fn(_COL_MAJOR, ta, tb, mm, nn, kk, alpha, _address(a), lda, _address(b), ldb,
-           beta if accumulate else 0.0, _address(out), ldc)
+        # layouts ATen leaves to its own loop: NumPy's product
+        prod = np.matmul(x, y)
+        if not accumulate or beta == 0:
+            out[...] = alpha * prod if alpha != 1.0 else prod
+        else:
+            out *= beta
+            out += alpha * prod if alpha != 1.0 else prod
     return out
 
 
@@ -306,19 +257,11 @@ def matmul(x: np.ndarray, y: np.ndarray, out: np.ndarray | None = None,
 
 def _matrix_layout(a):
     """(transpose flag, leading dimension) of the matrices (last two dims) of ``a`` as GEMM reads
-    them, or None when neither dim has unit stride. A dim of size 1 has no stride to honour."""
+    them, or None when neither dim has unit stride (``cblas_calls.matrix_layout``'s rule, which
+    the compiled strided call applies too)."""
     rows, cols = a.shape[-2:]
-    item = a.itemsize
-    sr, sc = a.strides[-2:]
-    if sr % item or sc % item:
-        return None
-    sr = sr // item if rows > 1 else None
-    sc = sc // item if cols > 1 else None
-    if sc in (None, 1) and (sr is None or sr >= cols):
-        return _NO_TRANS, sr if sr is not None else max(cols, 1)
-    if sr in (None, 1) and (sc is None or sc >= rows):
-        return _TRANS, sc if sc is not None else max(rows, 1)
-    return None
+    trans, ld = _cblas().matrix_layout(rows, cols, *a.strides[-2:], a.itemsize)
+    return (trans, ld) if trans else None
 
 
 def _batch_strides(a, batch):
@@ -399,6 +342,15 @@ def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
             from .bmm_small import bmm_small  # Numba: imported on first use
             _bmm_small.append(bmm_small)
         return _bmm_small[0](x, y, out, accumulate, alpha, beta)
+    if x.ndim == 3 and y.ndim == 3 and x.shape[0] == y.shape[0]:
+        # bmm's stacks: one compiled call reads the layouts and calls MKL (the general path
+        # below, in Python, costs more than a small stack's product); it declines what the
+        # general path must copy or check
+        nb = x.shape[0]
+        if _gemm_batch_strided(x, y, out, nb, (x.strides[0] if nb > 1 else 0,
+                                               y.strides[0] if nb > 1 else 0,
+                                               m * n * x.itemsize), n, True, alpha, beta):
+            return out
     la, lb = _matrix_layout(x), _matrix_layout(y)
     if la is None or not x.flags.aligned:
         x = np.ascontiguousarray(x)  # copies the stack once, not the broadcast
@@ -412,10 +364,11 @@ def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
         return None
     sx = _fold(batch, xs, la[1] * (m if la[0] == _NO_TRANS else k))
     sy = _fold(batch, ys, lb[1] * (k if lb[0] == _NO_TRANS else n))
-    if sx is not None and sy is not None and \
-            _gemm_batch_strided(x, y, out, nb, (sx, sy, m * n), n, accumulate, alpha, beta):
-        return out
     item = x.itemsize
+    if sx is not None and sy is not None and \
+            _gemm_batch_strided(x, y, out, nb, (sx * item, sy * item, m * n * item), n, True,
+                                alpha, beta):
+        return out
     ax = _address(x) + _offsets(batch, xs, item)
     ay = _address(y) + _offsets(batch, ys, item)
     ac = _address(out) + np.arange(nb, dtype=np.int64) * (m * n * item)
@@ -434,25 +387,35 @@ def _matmul_stack(gemm, x, y, out, accumulate, alpha=1.0, beta=1.0):
     return out
 
 
-def _gemm_batch_strided(x, y, out, nb, strides, ldc, accumulate, alpha=1.0, beta=1.0):
-    """``out[i] (+)= x[i] @ y[i]`` for ``i < nb`` as one ``cblas_?gemm_batch_strided`` call, or
-    False (nothing done) where this MKL lacks it or GEMM can't read ``x``'s or ``y``'s matrices in
-    place. The matrices are the last two dims of ``x``, ``y`` and ``out`` (its rows ``ldc``
-    elements apart); matrix ``i`` of each lies ``i * strides[j]`` elements past its first. Both
-    stack entries make their one MKL call here: ``matmul_batch`` with the stacks' own batch
-    strides, ``matmul``'s broadcast stacks with the batch dims folded into one stride each."""
+_strided_addr = {}  # {np.dtype: its cblas_?gemm_batch_strided's address}, for the compiled call
+
+
+def _gemm_batch_strided(x, y, out, nb, strides, ldc, apart, alpha=1.0, beta=0.0):
+    """``out[i] = beta * out[i] + alpha * x[i] @ y[i]`` for ``i < nb`` as one
+    ``cblas_?gemm_batch_strided`` call made from compiled code (``cblas_calls``), or False
+    (nothing done) where this MKL lacks it or GEMM can't read ``x``'s or ``y``'s matrices in
+    place (or, with ``apart``, a stack's matrices overlap). The matrices are the last two dims of
+    ``x``, ``y`` and ``out`` (its rows ``ldc`` elements apart); matrix ``i`` of each lies ``i *
+    strides[j]`` bytes past its first. Every stack entry makes its one MKL call here:
+    ``matmul_batch`` with the stacks' own batch strides, ``matmul``'s stacks with the batch dims
+    folded into one stride each."""
     strided = _gemm_strided.get(x.dtype)
-    la, lb = _matrix_layout(x), _matrix_layout(y)
-    if strided is None or la is None or lb is None:
+    if strided is None:
         return False
-    m, k = x.shape[-2:]
-    n = y.shape[-1]
-    sx, sy, sc = strides
-    if not accumulate:
-        alpha, beta = 1.0, 0.0
-    strided(_ROW_MAJOR, la[0], lb[0], m, n, k, alpha, _address(x), la[1], sx, _address(y), lb[1],
-            sy, beta, _address(out), ldc, sc, nb)
-    return True
+    addr = _strided_addr.get(x.dtype)
+    if addr is None:
+        addr = _strided_addr[x.dtype] = ctypes.cast(strided, ctypes.c_void_p).value
+    if not _strided_call:
+        _strided_call.append(_cblas().strided_entry())
+    lead = (0,) * (x.ndim - 2)
+    x0 = x[lead] if lead else x
+    y0 = y[(0,) * (y.ndim - 2)] if y.ndim > 2 else y
+    out0 = out[(0,) * (out.ndim - 2)] if out.ndim > 2 else out
+    try:
+        return _strided_call[0](addr, x0, y0, out0, nb, *strides, ldc, apart, float(alpha),
+                                float(beta))
+    except TypeError:  # an unaligned operand: no compiled signature takes it
+        return False
 
 
 def matmul_batch(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool = False):
@@ -470,8 +433,8 @@ def matmul_batch(x: np.ndarray, y: np.ndarray, out: np.ndarray, accumulate: bool
           out.strides[1] % item == 0 and
           all(a.strides[0] % item == 0 and a.strides[0] >= 0 for a in (x, y, out)) and
           m and n and k and nb > 1)
-    if ok and _gemm_batch_strided(x, y, out, nb, [a.strides[0] // item for a in (x, y, out)],
-                                  out.strides[1] // item, accumulate):
+    if ok and _gemm_batch_strided(x, y, out, nb, [a.strides[0] for a in (x, y, out)],
+                                  out.strides[1] // item, False, 1.0, 1.0 if accumulate else 0.0):
         return out
     for i in range(nb):
         matmul(x[i], y[i], out=out[i], accumulate=accumulate)
@@ -494,20 +457,22 @@ def addbmm(x: np.ndarray, y: np.ndarray, out: np.ndarray, alpha=1.0, beta=1.0) -
         _load()
     fn = _gemm.get(x.dtype) if _gemm else None
     x0, y0 = x[0], y[0]
-    call = None
+    plan = None
     if fn is not None and y.dtype == x.dtype == out.dtype and out.flags.c_contiguous and \
             out.size and x.shape[2]:
-        call = _aten_gemm(x0, y0, out)
-    if call is None or call[5] is not x0 and call[5] is not y0 or \
-            call[7] is not x0 and call[7] is not y0:
+        try:
+            plan = _cblas().plan_entry()(x0, y0, out)
+        except TypeError:  # (a non-native byte order)
+            plan = None
+    if plan is None or not plan[0]:
         # no GEMM, or a contiguous copy of an operand: the per-matrix path (a copy each)
         for i in range(nb):
             matmul(x[i], y[i], out=out, accumulate=True, alpha=alpha,
                    beta=beta if i == 0 else 1.0)
         return out
-    ta, tb, m, n, k, a, lda, b, ldb, ldc = call
-    pa, pb = (y, x) if a is y0 else (x, y)  # _aten_gemm swaps them for a row-major result
-    base_a, base_b, c = _address(a), _address(b), _address(out)
+    _, swapped, ta, tb, m, n, k, lda, ldb, ldc = plan
+    pa, pb = (y, x) if swapped else (x, y)  # swapped for a row-major result
+    base_a, base_b, c = _address(pa[0]), _address(pb[0]), _address(out)
     step_a, step_b = pa.strides[0], pb.strides[0]
     for i in range(nb):
         fn(_COL_MAJOR, ta, tb, m, n, k, alpha, base_a + i * step_a, lda, base_b + i * step_b,

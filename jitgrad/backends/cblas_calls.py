@@ -21,7 +21,7 @@ from numba.extending import intrinsic
 
 from ..codegen.kcache import njit_cached
 
-_COL_MAJOR, _NO_TRANS, _TRANS = 102, 111, 112
+_ROW_MAJOR, _COL_MAJOR, _NO_TRANS, _TRANS = 101, 102, 111, 112
 _INT_MAX = 2 ** 31 - 1
 
 
@@ -85,75 +85,51 @@ def _call_gemm(typingctx, addr, transa, transb, m, n, k, alpha, a, lda, b, ldb, 
     return sig, codegen
 
 
-@njit_cached(nogil=True)
-def aten_gemm(addr, x, y, out, alpha, beta):
-    """``out = beta * out + alpha * x @ y`` (2-D, non-empty, one float dtype) by the
-    ``cblas_?gemm`` at ``addr`` with the arguments ATen's ``addmm_impl_cpu_`` passes: the
-    choice ``blas._aten_gemm`` documents, made here line for line (that function stays the
-    reference and the ctypes route's). False, having written nothing, where ATen would not
-    call BLAS (a stride not a multiple of the item size, a result layout GEMM can't write, a
-    size or leading dimension past ``int``): the caller then computes the product otherwise.
-    alpha and beta are Python floats, rounded to the dtype as ctypes rounds them."""
+@njit_cached(nogil=True, inline="always")
+def _operand_layout(s0, s1, rows, cols, tc):
+    """(transpose flag, copy?) for one GEMM operand of element strides ``s0``/``s1`` along the
+    call's rows/cols: read in place when one of them is unit and the other a valid leading
+    dimension, else a C-contiguous copy (read transposed unless the result is row-major)."""
+    if s0 == 1 and s1 >= max(1, rows):
+        return False, False
+    if s1 == 1 and s0 >= max(1, cols):
+        return True, False
+    return not tc, True
+
+
+@njit_cached(nogil=True, inline="always")
+def _gemm_layout(x, y, out):
+    """The first half of ATen's choice for ``out = x @ y`` (``addmm_impl_cpu_``): (ok, tc, ta,
+    tb, copy_a, copy_b, m, n, k, ldc), ``tc`` the row-major result (operands swapped: ``a`` is
+    then ``y``), ``copy_*`` an operand GEMM reads as a C-contiguous copy; ok False where ATen
+    would not call BLAS (a stride not a multiple of the item size, a result layout GEMM can't
+    write). The layout tests look at every stride, size-1 dims included, as ATen's do: MKL picks
+    its kernel by these arguments, so a different but equivalent call can give different bits."""
     item = x.itemsize
     xs0, xs1 = x.strides
     ys0, ys1 = y.strides
     os0, os1 = out.strides
-    if xs0 % item or xs1 % item or ys0 % item or ys1 % item or os0 % item or os1 % item:
-        return False
-    rs0, rs1 = os0 // item, os1 // item
     r0, r1 = out.shape
+    if xs0 % item or xs1 % item or ys0 % item or ys1 % item or os0 % item or os1 % item:
+        return False, False, False, False, False, False, 0, 0, 0, 0
+    rs0, rs1 = os0 // item, os1 // item
     if rs0 == 1 and (r1 == 1 or rs1 >= max(1, r0)):
-        return _gemm_operands(addr, False, x, y, out, r0, r1, rs1, alpha, beta)
+        m, n, k, ldc = r0, r1, x.shape[1], rs1
+        ta, ca = _operand_layout(xs0 // item, xs1 // item, m, k, False)
+        tb, cb = _operand_layout(ys0 // item, ys1 // item, k, n, False)
+        return True, False, ta, tb, ca, cb, m, n, k, ldc
     if rs1 == 1 and (r0 == 1 or rs0 >= max(1, r1)):
-        return _gemm_operands(addr, True, y, x, out, r1, r0, rs0, alpha, beta)
-    return False
+        m, n, k, ldc = r1, r0, y.shape[0], rs0
+        ta, ca = _operand_layout(ys1 // item, ys0 // item, m, k, True)
+        tb, cb = _operand_layout(xs1 // item, xs0 // item, k, n, True)
+        return True, True, ta, tb, ca, cb, m, n, k, ldc
+    return False, False, False, False, False, False, 0, 0, 0, 0
 
 
-_gemm_prepared = []
-
-
-def gemm_entry():
-    """``aten_gemm`` compiled for any-layout (``'A'``) float32 and float64 operands, and no
-    further: a C- or F-contiguous array converts to ``'A'`` at the call (a fraction of a
-    microsecond), so every layout shares two compilations (two cold ones, a few seconds; a disk
-    cache load afterwards) instead of one per combination of operand layouts. A read-only or
-    unaligned operand matches neither (TypeError): the caller takes the ctypes route."""
-    if not _gemm_prepared:
-        for scalar in (types.float32, types.float64):
-            arr = types.Array(scalar, 2, "A")
-            aten_gemm.compile((types.int64, arr, arr, arr, types.float64, types.float64))
-        aten_gemm.disable_compile()
-        _gemm_prepared.append(aten_gemm)
-    return _gemm_prepared[0]
-
-
-@njit_cached(nogil=True)
-def _gemm_operands(addr, tc, m1, m2, out, m, n, ldc, alpha, beta):
-    """``aten_gemm`` once the result's layout is chosen (``tc``: row-major, operands swapped):
-    each operand read in place with a transpose flag, or copied C-contiguous, then the leading
-    dimensions as ATen's ``gemm`` normalises them and its ``use_blas_gemm`` test."""
-    item = m1.itemsize
-    k = m1.shape[0] if tc else m1.shape[1]
-    i0 = 1 if tc else 0
-    i1 = 0 if tc else 1
-    s0 = m1.strides[i0] // item
-    s1 = m1.strides[i1] // item
-    if s0 == 1 and s1 >= max(1, m):
-        ta, a = False, m1
-    elif s1 == 1 and s0 >= max(1, k):
-        ta, a = True, m1
-    else:
-        ta, a = not tc, np.ascontiguousarray(m1)
-    s0 = m2.strides[i0] // item
-    s1 = m2.strides[i1] // item
-    if s0 == 1 and s1 >= max(1, k):
-        tb, b = False, m2
-    elif s1 == 1 and s0 >= max(1, n):
-        tb, b = True, m2
-    else:
-        tb, b = not tc, np.ascontiguousarray(m2)
-    lda = a.strides[1 if ta == tc else 0] // item
-    ldb = b.strides[1 if tb == tc else 0] // item
+@njit_cached(nogil=True, inline="always")
+def _gemm_lds(ta, tb, m, n, k, lda, ldb, ldc):
+    """The second half: the leading dimensions as cpublas ``gemm``'s ``normalize_last_dims``
+    sets them, and its ``use_blas_gemm`` test (ok, lda, ldb, ldc)."""
     if n == 1:
         ldc = m
     if ta:
@@ -164,14 +140,188 @@ def _gemm_operands(addr, tc, m1, m2, out, m, n, ldc, alpha, beta):
         ldb = n if k == 1 else ldb
     elif n == 1:
         ldb = k
-    if not (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and
-            ldc >= max(1, m) and max(m, n, k, lda, ldb, ldc) <= _INT_MAX):
+    ok = (lda >= max(1, k if ta else m) and ldb >= max(1, n if tb else k) and
+          ldc >= max(1, m) and max(m, n, k, lda, ldb, ldc) <= _INT_MAX)
+    return ok, lda, ldb, ldc
+
+
+@njit_cached(nogil=True)
+def gemm_plan(x, y, out):
+    """ATen's GEMM arguments for ``out = x @ y`` where both operands are read in place
+    (``blas.addbmm`` makes one such call per matrix, the addresses moving): (ok, swapped, transa,
+    transb, m, n, k, lda, ldb, ldc), ``swapped`` meaning ``a`` is ``y``; ok False where ATen
+    would not call BLAS or would copy an operand."""
+    ok, tc, ta, tb, ca, cb, m, n, k, ldc = _gemm_layout(x, y, out)
+    if not ok or ca or cb:
+        return False, False, 0, 0, 0, 0, 0, 0, 0, 0
+    item = x.itemsize
+    a_st = y.strides if tc else x.strides
+    b_st = x.strides if tc else y.strides
+    lda = a_st[1 if ta == tc else 0] // item
+    ldb = b_st[1 if tb == tc else 0] // item
+    ok, lda, ldb, ldc = _gemm_lds(ta, tb, m, n, k, lda, ldb, ldc)
+    return ok, tc, _TRANS if ta else _NO_TRANS, _TRANS if tb else _NO_TRANS, m, n, k, lda, ldb, \
+        ldc
+
+
+@njit_cached(nogil=True)
+def aten_gemm(addr, x, y, out, alpha, beta):
+    """``out = beta * out + alpha * x @ y`` (2-D, non-empty, one float dtype) by the
+    ``cblas_?gemm`` at ``addr`` with the arguments ATen's ``addmm_impl_cpu_`` passes
+    (``_gemm_layout``, ``_gemm_lds``). False, having written nothing, where ATen would not
+    call BLAS (a stride not a multiple of the item size, a result layout GEMM can't write, a
+    size or leading dimension past ``int``): the caller then computes the product otherwise.
+    alpha and beta are Python floats, rounded to the dtype as ctypes rounds them."""
+    ok, tc, ta, tb, ca, cb, m, n, k, ldc = _gemm_layout(x, y, out)
+    if not ok:
+        return False
+    if tc:
+        return _gemm_operands(addr, tc, ta, tb, ca, cb, y, x, out, m, n, k, ldc, alpha, beta)
+    return _gemm_operands(addr, tc, ta, tb, ca, cb, x, y, out, m, n, k, ldc, alpha, beta)
+
+
+_gemm_prepared = []
+
+
+def _source(scalar):
+    """Any layout, read-only or not, aligned or not: every 2-D operand of ``scalar`` converts
+    to this type at the call (a fraction of a microsecond)."""
+    return types.Array(scalar, 2, "A", readonly=True, aligned=False)
+
+
+def gemm_entry():
+    """``aten_gemm`` compiled for any-layout (``'A'``) float32 and float64 operands, read-only
+    or unaligned ones included, and no further: every operand converts to these types at the
+    call, so every layout shares two compilations (two cold ones, a few seconds; a disk cache
+    load afterwards) instead of one per combination of operand layouts."""
+    if not _gemm_prepared:
+        for scalar in (types.float32, types.float64):
+            src = _source(scalar)
+            aten_gemm.compile((types.int64, src, src, types.Array(scalar, 2, "A", aligned=False),
+                               types.float64, types.float64))
+        aten_gemm.disable_compile()
+        _gemm_prepared.append(aten_gemm)
+    return _gemm_prepared[0]
+
+
+_plan_prepared = []
+
+
+def plan_entry():
+    """``gemm_plan`` compiled as ``gemm_entry`` compiles ``aten_gemm``."""
+    if not _plan_prepared:
+        for scalar in (types.float32, types.float64):
+            src = _source(scalar)
+            gemm_plan.compile((src, src, types.Array(scalar, 2, "A", aligned=False)))
+        gemm_plan.disable_compile()
+        _plan_prepared.append(gemm_plan)
+    return _plan_prepared[0]
+
+
+@njit_cached(nogil=True)
+def _gemm_operands(addr, tc, ta, tb, ca, cb, m1, m2, out, m, n, k, ldc, alpha, beta):
+    """``aten_gemm`` once the layout is chosen: each operand read in place or copied
+    C-contiguous, its leading dimension read off the array GEMM reads, then the call."""
+    item = m1.itemsize
+    a = np.ascontiguousarray(m1) if ca else m1
+    b = np.ascontiguousarray(m2) if cb else m2
+    lda = a.strides[1 if ta == tc else 0] // item
+    ldb = b.strides[1 if tb == tc else 0] // item
+    ok, lda, ldb, ldc = _gemm_lds(ta, tb, m, n, k, lda, ldb, ldc)
+    if not ok:
         return False
     scalar = out.dtype.type
     _call_gemm(addr, np.int32(_TRANS if ta else _NO_TRANS), np.int32(_TRANS if tb else _NO_TRANS),
                np.int32(m), np.int32(n), np.int32(k), scalar(alpha), a.ctypes.data, np.int32(lda),
                b.ctypes.data, np.int32(ldb), scalar(beta), out.ctypes.data, np.int32(ldc))
     return True
+
+
+@intrinsic
+def _call_gemm_strided(typingctx, addr, transa, transb, m, n, k, alpha, a, lda, stridea, b, ldb,
+                       strideb, beta, c, ldc, stridec, batch):
+    """``cblas_?gemm_batch_strided(CblasRowMajor, transa, transb, m, n, k, alpha, a, lda,
+    stridea, b, ldb, strideb, beta, c, ldc, stridec, batch)`` at ``addr``; the integers are
+    int32, the pointers uintp, alpha/beta the dtype's scalar."""
+    sig = types.void(addr, transa, transb, m, n, k, alpha, a, lda, stridea, b, ldb, strideb, beta,
+                     c, ldc, stridec, batch)
+
+    def codegen(context, builder, signature, args):
+        i32, vp = ir.IntType(32), ir.IntType(8).as_pointer()
+        flt = _llvm_scalar(signature.args[6])
+        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i32, i32, i32, flt, vp, i32, i32,
+                                               vp, i32, i32, flt, vp, i32, i32, i32])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        (_, ta, tb, mm, nn, kk, al, pa, la, sa, pb, lb, sb, be, pc, lc, sc, nb) = args
+        builder.call(fn, [ir.Constant(i32, _ROW_MAJOR), ta, tb, mm, nn, kk, al,
+                          builder.inttoptr(pa, vp), la, sa, builder.inttoptr(pb, vp), lb, sb, be,
+                          builder.inttoptr(pc, vp), lc, sc, nb])
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@njit_cached(nogil=True, inline="always")
+def matrix_layout(rows, cols, row_stride, col_stride, item):
+    """(transpose flag, leading dimension) with which row-major GEMM reads a ``rows x cols``
+    matrix of these byte strides in place, or ``(0, 0)`` when neither dim has unit stride (or
+    a stride is not a multiple of the item size). A dim of size 1 has no stride to honour."""
+    if row_stride % item or col_stride % item:
+        return 0, 0
+    sr = row_stride // item
+    sc = col_stride // item
+    if (cols <= 1 or sc == 1) and (rows <= 1 or sr >= cols):
+        return _NO_TRANS, sr if rows > 1 else max(cols, 1)
+    if (rows <= 1 or sr == 1) and (cols <= 1 or sc >= rows):
+        return _TRANS, sc if cols > 1 else max(rows, 1)
+    return 0, 0
+
+
+@njit_cached(nogil=True)
+def gemm_batch_strided(addr, x0, y0, out0, nb, bx, by, bc, ldc, apart, alpha, beta):
+    """``out[i] = beta * out[i] + alpha * x[i] @ y[i]`` for ``i < nb`` by the
+    ``cblas_?gemm_batch_strided`` at ``addr``: ``x0``/``y0``/``out0`` are the first matrices,
+    matrix ``i`` lies ``i * bx`` (``by``, ``bc``) bytes past them, ``out``'s rows ``ldc`` elements
+    apart. False, having called nothing, where GEMM can't read a matrix of ``x``/``y`` in place,
+    a batch stride is not whole elements, a size passes ``int``, or (``apart``) the matrices of
+    ``x`` or ``y`` overlap without coinciding (MKL may reject such a stride). alpha and beta are
+    Python floats, rounded to the dtype as ctypes rounds them."""
+    item = x0.itemsize
+    m, k = x0.shape
+    n = y0.shape[1]
+    ta, lda = matrix_layout(m, k, x0.strides[0], x0.strides[1], item)
+    tb, ldb = matrix_layout(k, n, y0.strides[0], y0.strides[1], item)
+    if ta == 0 or tb == 0 or bx % item or by % item or bc % item:
+        return False
+    sx, sy, sc = bx // item, by // item, bc // item
+    if apart and not ((sx == 0 or sx >= lda * (m if ta == _NO_TRANS else k)) and
+                      (sy == 0 or sy >= ldb * (k if tb == _NO_TRANS else n))):
+        return False
+    if max(m, n, k, nb, lda, ldb, ldc, sx, sy, sc) > _INT_MAX or m * n * nb > _INT_MAX:
+        return False
+    scalar = out0.dtype.type
+    i32 = np.int32
+    _call_gemm_strided(addr, i32(ta), i32(tb), i32(m), i32(n), i32(k), scalar(alpha),
+                       x0.ctypes.data, i32(lda), i32(sx), y0.ctypes.data, i32(ldb), i32(sy),
+                       scalar(beta), out0.ctypes.data, i32(ldc), i32(sc), i32(nb))
+    return True
+
+
+_strided_prepared = []
+
+
+def strided_entry():
+    """``gemm_batch_strided`` compiled for any-layout float32/float64 first matrices (``x0``/
+    ``y0`` read-only or not), and no further (as ``gemm_entry``); an unaligned operand matches
+    no signature (TypeError): the caller copies it."""
+    if not _strided_prepared:
+        i64, f64 = types.int64, types.float64
+        for scalar in (types.float32, types.float64):
+            src = types.Array(scalar, 2, "A", readonly=True)
+            gemm_batch_strided.compile((i64, src, src, types.Array(scalar, 2, "A"), i64, i64,
+                                        i64, i64, i64, types.boolean, f64, f64))
+        gemm_batch_strided.disable_compile()
+        _strided_prepared.append(gemm_batch_strided)
+    return _strided_prepared[0]
 
 
 @njit_cached(nogil=True)
