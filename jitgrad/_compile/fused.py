@@ -109,10 +109,10 @@ class Group:
                 for s in self.steps]
 
     def _segments(self):
-        """The forward split at VML steps: a list of ``("kernel", module, inputs, outputs)``
+        """The forward split at VML steps: a list of ``("kernel", module, inputs, constants,
+        outputs)``
         and ``("vml", address, input, output, fallback module)`` (value indices), and the
         values that must be stored (read across a boundary, or escaping)."""
-        consts = tuple(f"c{k}" for k in range(len(self.consts)))
         items = []  # ("kernel", [(step, stmt)]) | ("vml", step)
         run = []
         for s, st in zip(self.steps, self._stmts):
@@ -158,12 +158,14 @@ class Group:
             stored.update(outs)
             if not outs:
                 continue  # nothing it computes is used (a dead value)
-            spec = LoopSpec(tuple(f"v{i}" for i in ins), consts,
+            # only the constants this segment reads: each argument costs the dispatcher time
+            used = sorted({int(a[1:]) for _, st in item[1] for a in st.args if a[0] == "c"})
+            spec = LoopSpec(tuple(f"v{i}" for i in ins), tuple(f"c{c}" for c in used),
                             tuple(st for _, st in item[1]),
                             tuple((f"o{i}", f"v{i}") for i in outs))
             mod = self.target.backend.module_for(("compiled-group", _key(spec)),
                                                  lambda spec=spec: spec)
-            segments.append(("kernel", mod, ins, outs))
+            segments.append(("kernel", mod, ins, [self.consts[c] for c in used], outs))
         return segments, stored
 
     def backward_module(self, present):
@@ -271,10 +273,10 @@ class Group:
             n *= d
         if not n:
             return stored
-        launch, consts = tg.backend.launch, self.consts
+        launch = tg.backend.launch
         for seg in self.segments:
             if seg[0] == "kernel":
-                _, mod, srcs, dsts = seg
+                _, mod, srcs, consts, dsts = seg
                 launch(mod, n, [flat[i] for i in srcs] + consts + [flat[i] for i in dsts])
             else:
                 _, addr, src, dst, fallback = seg
