@@ -127,14 +127,20 @@ def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable
 
 def _uses_cpu_flash(query, key, value, attn_mask, dropout_p, enable_gqa):
     """Whether PyTorch's CPU dispatcher picks its flash kernel (``use_flash_attention_cpp``):
-    4-D inputs, no dropout, equal head sizes and batch sizes, heads equal (or grouped with
-    ``enable_gqa``), and a mask that needs no gradient and is 2-D or 4-D broadcasting over
-    batch and heads."""
+    4-D inputs, no dropout, equal head sizes and batch sizes, non-empty sequences, unit stride
+    along the head dim, heads equal (or grouped with ``enable_gqa``), and a mask that needs no
+    gradient and is 2-D or 4-D broadcasting over batch and heads."""
     if not query.dim() == key.dim() == value.dim() == 4 or dropout_p != 0.0:
         return False
     if not query.shape[-1] == key.shape[-1] == value.shape[-1]:
         return False
     if not query.shape[0] == key.shape[0] == value.shape[0]:
+        return False
+    # check_nonzero_sequence_lengths_dense, check_last_dim_stride_equals_1_dense (the mask's
+    # stride is not checked on the CPU)
+    if 0 in (query.shape[2], key.shape[2], value.shape[2]):
+        return False
+    if any(t.dim() and t.stride(-1) != 1 for t in (query, key, value)):
         return False
     hq, hk, hv = query.shape[1], key.shape[1], value.shape[1]
     if not (hq == hk == hv or (enable_gqa and hk == hv and hq % hk == 0)):
@@ -194,6 +200,11 @@ def _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale):
     if query.dtype not in (D.float32, D.float64) or query.shape[1] != key.shape[1] \
             or 0 in tuple(query.shape) or 0 in tuple(key.shape):
         return None
+    for t in (query, key, value):  # operands MKL takes as they are (else ATen's own GEMM)
+        st, item = t._data.strides, t._data.itemsize
+        if any(x < 0 or x % item for x in st) or (t.shape[2] > 1 and
+                                                   st[2] // item < t.shape[3]):
+            return None
     from . import _flash_attention_aten as flash
     mask = None
     if attn_mask is not None:
