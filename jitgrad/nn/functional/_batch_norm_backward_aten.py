@@ -27,11 +27,15 @@ Kernels compile without fast-math flags: every FMA is an explicit ``fma``.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
+from llvmlite import ir
+from numba import prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ...backends.cpu import empty
 from ...codegen.kcache import njit_cached as njit
 from ...math._intrinsics import fma
+from ._layer_norm_aten import _splat, _vector_env
 
 __all__ = ["batch_norm_backward"]
 
@@ -53,11 +57,91 @@ def _fold(acc):
     return s
 
 
+@intrinsic
+def _whole_vectors(typingctx, x, dy, base, count, mean, acc):
+    """The lane accumulators of ``reduce_all(dy)`` and ``map2_reduce_all((x - mean) * dy)``
+    over ``count >= 1`` whole vectors from ``base`` into rows 0 and 1 of ``acc`` (``(2,
+    lanes)``): LLVM ``<lanes x T>`` code, one vector op per ATen vector op (the product
+    rounded, then added: in the whole vectors GCC does not contract the two lambdas), so the
+    lanes run as one register (a Numba loop over the lanes stays scalar)."""
+    if not (isinstance(x, types.Array) and x.dtype in (types.float32, types.float64)
+            and dy == x and mean == x.dtype and isinstance(acc, types.Array)
+            and acc.dtype == x.dtype and acc.ndim == 2 and acc.layout == "C"):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x_arr, dy_arr, base_v, cnt_v, mean_v, acc_arr = args
+        vt, row, _ = _vector_env(context, builder, sig.args[5], acc_arr)
+        xp = context.make_array(sig.args[0])(context, builder, x_arr).data
+        dp = context.make_array(sig.args[1])(context, builder, dy_arr).data
+        mu = _splat(builder, vt, mean_v)
+        lanes = ir.Constant(ir.IntType(64), vt.count)
+
+        def load(ptr, v):
+            off = builder.add(base_v, builder.mul(v, lanes))
+            return builder.load(builder.bitcast(builder.gep(ptr, [off]), vt.as_pointer()),
+                                align=1)
+        zero = ir.Constant(ir.IntType(64), 0)
+        d0 = load(dp, zero)
+        acc_s = cgutils.alloca_once_value(builder, d0)
+        acc_d = cgutils.alloca_once_value(builder, builder.fmul(builder.fsub(load(xp, zero),
+                                                                             mu), d0))
+        one = ir.Constant(ir.IntType(64), 1)
+        with cgutils.for_range(builder, builder.sub(cnt_v, one)) as loop:
+            v = builder.add(loop.index, one)
+            dv = load(dp, v)
+            builder.store(builder.fadd(builder.load(acc_s), dv), acc_s)
+            prod = builder.fmul(builder.fsub(load(xp, v), mu), dv)
+            builder.store(builder.fadd(builder.load(acc_d), prod), acc_d)
+        builder.store(builder.load(acc_s), row(zero), align=1)
+        builder.store(builder.load(acc_d), row(one), align=1)
+        return context.get_dummy_value()
+    return types.none(x, dy, types.int64, types.int64, mean, acc), codegen
+
+
+@intrinsic
+def _whole_vectors_dx(typingctx, x, dy, gx, base, count, coef):
+    """The training input gradient over ``count`` whole vectors from ``base``, as ATen's vector
+    lambda compiles: ``(fma(-(x - mean), k, dy - grad_mean) * invstd) * w`` with ``coef =
+    (mean, k, grad_mean, invstd, w)`` (an array in the dtype), in ``<lanes x T>`` code."""
+    if not (isinstance(x, types.Array) and x.dtype in (types.float32, types.float64)
+            and dy == x and isinstance(gx, types.Array) and gx.dtype == x.dtype
+            and isinstance(coef, types.Array) and coef.dtype == x.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x_arr, dy_arr, gx_arr, base_v, cnt_v, coef_arr = args
+        lanes = 32 * 8 // sig.args[0].dtype.bitwidth
+        vt = ir.VectorType(context.get_value_type(sig.args[0].dtype), lanes)
+        vfma = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(vt, [vt, vt, vt]),
+            f"llvm.fma.v{lanes}f{sig.args[0].dtype.bitwidth}")
+        xp = context.make_array(sig.args[0])(context, builder, x_arr).data
+        dp = context.make_array(sig.args[1])(context, builder, dy_arr).data
+        gp = context.make_array(sig.args[2])(context, builder, gx_arr).data
+        cp = context.make_array(sig.args[5])(context, builder, coef_arr).data
+        mu, k, gm, inv, w = (_splat(builder, vt, builder.load(builder.gep(
+            cp, [ir.Constant(ir.IntType(64), i)]))) for i in range(5))
+        step = ir.Constant(ir.IntType(64), lanes)
+
+        def at(ptr, v):
+            off = builder.add(base_v, builder.mul(v, step))
+            return builder.bitcast(builder.gep(ptr, [off]), vt.as_pointer())
+        with cgutils.for_range(builder, cnt_v) as loop:
+            v = loop.index
+            d = builder.fsub(builder.load(at(xp, v), align=1), mu)
+            t = builder.fsub(builder.load(at(dp, v), align=1), gm)
+            r = builder.call(vfma, [builder.fneg(d), k, t])
+            builder.store(builder.fmul(builder.fmul(r, inv), w), at(gp, v), align=1)
+        return context.get_dummy_value()
+    return types.none(x, dy, gx, types.int64, types.int64, coef), codegen
+
+
 @njit(inline="always", **_FLAGS)
-def _plane_sums(x, dy, base, m, mean, acc_s, acc_d):
+def _plane_sums(x, dy, base, m, mean, acc):
     """``(reduce_all(dy), map2_reduce_all((x - mean) * dy))`` over ``m`` elements from
-    ``base`` (flat arrays), in ``T`` and ATen's lane order; ``acc_*`` scratch vectors."""
-    w = acc_s.shape[0]
+    ``base`` (flat arrays), in ``T`` and ATen's lane order; ``acc`` a ``(2, lanes)`` scratch."""
+    w = acc.shape[1]
     if m < w:  # one partial vector: its lanes added left to right, products rounded
         s = dy[base]
         d = (x[base] - mean) * dy[base]
@@ -65,15 +149,10 @@ def _plane_sums(x, dy, base, m, mean, acc_s, acc_d):
             s += dy[j]
             d += (x[j] - mean) * dy[j]
         return s, d
-    for lane in range(w):
-        acc_s[lane] = dy[base + lane]
-        acc_d[lane] = (x[base + lane] - mean) * dy[base + lane]
     full = m - m % w
-    for v in range(w, full, w):
-        for lane in range(w):
-            j = base + v + lane
-            acc_s[lane] += dy[j]
-            acc_d[lane] += (x[j] - mean) * dy[j]
+    _whole_vectors(x, dy, np.int64(base), np.int64(full // w), mean, acc)
+    acc_s = acc[0]
+    acc_d = acc[1]
     for j in range(base + full, base + m):  # the partial last vector, into the first lanes
         lane = j - base - full
         acc_s[lane] += dy[j]
@@ -84,14 +163,12 @@ def _plane_sums(x, dy, base, m, mean, acc_s, acc_d):
 @njit(inline="always", **_FLAGS)
 def _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums):
     dt = x.dtype.type
-    lanes = _VECTOR_BYTES // x.itemsize
-    acc_s = np.empty(lanes, x.dtype)
-    acc_d = np.empty(lanes, x.dtype)
+    acc = np.empty((2, _VECTOR_BYTES // x.itemsize), x.dtype)
     mu = mean[c]
     s = 0.0
     d = 0.0
     for n in range(n_batch):
-        ps, pd = _plane_sums(x, dy, (n * channels + c) * m, m, mu, acc_s, acc_d)
+        ps, pd = _plane_sums(x, dy, (n * channels + c) * m, m, mu, acc)
         s += ps
         d += pd
     sums[0, c] = s
@@ -104,9 +181,18 @@ def _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx
         total = n_batch * m
         k = dt(d) * inv * inv / dt(total)
         gm = dt(s / total)
+        coef = np.empty(5, x.dtype)
+        coef[0] = mu
+        coef[1] = k
+        coef[2] = gm
+        coef[3] = inv
+        coef[4] = wc
+        lanes = acc.shape[1]
+        full = m - m % lanes
         for n in range(n_batch):
             base = (n * channels + c) * m
-            for j in range(base, base + m):
+            _whole_vectors_dx(x, dy, gx, np.int64(base), np.int64(full // lanes), coef)
+            for j in range(base + full, base + m):  # map2's partial vector: the same lambda
                 r = fma(-(x[j] - mu), k, dy[j] - gm) * inv
                 gx[j] = r * wc
     else:
