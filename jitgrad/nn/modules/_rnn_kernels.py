@@ -8,21 +8,32 @@ Packed and padded input alike: the input is 2-D (rows, features); time step ``t`
 (``sizes`` non-increasing: a padded input has every size equal to the batch). A forward
 direction leaves the rows that ended early at their last value, a reverse direction lets a
 sequence join when its last step is reached: RNN.cpp's packed layers. Per-step arrays are indexed
-by row, so both directions store where the other would and weight gradients are one GEMM each.
+by row, so both directions store where the other would.
 
-The arithmetic is RNN.cpp's in its order: the input projection ``x @ w_ih.T + b_ih`` of all
-steps first (bias in C, beta 1, as addmm), per step ``h @ w_hh.T + b_hh`` the same way, then
-GRU's gates r, z, n (``n = tanh(i_n + h_n * r)``, ``hy = (hx - n) * z + n``) or the simple cell's
-``act(h_proj + x_proj)``. The backward follows the per-op graph's VJPs (``g - g * z`` for n's
-gradient, as the separate sub/mul/add ops give it).
+PyTorch runs these layers op by op (RNN.cpp's ``FullLayer``/``PackedLayer`` over its cells), and
+the kernels make its operations in its order, so values and gradients are PyTorch's bits at one
+thread. Forward: the input projection ``x @ w_ih.T + b_ih`` of all steps first (addmm: bias in
+C, beta 1), per step ``h @ w_hh.T + b_hh`` the same way, then the gates as ATen's ops compute
+them (``_rnn_gates.py``: SLEEF/glibc sigmoid, MKL VML tanh). Backward: ATen's VJPs
+(``_rnn_gates`` element helpers), addmm's backward GEMM calls, and PyTorch's order of sums:
+
+- a hidden state's gradient adds its parts in the order PyTorch's engine receives them: the
+  step's output, then (GRU) the next step's ``hidden - n``, then its ``linear_hh``; where the
+  next step reads a slice or concatenation of the state (a packed batch shrinking or, reversed,
+  growing), that view's node first adds the next step's two parts, so they reach the state as
+  one;
+- ``w_hh``/``b_hh`` (and a projection's ``w_hr``) are used once per step, so their gradients
+  are one GEMM (``sum_to``'s cascade column sum) per step, accumulated in the order the steps'
+  backward runs (last step first); ``w_ih``/``b_ih`` serve all steps in one addmm.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...codegen.kcache import njit_cached as njit
-from ...math import aten_sigmoid as sigmoid  # the sigmoid op's (ATen's bits)
-from ...math import tanh
+from ...math._intrinsics import fma
+from ...ops._cascade_sum_kernels import column_sums_aten
+from ._rnn_gates import gru_element_grads, gru_gates, lstm_element_grads, lstm_gates, tanh_rows
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 
@@ -39,87 +50,140 @@ def _project(dst, src, w, bias, gemm, one, rows, n_out, n_in):
 
 
 @njit(nogil=True, error_model="numpy")
-def _input_grads(dgates, x, w_ih, gemm, consts, dx, dw_ih):
-    """dx = dgates @ w_ih and dw_ih = dgates.T @ x over every row at once."""
+def _step(s, steps, reverse, sizes, offsets):
+    """The time step that forward step ``s`` runs (its rows and first row)."""
+    t = steps - 1 - s if reverse else s
+    return sizes[t], offsets[t]
+
+
+@njit(nogil=True, error_model="numpy")
+def _back_step(s, steps, reverse, sizes, offsets):
+    """The time step that backward step ``s`` runs (the forward steps in reverse)."""
+    t = s if reverse else steps - 1 - s
+    return sizes[t], offsets[t]
+
+
+@njit(nogil=True, error_model="numpy")
+def _copy_rows(dst, src, rows):
+    """dst[:rows] = src[:rows] (2-D, one width)."""
+    for i in range(rows):
+        for j in range(src.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(nogil=True, error_model="numpy")
+def _fresh_rows(src, off, n, scratch):
+    """``src[off:off + n]`` as a GEMM operand where PyTorch's is a tensor of its own (aligned):
+    MKL's small GEMMs round by the operands' addresses modulo 16 bytes (measured: one row
+    block at another offset gives other bits), so a block that does not start at such an
+    address is copied to ``scratch`` (an array of its own) first."""
+    rows = src[off:off + n]
+    if rows.ctypes.data % 16 == 0:
+        return rows
+    out = scratch[:n]
+    _copy_rows(out, rows, n)
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def _state_grad(dyr, dhr, width, dst):
+    """``dst = dy + dh``: a state's gradient from its output's and the next step's (one part,
+    or the last step's ``dhy``)."""
+    for j in range(width):
+        dst[j] = dyr[j] + dhr[j]
+
+
+@njit(nogil=True, error_model="numpy")
+def input_grads(dgi, x, w_ih, gemm, consts, threads, dx, dw_ih, db_ih):
+    """dx = dgi @ w_ih, dw_ih = dgi.T @ x and db_ih = dgi's column sums over every row at once:
+    the backward of the one addmm of the input projection."""
     zero, one = consts[0], consts[1]
-    rows, n_g = dgates.shape
+    rows, n_g = dgi.shape
     n_in = x.shape[1]
     nr, ng, ni = np.int32(rows), np.int32(n_g), np.int32(n_in)
-    gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nr, ni, ng, one, dgates.ctypes.data, ng,
+    gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, nr, ni, ng, one, dgi.ctypes.data, ng,
          w_ih.ctypes.data, ni, zero, dx.ctypes.data, ni)
-    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, ni, nr, one, dgates.ctypes.data, ng, x.ctypes.data,
+    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, ni, nr, one, dgi.ctypes.data, ng, x.ctypes.data,
          ni, zero, dw_ih.ctypes.data, ni)
+    column_sums_aten(dgi, db_ih, threads)
 
 
 @njit(nogil=True, error_model="numpy")
-def _hh_grad(dgates, hprev, gemm, consts, dw_hh):
-    """dw_hh = dgates.T @ hprev."""
+def step_weight_grad(dg, src, hx, sizes, offsets, reverse, gemm, consts, dw):
+    """dw = the sum over steps, in backward order, of ``dg[rows of t].T @ src[rows of t]``: a
+    weight used once per step (w_hh, w_hr) gets one GEMM per step, added up as the engine
+    adds them. ``hx`` (2-D, or empty: none) is the state the first forward step read (w_hh:
+    PyTorch's operand there is that tensor, not a copy)."""
     zero, one = consts[0], consts[1]
-    rows, n_g = dgates.shape
-    hid = hprev.shape[1]
-    nr, ng, nh = np.int32(rows), np.int32(n_g), np.int32(hid)
-    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, ng, nh, nr, one, dgates.ctypes.data, ng,
-         hprev.ctypes.data, nh, zero, dw_hh.ctypes.data, nh)
+    n_g, width = dg.shape[1], src.shape[1]
+    steps = sizes.shape[0]
+    scratch = np.empty_like(dw)
+    dgs, srcs = np.empty((sizes[0], n_g), dg.dtype), np.empty((sizes[0], width), src.dtype)
+    for s in range(steps):
+        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
+        dst = dw if s == 0 else scratch
+        a = _fresh_rows(dg, off, n_b, dgs)
+        b = hx if s == steps - 1 and hx.shape[0] > 0 else _fresh_rows(src, off, n_b, srcs)
+        gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, np.int32(n_g), np.int32(width), np.int32(n_b), one,
+             a.ctypes.data, np.int32(n_g), b.ctypes.data, np.int32(width), zero,
+             dst.ctypes.data, np.int32(width))
+        if s > 0:
+            for i in range(n_g):
+                for j in range(width):
+                    dw[i, j] = dw[i, j] + scratch[i, j]
 
 
 @njit(nogil=True, error_model="numpy")
-def _column_sums(a, out):
-    """out[j] = sum over rows of a[:, j], in row order."""
-    for j in range(out.shape[0]):
-        out[j] = 0
-    for i in range(a.shape[0]):
-        row = a[i]
-        for j in range(out.shape[0]):
-            out[j] += row[j]
+def step_bias_grad(dg, sizes, offsets, reverse, threads, db, scratch):
+    """db = the sum over steps, in backward order, of each step's column sums of ``dg`` (b_hh:
+    one addmm per step)."""
+    steps = sizes.shape[0]
+    for s in range(steps):
+        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
+        column_sums_aten(dg[off:off + n_b], db if s == 0 else scratch, threads)
+        if s > 0:
+            for j in range(db.shape[0]):
+                db[j] = db[j] + scratch[j]
 
 
 @njit(nogil=True, error_model="numpy")
-def weight_grads(dgi, dgh, shared, x, hprev, w_ih, gemm, consts, dx, dw_ih, dw_hh, db_ih, db_hh):
-    """After a backward time loop, over every row at once: dx = dgi @ w_ih, dw_ih = dgi.T @ x,
-    dw_hh = dgh.T @ hprev and the bias gradients (column sums of dgi and dgh; ``db_hh`` is
-    not written when ``shared``: ``dgh`` is ``dgi``, the gradient of both projections). One
-    kernel for the three kinds of layer."""
-    _input_grads(dgi, x, w_ih, gemm, consts, dx, dw_ih)
-    _hh_grad(dgh, hprev, gemm, consts, dw_hh)
-    _column_sums(dgi, db_ih)
-    if not shared:
-        _column_sums(dgh, db_hh)
+def weight_grads(dgi, dgh, x, hprev, hx, w_ih, sizes, offsets, reverse, gemm, consts, threads,
+                 dx, dw_ih, dw_hh, db_ih, db_hh):
+    """After a backward time loop: the input projection's gradients over every row at once,
+    w_hh's and b_hh's step by step (``dgh`` may be ``dgi``: the gradient of both projections).
+    One kernel for the three kinds of layer."""
+    input_grads(dgi, x, w_ih, gemm, consts, threads, dx, dw_ih, db_ih)
+    step_weight_grad(dgh, hprev, hx, sizes, offsets, reverse, gemm, consts, dw_hh)
+    step_bias_grad(dgh, sizes, offsets, reverse, threads, db_hh, np.empty_like(db_hh))
 
 
 # ----------------------------------------------------------------------------- GRU
 
 @njit(nogil=True, error_model="numpy")
-def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, gemm, consts, gates,
-                ghn, gh, hprev, y, hy):
+def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, gemm, consts, tanh_addr,
+                gates, ghn, gh, hprev, y, hy):
     """x (N, I), w_ih (3H, I), w_hh (3H, H), b_ih/b_hh (3H,) (zeros without biases), hx (B, H).
     Writes ``gates`` (N, 3H: r, z, n after their activations), ``ghn`` (N, H: the hidden
     projection's n chunk, b_hh included), ``hprev`` (N, H: the hidden state each row saw), the
-    output ``y`` (N, H) and the final state ``hy`` (B, H); ``gh`` (B, 3H) is scratch."""
+    output ``y`` (N, H) and the final state ``hy`` (B, H); ``gh`` (B, 3H) is scratch;
+    ``tanh_addr`` VML's tanh."""
     rows, n_in = x.shape
     batch, hid = hx.shape
     one = consts[1]
     _project(gates, x, w_ih, b_ih, gemm, one, rows, 3 * hid, n_in)
-    for b in range(batch):
-        for j in range(hid):
-            hy[b, j] = hx[b, j]
+    _copy_rows(hy, hx, batch)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = steps - 1 - s if reverse else s
-        n_b, off = sizes[t], offsets[t]
-        for b in range(n_b):
-            hp = hprev[off + b]
-            for j in range(hid):
-                hp[j] = hy[b, j]
-        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, 3 * hid, hid)
+        n_b, off = _step(s, steps, reverse, sizes, offsets)
+        _copy_rows(hprev[off:], hy, n_b)
+        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, 3 * hid, hid)
         for b in range(n_b):
             gr, ghr, hyr, yr, hnr = gates[off + b], gh[b], hy[b], y[off + b], ghn[off + b]
-            for j in range(2 * hid):
-                gr[j] = sigmoid(ghr[j] + gr[j])
             for j in range(hid):
-                hn = ghr[2 * hid + j]
-                hnr[j] = hn
-                n = tanh(gr[2 * hid + j] + hn * gr[j])
-                gr[2 * hid + j] = n
+                hnr[j] = ghr[2 * hid + j]
+            gru_gates(gr, ghr, hid, one, tanh_addr)
+            for j in range(hid):
+                n = gr[2 * hid + j]
                 h_new = (hyr[j] - n) * gr[hid + j] + n
                 hyr[j] = h_new
                 yr[j] = h_new
@@ -127,77 +191,81 @@ def gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, gemm, co
 
 @njit(nogil=True, error_model="numpy")
 def gru_backward(w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy, dhy, dgi,
-                 dgh, dh):
+                 dgh, dh, direct):
     """The time loop of ``gru_forward``'s VJP from its saved arrays; ``dy`` (N, H) and ``dhy``
     (B, H) the incoming gradients (zeros where none came). Writes the pre-activation gradients
     of the input projection ``dgi`` and of the hidden projection ``dgh`` (N, 3H each; they
-    differ in the n chunk) and ``dh`` (B, H: hx's gradient); ``weight_grads`` does the rest."""
+    differ in the n chunk) and ``dh`` (B, H: hx's gradient); ``direct`` (B, H) is scratch
+    (the ``hidden - n`` part of a state's gradient, kept apart from the ``linear_hh`` part
+    that the GEMM writes into ``dh``); ``weight_grads`` does the rest."""
     hid = dh.shape[1]
-    one = consts[1]
-    dh[:, :] = dhy
+    zero, one = consts[0], consts[1]
+    _copy_rows(dh, dhy, dh.shape[0])
+    g = np.empty(hid, dh.dtype)
+    dgs = np.empty((sizes[0], 3 * hid), dh.dtype)
     steps = sizes.shape[0]
+    n_prev = 0  # the rows of the step whose backward ran before (0: none)
     for s in range(steps):
-        t = s if reverse else steps - 1 - s
-        n_b, off = sizes[t], offsets[t]
+        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
         for b in range(n_b):
             gr, hnr, hpr, dyr = gates[off + b], ghn[off + b], hprev[off + b], dy[off + b]
-            dgir, dghr, dhr = dgi[off + b], dgh[off + b], dh[b]
+            dgir, dghr, dhr, drr = dgi[off + b], dgh[off + b], dh[b], direct[b]
+            if b >= n_prev:  # the state's last step: its output's and dhy's gradients
+                _state_grad(dyr, dhr, hid, g)
+            elif n_prev != n_b:  # the next step read a slice / concatenation of the state
+                for j in range(hid):
+                    g[j] = dyr[j] + (drr[j] + dhr[j])
+            else:
+                for j in range(hid):
+                    g[j] = (dyr[j] + drr[j]) + dhr[j]
             for j in range(hid):
                 r, z, n = gr[j], gr[hid + j], gr[2 * hid + j]
-                g = dyr[j] + dhr[j]
-                gz = g * z
-                dn = (g - gz) * (one - n * n)
-                dr = dn * hnr[j] * r * (one - r)
-                dz = g * (hpr[j] - n) * z * (one - z)
-                dgir[j] = dr
-                dgir[hid + j] = dz
+                gz = g[j] * z
+                dr, dz, dn = gru_element_grads(r, z, n, hnr[j], g[j] - gz, g[j] * (hpr[j] - n),
+                                               one)
+                dgir[j] = dghr[j] = dr
+                dgir[hid + j] = dghr[hid + j] = dz
                 dgir[2 * hid + j] = dn
-                dghr[j] = dr
-                dghr[hid + j] = dz
                 dghr[2 * hid + j] = dn * r
-                dhr[j] = gz
-        # dh[:n_b] += dgh[t] @ w_hh: the previous hidden state's other gradient
+                drr[j] = gz
+        # dh[:n_b] = dgh[t] @ w_hh: the previous hidden state's linear_hh part
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(3 * hid),
-             one, dgh[off:].ctypes.data, np.int32(3 * hid), w_hh.ctypes.data, np.int32(hid), one,
-             dh.ctypes.data, np.int32(hid))
+             one, _fresh_rows(dgh, off, n_b, dgs).ctypes.data, np.int32(3 * hid),
+             w_hh.ctypes.data, np.int32(hid), zero, dh.ctypes.data, np.int32(hid))
+        n_prev = n_b
+    for b in range(dh.shape[0]):  # hx: each row's parts from the step that read it first
+        for j in range(hid):
+            dh[b, j] = direct[b, j] + dh[b, j]
 
 
 # ----------------------------------------------------------------------------- tanh/relu RNN
 
 @njit(nogil=True, error_model="numpy")
 def simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, relu, gemm, consts,
-                   xw, gh, hprev, y, hy):
+                   tanh_addr, xw, gh, hprev, y, hy):
     """The tanh (``relu`` False) or relu RNN: ``xw`` (N, H) the input projection, ``gh`` (B, H)
     scratch; writes ``hprev``, ``y`` (N, H) and ``hy`` (B, H)."""
     rows, n_in = x.shape
     batch, hid = hx.shape
     zero, one = consts[0], consts[1]
     _project(xw, x, w_ih, b_ih, gemm, one, rows, hid, n_in)
-    for b in range(batch):
-        for j in range(hid):
-            hy[b, j] = hx[b, j]
+    _copy_rows(hy, hx, batch)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = steps - 1 - s if reverse else s
-        n_b, off = sizes[t], offsets[t]
+        n_b, off = _step(s, steps, reverse, sizes, offsets)
+        _copy_rows(hprev[off:], hy, n_b)
+        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, hid, hid)
         for b in range(n_b):
-            hp = hprev[off + b]
+            ghr, xwr, hyr = gh[b], xw[off + b], hy[b]
             for j in range(hid):
-                hp[j] = hy[b, j]
-        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, hid, hid)
-        for b in range(n_b):
-            ghr, xwr, hyr, yr = gh[b], xw[off + b], hy[b], y[off + b]
+                hyr[j] = ghr[j] + xwr[j]
             if relu:
                 for j in range(hid):
-                    v = ghr[j] + xwr[j]
-                    v = v if v > zero or v != v else zero  # relu keeps NaN, as ATen's
-                    hyr[j] = v
-                    yr[j] = v
-            else:
-                for j in range(hid):
-                    v = tanh(ghr[j] + xwr[j])
-                    hyr[j] = v
-                    yr[j] = v
+                    v = hyr[j]
+                    hyr[j] = v if v > zero or v != v else zero  # relu keeps NaN, as ATen's
+        if not relu:
+            tanh_rows(tanh_addr, hy, hy, n_b)
+        _copy_rows(y[off:], hy, n_b)
 
 
 @njit(nogil=True, error_model="numpy")
@@ -206,31 +274,57 @@ def simple_backward(w_hh, sizes, offsets, reverse, relu, gemm, consts, y, dy, dh
     (the same for both projections) and ``dh`` (B, H) hx's; ``weight_grads`` does the rest."""
     hid = dh.shape[1]
     zero, one = consts[0], consts[1]
-    dh[:, :] = dhy
+    _copy_rows(dh, dhy, dh.shape[0])
+    dgs = np.empty((sizes[0], hid), dh.dtype)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = s if reverse else steps - 1 - s
-        n_b, off = sizes[t], offsets[t]
+        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
         for b in range(n_b):
-            yr, dyr, dgr, dhr = y[off + b], dy[off + b], dg[off + b], dh[b]
+            yr, dgr = y[off + b], dg[off + b]
+            _state_grad(dy[off + b], dh[b], hid, dgr)
             if relu:
-                for j in range(hid):
-                    g = dyr[j] + dhr[j]
-                    dgr[j] = g if yr[j] > zero else zero  # threshold_backward: result > 0
+                for j in range(hid):  # threshold_backward: zero where the result <= 0
+                    dgr[j] = zero if yr[j] <= zero else dgr[j]
             else:
                 for j in range(hid):
                     v = yr[j]
-                    dgr[j] = (dyr[j] + dhr[j]) * (one - v * v)
+                    dgr[j] = dgr[j] * fma(-v, v, one)
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(hid), one,
-             dg[off:].ctypes.data, np.int32(hid), w_hh.ctypes.data, np.int32(hid), zero,
-             dh.ctypes.data, np.int32(hid))
+             _fresh_rows(dg, off, n_b, dgs).ctypes.data, np.int32(hid), w_hh.ctypes.data,
+             np.int32(hid), zero, dh.ctypes.data, np.int32(hid))
 
 
 # ----------------------------------------------------------------------------- LSTM, by rows
 
 @njit(nogil=True, error_model="numpy")
-def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gemm, consts, acts,
-                 gh, cprev, tcs, hprev, y, hy, cy):
+def _lstm_cells(acts, gh, cprev, cy, tanh_addr, one, off, n_b, hid):
+    """An LSTM step's gates (``acts`` rows from ``off``: the input projection in, the gate
+    activations out) and new cell states ``cy[:n_b]``."""
+    for b in range(n_b):
+        ar, cpr, cyr = acts[off + b], cprev[off + b], cy[b]
+        lstm_gates(ar, gh[b], hid, one, tanh_addr)
+        for j in range(hid):
+            cyr[j] = ar[hid + j] * cpr[j] + ar[j] * ar[2 * hid + j]
+
+
+@njit(nogil=True, error_model="numpy")
+def _lstm_cell_grads(acts, cprev, tcs, dhs, dc, dg, off, n_b, hid, one):
+    """An LSTM step backward from the gradients of its (unprojected) hidden states ``dhs``
+    (rows from ``off``): gate gradients into ``dg``, ``dc[:n_b]`` in: the cell states' other
+    gradient, out: the previous cell states'."""
+    for b in range(n_b):
+        ar, cpr, tcr, dhr, dgr, dcr = (acts[off + b], cprev[off + b], tcs[off + b], dhs[b],
+                                       dg[off + b], dc[b])
+        for j in range(hid):
+            og, tc, dht = ar[3 * hid + j], tcr[j], dhr[j]
+            dgr[j], dgr[hid + j], dgr[2 * hid + j], dgr[3 * hid + j], dcr[j] = \
+                lstm_element_grads(ar[j], ar[hid + j], ar[2 * hid + j], og, cpr[j], tc,
+                                   dht * tc, dht * og, dcr[j], dcr[j], one)
+
+
+@njit(nogil=True, error_model="numpy")
+def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gemm, consts,
+                 tanh_addr, acts, gh, cprev, tcs, hprev, y, hy, cy):
     """An LSTM layer-direction by rows (packed input; ``_lstm_kernels.py`` has the padded
     oneDNN-like one): gates i, f, g, o. Writes ``acts`` (N, 4H: the gates after their
     activations), ``cprev``/``hprev`` (N, H: the states each row saw), ``tcs`` (N, H: tanh of
@@ -239,41 +333,22 @@ def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gem
     batch, hid = hx.shape
     one = consts[1]
     _project(acts, x, w_ih, b_ih, gemm, one, rows, 4 * hid, n_in)
-    for b in range(batch):
-        for j in range(hid):
-            hy[b, j] = hx[b, j]
-            cy[b, j] = cx[b, j]
+    _copy_rows(hy, hx, batch)
+    _copy_rows(cy, cx, batch)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = steps - 1 - s if reverse else s
-        n_b, off = sizes[t], offsets[t]
+        n_b, off = _step(s, steps, reverse, sizes, offsets)
+        _copy_rows(hprev[off:], hy, n_b)
+        _copy_rows(cprev[off:], cy, n_b)
+        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, hid)
+        _lstm_cells(acts, gh, cprev, cy, tanh_addr, one, off, n_b, hid)
+        tanh_rows(tanh_addr, cy, tcs[off:], n_b)  # cy.tanh(): one VML call for the step
         for b in range(n_b):
-            hp, cp = hprev[off + b], cprev[off + b]
+            ar, tcr, yr, hyr = acts[off + b], tcs[off + b], y[off + b], hy[b]
             for j in range(hid):
-                hp[j] = hy[b, j]
-                cp[j] = cy[b, j]
-        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, hid)
-        for b in range(n_b):
-            ar, ghr, cpr, tcr, yr, hyr, cyr = (acts[off + b], gh[b], cprev[off + b],
-                                                tcs[off + b], y[off + b], hy[b], cy[b])
-            # one activation per loop, each from j = 0: a loop selecting tanh or sigmoid per
-            # element computes both and did not vectorize in float64 (5x the time)
-            for j in range(2 * hid):
-                ar[j] = sigmoid(ghr[j] + ar[j])
-            for j in range(hid):
-                ar[2 * hid + j] = tanh(ghr[2 * hid + j] + ar[2 * hid + j])
-            for j in range(hid):
-                ar[3 * hid + j] = sigmoid(ghr[3 * hid + j] + ar[3 * hid + j])
-            for j in range(hid):
-                kept = ar[hid + j] * cpr[j]
-                added = ar[j] * ar[2 * hid + j]
-                c_new = kept + added
-                tc = tanh(c_new)
-                tcr[j] = tc
-                h_new = ar[3 * hid + j] * tc
+                h_new = ar[3 * hid + j] * tcr[j]
                 yr[j] = h_new
                 hyr[j] = h_new
-                cyr[j] = c_new
 
 
 @njit(nogil=True, error_model="numpy")
@@ -284,28 +359,19 @@ def lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs,
     ``weight_grads`` does the rest."""
     hid = dh.shape[1]
     zero, one = consts[0], consts[1]
-    dh[:, :] = dhy
-    dc[:, :] = dcy
+    _copy_rows(dh, dhy, dh.shape[0])
+    _copy_rows(dc, dcy, dc.shape[0])
+    dgs = np.empty((sizes[0], 4 * hid), dh.dtype)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = s if reverse else steps - 1 - s
-        n_b, off = sizes[t], offsets[t]
-        for b in range(n_b):
-            ar, cpr, tcr, dyr, dgr, dhr, dcr = (acts[off + b], cprev[off + b], tcs[off + b],
-                                                 dy[off + b], dg[off + b], dh[b], dc[b])
-            for j in range(hid):
-                ig, fg, gg, og = ar[j], ar[hid + j], ar[2 * hid + j], ar[3 * hid + j]
-                tc = tcr[j]
-                dht = dyr[j] + dhr[j]
-                dct = dcr[j] + dht * og * (one - tc * tc)
-                dgr[j] = dct * gg * ig * (one - ig)
-                dgr[hid + j] = dct * cpr[j] * fg * (one - fg)
-                dgr[2 * hid + j] = dct * ig * (one - gg * gg)
-                dgr[3 * hid + j] = dht * tc * og * (one - og)
-                dcr[j] = dct * fg
+        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
+        for b in range(n_b):  # the states' gradients: the output's plus the next step's
+            _state_grad(dy[off + b], dh[b], hid, dh[b])
+        _lstm_cell_grads(acts, cprev, tcs, dh, dc, dg, off, n_b, hid, one)
         # dh[:n_b] = dg[t] @ w_hh: a state reaches the next step through the gates only
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(4 * hid),
-             one, dg[off:].ctypes.data, np.int32(4 * hid), w_hh.ctypes.data, np.int32(hid),
+             one, _fresh_rows(dg, off, n_b, dgs).ctypes.data, np.int32(4 * hid), w_hh.ctypes.data,
+             np.int32(hid),
              zero, dh.ctypes.data, np.int32(hid))
 
 
@@ -313,7 +379,7 @@ def lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs,
 
 @njit(nogil=True, error_model="numpy")
 def lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx, sizes, offsets, reverse, gemm,
-                      consts, acts, gh, cprev, tcs, hraw, hprev, y, hy, cy):
+                      consts, tanh_addr, acts, gh, cprev, tcs, hraw, hprev, y, hy, cy):
     """``lstm_forward`` with projections (``proj_size`` P < H): the hidden state is
     ``(o * tanh(c)) @ w_hr.T`` (RNN.cpp's ``matmul_hr``: a GEMM without bias), so ``hx``,
     ``hprev``, ``y``, ``hy`` are (., P), ``w_hh`` (4H, P), ``w_hr`` (P, H); ``cx``, ``cprev``,
@@ -324,93 +390,59 @@ def lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx, sizes, offsets, r
     hid = cx.shape[1]
     zero, one = consts[0], consts[1]
     _project(acts, x, w_ih, b_ih, gemm, one, rows, 4 * hid, n_in)
-    for b in range(batch):
-        for j in range(proj):
-            hy[b, j] = hx[b, j]
-        for j in range(hid):
-            cy[b, j] = cx[b, j]
+    _copy_rows(hy, hx, batch)
+    _copy_rows(cy, cx, batch)
+    hr = np.empty((batch, hid), cx.dtype)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = steps - 1 - s if reverse else s
-        n_b, off = sizes[t], offsets[t]
+        n_b, off = _step(s, steps, reverse, sizes, offsets)
+        _copy_rows(hprev[off:], hy, n_b)
+        _copy_rows(cprev[off:], cy, n_b)
+        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, proj)
+        _lstm_cells(acts, gh, cprev, cy, tanh_addr, one, off, n_b, hid)
+        tanh_rows(tanh_addr, cy, tcs[off:], n_b)
         for b in range(n_b):
-            hp, cp = hprev[off + b], cprev[off + b]
-            for j in range(proj):
-                hp[j] = hy[b, j]
+            ar, tcr, hrr = acts[off + b], tcs[off + b], hr[b]
             for j in range(hid):
-                cp[j] = cy[b, j]
-        _project(gh, hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, proj)
-        for b in range(n_b):
-            ar, ghr, cpr, tcr, hrr, cyr = (acts[off + b], gh[b], cprev[off + b], tcs[off + b],
-                                           hraw[off + b], cy[b])
-            for j in range(2 * hid):
-                ar[j] = sigmoid(ghr[j] + ar[j])
-            for j in range(hid):
-                ar[2 * hid + j] = tanh(ghr[2 * hid + j] + ar[2 * hid + j])
-            for j in range(hid):
-                ar[3 * hid + j] = sigmoid(ghr[3 * hid + j] + ar[3 * hid + j])
-            for j in range(hid):
-                kept = ar[hid + j] * cpr[j]
-                added = ar[j] * ar[2 * hid + j]
-                c_new = kept + added
-                tc = tanh(c_new)
-                tcr[j] = tc
-                hrr[j] = ar[3 * hid + j] * tc
-                cyr[j] = c_new
-        # y[rows of t] = hraw[rows of t] @ w_hr.T, then the state takes it
+                hrr[j] = ar[3 * hid + j] * tcr[j]
+        # hy = hr @ w_hr.T, each operand an array of its own as PyTorch's (see _fresh_rows);
+        # hraw and y keep copies
         gemm(_ROW_MAJOR, _NO_TRANS, _TRANS, np.int32(n_b), np.int32(proj), np.int32(hid), one,
-             hraw[off:].ctypes.data, np.int32(hid), w_hr.ctypes.data, np.int32(hid), zero,
-             y[off:].ctypes.data, np.int32(proj))
-        for b in range(n_b):
-            for j in range(proj):
-                hy[b, j] = y[off + b, j]
+             hr.ctypes.data, np.int32(hid), w_hr.ctypes.data, np.int32(hid), zero,
+             hy.ctypes.data, np.int32(proj))
+        _copy_rows(hraw[off:], hr, n_b)
+        _copy_rows(y[off:], hy, n_b)
 
 
 @njit(nogil=True, error_model="numpy")
 def lstm_proj_backward(w_hh, w_hr, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy,
                        dhy, dcy, dhp, dhr, dg, dh, dc):
     """The time loop of ``lstm_proj_forward``'s VJP: ``dhp`` (N, P) the gradient of each
-    row's projected state (w_hr's gradient is ``dhp.T @ hraw``), ``dhr`` (B, H) scratch,
-    ``dg`` (N, 4H) the gate gradients, ``dh`` (B, P) / ``dc`` (B, H) hx's and cx's."""
+    row's projected state (w_hr's gradient is ``dhp.T @ hraw``, step by step), ``dhr`` (B, H)
+    scratch, ``dg`` (N, 4H) the gate gradients, ``dh`` (B, P) / ``dc`` (B, H) hx's and cx's."""
     proj = dh.shape[1]
     hid = dc.shape[1]
     zero, one = consts[0], consts[1]
-    dh[:, :] = dhy
-    dc[:, :] = dcy
+    _copy_rows(dh, dhy, dh.shape[0])
+    _copy_rows(dc, dcy, dc.shape[0])
+    dgs, dhps = np.empty((sizes[0], 4 * hid), dh.dtype), np.empty((sizes[0], proj), dh.dtype)
     steps = sizes.shape[0]
     for s in range(steps):
-        t = s if reverse else steps - 1 - s
-        n_b, off = sizes[t], offsets[t]
+        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
         for b in range(n_b):
-            for j in range(proj):
-                dhp[off + b, j] = dy[off + b, j] + dh[b, j]
+            _state_grad(dy[off + b], dh[b], proj, dhp[off + b])
         # the state before the projection: dhr = dhp @ w_hr
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(proj),
-             one, dhp[off:].ctypes.data, np.int32(proj), w_hr.ctypes.data, np.int32(hid), zero,
-             dhr.ctypes.data, np.int32(hid))
-        for b in range(n_b):
-            ar, cpr, tcr, dgr, dhrr, dcr = (acts[off + b], cprev[off + b], tcs[off + b],
-                                            dg[off + b], dhr[b], dc[b])
-            for j in range(hid):
-                ig, fg, gg, og = ar[j], ar[hid + j], ar[2 * hid + j], ar[3 * hid + j]
-                tc = tcr[j]
-                dht = dhrr[j]
-                dct = dcr[j] + dht * og * (one - tc * tc)
-                dgr[j] = dct * gg * ig * (one - ig)
-                dgr[hid + j] = dct * cpr[j] * fg * (one - fg)
-                dgr[2 * hid + j] = dct * ig * (one - gg * gg)
-                dgr[3 * hid + j] = dht * tc * og * (one - og)
-                dcr[j] = dct * fg
+             one, _fresh_rows(dhp, off, n_b, dhps).ctypes.data, np.int32(proj),
+             w_hr.ctypes.data, np.int32(hid), zero, dhr.ctypes.data, np.int32(hid))
+        _lstm_cell_grads(acts, cprev, tcs, dhr, dc, dg, off, n_b, hid, one)
         gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(proj), np.int32(4 * hid),
-             one, dg[off:].ctypes.data, np.int32(4 * hid), w_hh.ctypes.data, np.int32(proj),
-             zero, dh.ctypes.data, np.int32(proj))
+             one, _fresh_rows(dg, off, n_b, dgs).ctypes.data, np.int32(4 * hid),
+             w_hh.ctypes.data, np.int32(proj), zero, dh.ctypes.data, np.int32(proj))
 
 
 @njit(nogil=True, error_model="numpy")
-def proj_grad(dhp, hraw, gemm, consts, dw_hr):
-    """dw_hr = dhp.T @ hraw over every row."""
-    rows, proj = dhp.shape
-    hid = hraw.shape[1]
-    gemm(_ROW_MAJOR, _TRANS, _NO_TRANS, np.int32(proj), np.int32(hid), np.int32(rows),
-         consts[1], dhp.ctypes.data, np.int32(proj), hraw.ctypes.data, np.int32(hid), consts[0],
-         dw_hr.ctypes.data, np.int32(hid))
+def proj_grad(dhp, hraw, sizes, offsets, reverse, gemm, consts, dw_hr):
+    """dw_hr: ``matmul_hr``'s weight gradient, one GEMM per step (``dhp.T @ hraw``)."""
+    step_weight_grad(dhp, hraw, np.empty((0, hraw.shape[1]), hraw.dtype), sizes, offsets,
+                     reverse, gemm, consts, dw_hr)

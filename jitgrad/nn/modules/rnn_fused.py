@@ -14,9 +14,9 @@ PyTorch's names: ``present`` shows the last layer's output as the stack of its s
 (StackBackward0) or, packed, their concatenation (CatBackward0) when that output is the
 module's; the final states are stacked by the callers, as before.
 
-Values: RNN.cpp's operations in its order (see ``_rnn_kernels.py``); GEMM blocking and the
-gradient sums' order differ from the per-op path's, so results agree with PyTorch to rounding
-(float64 to ~1e-13 relative), not bit for bit.
+Values: RNN.cpp's operations in its order, its gates as ATen's ops compute them, its GEMM
+calls, and its gradient sums in the order PyTorch's engine makes them (see ``_rnn_kernels.py``),
+so outputs and gradients are PyTorch's bit for bit at one thread.
 
 Gradients of gradients: under ``create_graph`` the layer is rebuilt on the per-op path from the
 saved inputs and differentiated with a nested ``autograd.grad`` (as ``lstm_fused.py``).
@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._settings import get_num_threads
 from ...autograd import grad_mode
-from ...backends import blas
+from ...backends import blas, vml
 from ...ops.composite import record
 from ...ops.shape_join import cat, stack
 from ...tensor import Tensor
@@ -58,7 +59,9 @@ def usable(input, hx, flat_weights) -> bool:
         return False
     if hx.is_cuda or any(t is not None and t.is_cuda for t in flat_weights):
         return False
-    return blas.backend() == "mkl" and _gemm(input._data.dtype) is not None
+    dt = input._data.dtype
+    # VML's tanh: the gates' tanh is PyTorch's only through it
+    return blas.backend() == "mkl" and _gemm(dt) is not None and vml.routine("tanh", dt) != 0
 
 
 def usable_packed_lstm(input, hx, flat_weights, proj_size, batch_sizes) -> bool:
@@ -112,29 +115,30 @@ def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse)
     dt = x.dtype
     rows = x.shape[0]
     batch, hid = hx.shape
-    consts = np.array([0, 1], dt)
+    consts, tanh_addr = np.array([0, 1], dt), vml.routine("tanh", dt)
     y, hy = np.empty((rows, hid), dt), np.empty((batch, hid), dt)
     hprev = np.empty((rows, hid), dt)
     if kind == "lstm":
         acts, cy = np.empty((rows, 4 * hid), dt), np.empty((batch, hid), dt)
         cprev, tcs = np.empty((rows, hid), dt), np.empty((rows, hid), dt)
         K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, _gemm(dt),
-                       consts, acts, np.empty((batch, 4 * hid), dt), cprev, tcs, hprev, y, hy,
-                       cy)
+                       consts, tanh_addr, acts, np.empty((batch, 4 * hid), dt), cprev, tcs, hprev,
+                       y, hy, cy)
         return y, hy, cy, (acts, cprev, tcs, hprev)
     if kind == "gru":
         gates, ghn = np.empty((rows, 3 * hid), dt), np.empty((rows, hid), dt)
         K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, _gemm(dt), consts,
-                      gates, ghn, np.empty((batch, 3 * hid), dt), hprev, y, hy)
+                      tanh_addr, gates, ghn, np.empty((batch, 3 * hid), dt), hprev, y, hy)
         return y, hy, None, (gates, ghn, hprev)
     K.simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, kind == "relu",
-                     _gemm(dt), consts, np.empty((rows, hid), dt), np.empty((batch, hid), dt),
-                     hprev, y, hy)
+                     _gemm(dt), consts, tanh_addr, np.empty((rows, hid), dt),
+                     np.empty((batch, hid), dt), hprev, y, hy)
     return y, hy, None, (hprev, y)
 
 
-def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, dhy, dcy):
-    """The backward kernel on arrays: (dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx or None)."""
+def run_backward_kernel(kind, x, w_ih, w_hh, hx, sizes, offsets, reverse, work, dy, dhy, dcy):
+    """The backward kernel on arrays (``hx`` the forward's: the first step's GEMM operand):
+    (dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx or None)."""
     dt = x.dtype
     rows, n_in = x.shape
     hid = w_hh.shape[1]
@@ -153,7 +157,7 @@ def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, 
         gates, ghn, hprev = work
         dgi, dgh = np.empty((rows, 3 * hid), dt), np.empty((rows, 3 * hid), dt)
         K.gru_backward(w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy, dhy,
-                       dgi, dgh, dh)
+                       dgi, dgh, dh, np.empty(dhy.shape, dt))
     else:
         hprev, y = work
         dgi = dgh = np.empty((rows, hid), dt)
@@ -161,10 +165,8 @@ def run_backward_kernel(kind, x, w_ih, w_hh, sizes, offsets, reverse, work, dy, 
                           dhy, dgi, dh)
     db_ih = np.empty(dgi.shape[1], dt)
     db_hh = np.empty(dgi.shape[1], dt)
-    K.weight_grads(dgi, dgh, dgh is dgi, x, hprev, w_ih, gemm, consts, dx, dw_ih, dw_hh, db_ih,
-                   db_hh)
-    if dgh is dgi:  # one gradient for both projections: both biases get it
-        db_hh[:] = db_ih
+    K.weight_grads(dgi, dgh, x, hprev, hx, w_ih, sizes, offsets, reverse, gemm, consts,
+                   get_num_threads(), dx, dw_ih, dw_hh, db_ih, db_hh)
     return dx, dw_ih, dw_hh, db_ih, db_hh, dh, dc
 
 
@@ -256,8 +258,8 @@ def _proj_layer(input, batch_sizes, hidden, params, cell, reverse):
     hprev, y = np.empty((rows, proj), dt), np.empty((rows, proj), dt)
     hy, cy = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
     K.lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, _array(hx, dt), _array(cx, dt), sizes,
-                        offsets, reverse, _gemm(dt), np.array([0, 1], dt), acts, gh, cprev, tcs,
-                        hraw, hprev, y, hy, cy)
+                        offsets, reverse, _gemm(dt), np.array([0, 1], dt),
+                        vml.routine("tanh", dt), acts, gh, cprev, tcs, hraw, hprev, y, hy, cy)
     if batch_sizes is None:
         y = y.reshape(input.shape[0], input.shape[1], proj)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx, params.w_hr)
@@ -290,9 +292,11 @@ def _proj_backward(node, gy, ghy, gcy):
                          dhp, np.empty((batch, hid), dt), dg, dh, dc)
     dx, dw_ih, dw_hh = np.empty(x.shape, dt), np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
     db_ih, db_hh, dw_hr = np.empty(4 * hid, dt), np.empty(4 * hid, dt), np.empty(w_hr.shape, dt)
-    K.weight_grads(dg, dg, True, x, hprev, w_ih, gemm, consts, dx, dw_ih, dw_hh, db_ih, db_hh)
-    db_hh[:] = db_ih
-    K.proj_grad(dhp, hraw, gemm, consts, dw_hr)
+    sizes, offsets, reverse = attrs["sizes"], attrs["offsets"], attrs["reverse"]
+    hx = np.ascontiguousarray(node.saved_array("hx"))
+    K.weight_grads(dg, dg, x, hprev, hx, w_ih, sizes, offsets, reverse, gemm, consts,
+                   get_num_threads(), dx, dw_ih, dw_hh, db_ih, db_hh)
+    K.proj_grad(dhp, hraw, sizes, offsets, reverse, gemm, consts, dw_hr)
     grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dh, dc, dw_hr)
     return tuple(Tensor._make(g) if need else None
                  for g, need in zip(grads, node.ctx.needs_input_grad))
@@ -313,11 +317,12 @@ def _backward(node, gy, ghy, gcy=None):
     x = np.ascontiguousarray(x_in).reshape(-1, x_in.shape[-1])
     w_ih = np.ascontiguousarray(node.saved_array("weight_ih"))
     w_hh = np.ascontiguousarray(node.saved_array("weight_hh"))
+    hx = np.ascontiguousarray(node.saved_array("hx"))
     hid = w_hh.shape[1]
     batch = int(attrs["sizes"][0])
     lstm = attrs["kind"] == "lstm"
     dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx = run_backward_kernel(
-        attrs["kind"], x, w_ih, w_hh, attrs["sizes"], attrs["offsets"], attrs["reverse"],
+        attrs["kind"], x, w_ih, w_hh, hx, attrs["sizes"], attrs["offsets"], attrs["reverse"],
         attrs["work"], _grad_array(gy, (x.shape[0], hid), dt),
         _grad_array(ghy, (batch, hid), dt), _grad_array(gcy, (batch, hid), dt) if lstm else None)
     grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dhx, dcx)
