@@ -100,17 +100,19 @@ def _whole_vectors(typingctx, x, dy, base, count, mean, acc):
 
 
 @intrinsic
-def _whole_vectors_dx(typingctx, x, dy, gx, base, count, coef):
-    """The training input gradient over ``count`` whole vectors from ``base``, as ATen's vector
-    lambda compiles: ``(fma(-(x - mean), k, dy - grad_mean) * invstd) * w`` with ``coef =
-    (mean, k, grad_mean, invstd, w)`` (an array in the dtype), in ``<lanes x T>`` code."""
+def _whole_vectors_dx(typingctx, x, dy, gx, base, count, coef, train):
+    """The input gradient over ``count`` whole vectors from ``base``, as ATen's vector
+    lambdas compile: training ``(fma(-(x - mean), k, dy - grad_mean) * invstd) * w``,
+    evaluation ``dy * invstd * w``, with ``coef = (mean, k, grad_mean, invstd, w)`` (an array
+    in the dtype), in ``<lanes x T>`` code."""
     if not (isinstance(x, types.Array) and x.dtype in (types.float32, types.float64)
             and dy == x and isinstance(gx, types.Array) and gx.dtype == x.dtype
-            and isinstance(coef, types.Array) and coef.dtype == x.dtype):
+            and isinstance(coef, types.Array) and coef.dtype == x.dtype
+            and isinstance(train, types.Boolean)):
         return None
 
     def codegen(context, builder, sig, args):
-        x_arr, dy_arr, gx_arr, base_v, cnt_v, coef_arr = args
+        x_arr, dy_arr, gx_arr, base_v, cnt_v, coef_arr, train_v = args
         lanes = 32 * 8 // sig.args[0].dtype.bitwidth
         vt = ir.VectorType(context.get_value_type(sig.args[0].dtype), lanes)
         vfma = cgutils.get_or_insert_function(
@@ -127,14 +129,21 @@ def _whole_vectors_dx(typingctx, x, dy, gx, base, count, coef):
         def at(ptr, v):
             off = builder.add(base_v, builder.mul(v, step))
             return builder.bitcast(builder.gep(ptr, [off]), vt.as_pointer())
-        with cgutils.for_range(builder, cnt_v) as loop:
-            v = loop.index
-            d = builder.fsub(builder.load(at(xp, v), align=1), mu)
-            t = builder.fsub(builder.load(at(dp, v), align=1), gm)
-            r = builder.call(vfma, [builder.fneg(d), k, t])
-            builder.store(builder.fmul(builder.fmul(r, inv), w), at(gp, v), align=1)
+        with builder.if_else(train_v) as (training, evaluating):
+            with training:
+                with cgutils.for_range(builder, cnt_v) as loop:
+                    v = loop.index
+                    d = builder.fsub(builder.load(at(xp, v), align=1), mu)
+                    t = builder.fsub(builder.load(at(dp, v), align=1), gm)
+                    r = builder.call(vfma, [builder.fneg(d), k, t])
+                    builder.store(builder.fmul(builder.fmul(r, inv), w), at(gp, v), align=1)
+            with evaluating:  # dy * invstd * w
+                with cgutils.for_range(builder, cnt_v) as loop:
+                    v = loop.index
+                    r = builder.fmul(builder.load(at(dp, v), align=1), inv)
+                    builder.store(builder.fmul(r, w), at(gp, v), align=1)
         return context.get_dummy_value()
-    return types.none(x, dy, gx, types.int64, types.int64, coef), codegen
+    return types.none(x, dy, gx, types.int64, types.int64, coef, types.boolean), codegen
 
 
 @njit(inline="always", **_FLAGS)
@@ -177,30 +186,26 @@ def _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx
         return
     inv = invstd[c]
     wc = w[c]
-    if train:
-        total = n_batch * m
-        k = dt(d) * inv * inv / dt(total)
-        gm = dt(s / total)
-        coef = np.empty(5, x.dtype)
-        coef[0] = mu
-        coef[1] = k
-        coef[2] = gm
-        coef[3] = inv
-        coef[4] = wc
-        lanes = acc.shape[1]
-        full = m - m % lanes
-        for n in range(n_batch):
-            base = (n * channels + c) * m
-            _whole_vectors_dx(x, dy, gx, np.int64(base), np.int64(full // lanes), coef)
-            for j in range(base + full, base + m):  # map2's partial vector: the same lambda
+    total = n_batch * m
+    k = dt(d) * inv * inv / dt(total)
+    gm = dt(s / total)
+    coef = np.empty(5, x.dtype)
+    coef[0] = mu
+    coef[1] = k
+    coef[2] = gm
+    coef[3] = inv
+    coef[4] = wc
+    lanes = acc.shape[1]
+    full = m - m % lanes
+    for n in range(n_batch):
+        base = (n * channels + c) * m
+        _whole_vectors_dx(x, dy, gx, np.int64(base), np.int64(full // lanes), coef, train)
+        for j in range(base + full, base + m):  # map2's partial vector: the same lambda
+            if train:
                 r = fma(-(x[j] - mu), k, dy[j] - gm) * inv
-                gx[j] = r * wc
-    else:
-        for n in range(n_batch):
-            base = (n * channels + c) * m
-            for j in range(base, base + m):
+            else:
                 r = dy[j] * inv
-                gx[j] = r * wc
+            gx[j] = r * wc
 
 
 @njit(**_FLAGS)
