@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import jitgrad
+from jitgrad._compile import fused
 from jitgrad.backends import vml
 
 
@@ -45,11 +46,14 @@ def _run(fn, xd, wd):
     return [o.detach().numpy().copy() for o in outs], x.grad.numpy().copy(), w.grad.numpy().copy()
 
 
+@pytest.mark.parametrize("one_call", [True, False], ids=["one-call", "segments"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("fn", [f_chain, f_escapes])
 @pytest.mark.parametrize("n", [1, 37, 1000])
-def test_compiled_matches_eager_bitwise(dtype, fn, n):
+def test_compiled_matches_eager_bitwise(dtype, fn, n, one_call, monkeypatch):
     _needs_vml(dtype)
+    # the forward as one compiled call, or (for an unaligned operand) segment by segment
+    monkeypatch.setattr(fused, "_ONE_CALL", one_call)
     compiled = jitgrad.compile(fn)
     rng = np.random.default_rng(7)
     for step in range(4):  # the first call records (eager); the later ones replay
