@@ -44,12 +44,16 @@ def recorded(t):
 
 
 def record_layout(t, strides, offset):
-    t.__dict__[_KEY] = (t._data, None if strides is None else tuple(int(s) for s in strides),
-                        int(offset))
+    """``strides`` (ints, or None: the array's own) and ``offset`` (an int) for ``t``."""
+    t.__dict__[_KEY] = (t._data, None if strides is None else tuple(strides), offset)
 
 
 def layout(t):
     """``(strides, storage offset)`` of CPU tensor ``t`` as PyTorch reports them."""
+    d = t._data
+    if d.size and t._base is None and _KEY not in t.__dict__:  # (the common input: no calls)
+        isz = d.itemsize
+        return tuple(s // isz for s in d.strides), 0
     return t.stride(), t.storage_offset()
 
 

@@ -248,7 +248,7 @@ def _keepdim_checked(fn, method):
 
     @functools.wraps(fn)
     def checked(*args, **kwargs):
-        if kwargs:
+        if kwargs and len(args) < 2:
             err = keepdim_without_dim(name, args, kwargs, method)
             if err is not None:
                 raise err

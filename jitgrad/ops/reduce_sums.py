@@ -279,7 +279,7 @@ def sum(*args, **kwargs):  # noqa: A001
                 attrs = {"shape": d.shape, "kept": _ONES[d.ndim], "keepdim": False,
                          "axes": axes} if x._requires_grad and _grad_state.enabled else None
                 return record("SumBackward0", (x,), data, _sum_backward, attrs=attrs)
-    if kwargs:
+    if kwargs and len(args) < 2:  # (a dim given by position: nothing to check)
         _check_keepdim("sum", args, kwargs, False)
     return _sum_general(*args, **kwargs)
 
@@ -293,51 +293,46 @@ def _check_keepdim(name, args, kwargs, method):
 _mean_general = mean
 
 
-def _mean(*args, **kwargs):
+def _make_mean(method):
     """``x.mean()`` / ``torch.mean(x)`` of a non-empty float32/float64 host tensor done here,
     as ``sum`` above: the general path's steps for this call (the cascade sum divided by the
     count in the tensor's dtype, ``_host_mean``), without its errstate. Dividing by a count of
     at least one cannot raise a floating-point warning (no 0/0, no overflow), so the errstate
-    only matters for an empty mean, which goes to the general path."""
-    if len(args) == 1 and not kwargs:
-        x = args[0]
-        if isinstance(x, Tensor):
-            d = x._data
-            if d.__class__ is np.ndarray and d.dtype.char in "fd" and d.size:
-                n = d.size
-                axes = _ALL_AXES[d.ndim]
-                data = np.asarray(cascade_sum(d, axes, False) / d.dtype.type(n), d.dtype)
-                attrs = {"shape": d.shape, "kept": _ONES[d.ndim], "keepdim": False,
-                         "axes": axes, "n": n} if x._requires_grad and _grad_state.enabled \
-                    else None
-                return record("MeanBackward0", (x,), data, _mean_backward, attrs=attrs)
-    if kwargs:
-        _check_keepdim("mean", args, kwargs, False)
-    return _mean_general(*args, **kwargs)
+    only matters for an empty mean, which goes to the general path. One closure per form
+    (``method``): the TypeErrors are worded for the method or the function."""
+    def mean(*args, **kwargs):
+        if len(args) == 1 and not kwargs:
+            x = args[0]
+            if isinstance(x, Tensor):
+                d = x._data
+                if d.__class__ is np.ndarray and d.dtype.char in "fd" and d.size:
+                    n = d.size
+                    axes = _ALL_AXES[d.ndim]
+                    data = np.asarray(cascade_sum(d, axes, False) / d.dtype.type(n), d.dtype)
+                    attrs = {"shape": d.shape, "kept": _ONES[d.ndim], "keepdim": False,
+                             "axes": axes, "n": n} if x._requires_grad and _grad_state.enabled \
+                        else None
+                    return record("MeanBackward0", (x,), data, _mean_backward, attrs=attrs)
+        if kwargs and len(args) < 2:  # (a dim given by position: nothing to check)
+            _check_keepdim("mean", args, kwargs, method)
+        return _mean_general(*args, **kwargs)
+    return functools.wraps(_mean_general)(mean)
 
 
-def _mean_method(*args, **kwargs):
-    """``x.mean(...)``: ``mean`` above with the method's TypeError wording."""
-    if kwargs:
-        _check_keepdim("mean", args, kwargs, True)
-    return _mean(*args, **kwargs)
-
-
-mean = functools.wraps(_mean_general)(_mean)
-mean_method = functools.wraps(_mean_general)(_mean_method)
+mean, mean_method = _make_mean(False), _make_mean(True)
 _prod_general = prod
 
 
 @functools.wraps(_prod_general)
 def prod(*args, **kwargs):
-    if kwargs:
+    if kwargs and len(args) < 2:  # (a dim given by position: nothing to check)
         _check_keepdim("prod", args, kwargs, False)
     return _prod_general(*args, **kwargs)
 
 
 @functools.wraps(_prod_general)
 def prod_method(*args, **kwargs):
-    if kwargs:
+    if kwargs and len(args) < 2:  # (a dim given by position: nothing to check)
         _check_keepdim("prod", args, kwargs, True)
     return _prod_general(*args, **kwargs)
 
@@ -350,6 +345,7 @@ def sum_method_form(general):
             if len(args) == 1:
                 return sum(args[0])
             return general(*args)
-        _check_keepdim("sum", args, kwargs, True)
+        if len(args) < 2:
+            _check_keepdim("sum", args, kwargs, True)
         return general(*args, **kwargs)
     return functools.wraps(general)(sum_method)

@@ -96,7 +96,8 @@ def expand(input, *args, size=_NOT_GIVEN):
         if data.strides != want:  # (broadcast_to zeroes every unit dim's stride)
             data = np.lib.stride_tricks.as_strided(x, tuple(target), want, writeable=False)
     out = record("ExpandBackward0", (input,), data, _expand_backward, view_of=input)
-    note_expand(out, input)
+    if not out._data.size:
+        note_expand(out, input)
     return out
 
 

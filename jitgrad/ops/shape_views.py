@@ -62,7 +62,8 @@ def reshape(input, *args, shape=_NOT_GIVEN):
         # a view: PyTorch's reshape is a plain view of a contiguous input, else _reshape_alias
         name = "ViewBackward0" if x.flags.c_contiguous else "ReshapeAliasBackward0"
     out = _view_like(input, data, name)
-    note_view(out, input)
+    if not out._data.size:
+        note_view(out, input)
     return out
 
 
@@ -163,7 +164,8 @@ def view(input, *args, size=_NOT_GIVEN, dtype=None):
     else:
         data = as_strided(x, shape, st)
     out = _view_like(input, data, "ViewBackward0")
-    note_view(out, input)
+    if not out._data.size:
+        note_view(out, input)
     return out
 
 
@@ -288,7 +290,8 @@ def squeeze(input, dim=None):
     data = _squeezed(input._data, dims, tuple(s for i, s in enumerate(shp) if i not in dims))
     out = record(name, (input,), data, _squeeze_backward, view_of=input,
                  attrs={"dims": tuple(sorted(dims))}, view_fn=_reshape_to(data.shape))
-    note_squeeze(out, input, dims)
+    if not out._data.size:
+        note_squeeze(out, input, dims)
     return out
 
 
@@ -314,7 +317,8 @@ def unsqueeze(input, dim):
     data = _strided(x, shape, st)
     out = record("UnsqueezeBackward0", (input,), data, _unsqueeze_backward, view_of=input,
                  attrs={"dim": d}, view_fn=_reshape_to(data.shape))
-    note_unsqueeze(out, input, d)
+    if not out._data.size:
+        note_unsqueeze(out, input, d)
     return out
 
 
@@ -357,7 +361,8 @@ def permute(input, *args, dims=_NOT_GIVEN):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     out = record("PermuteBackward0", (input,), input._data.transpose(dims), _permute_backward,
                  view_of=input, attrs={"dims": dims}, view_fn=lambda b: permute(b, dims))
-    note_permute(out, input, dims)
+    if not out._data.size:
+        note_permute(out, input, dims)
     return out
 
 
@@ -385,7 +390,7 @@ def transpose(input, dim0, dim1):
     out = record("TransposeBackward0", (input,), data,
                  _transpose_backward, view_of=input, attrs={"d0": d0, "d1": d1},
                  view_fn=lambda b: transpose(b, d0, d1))
-    if nd:
+    if nd and not x.size:
         order = list(range(nd))
         order[d0], order[d1] = d1, d0
         note_permute(out, input, order)
@@ -452,7 +457,8 @@ def t(input):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
     out = record("TBackward0", (input,), input._data.T, _t_backward, view_of=input,
                  view_fn=t)
-    note_permute(out, input, tuple(range(nd))[::-1])
+    if not input._data.size:
+        note_permute(out, input, tuple(range(nd))[::-1])
     return out
 
 
