@@ -4,8 +4,9 @@ NumPy's wheels use OpenBLAS. On the machines we measure on, OpenBLAS is 10-25% s
 (the BLAS PyTorch ships) for the shapes of a small MLP, and its threads collapse when the cores
 are busy (a 256x784x512 product went from 1.4 ms to 32 ms under load; MKL stayed at 1.4 ms).
 So when ``libmkl_rt`` is present (``pip install "jitgrad[mkl]"``) 2-D float32/float64 products
-call ``cblas_?gemm`` directly through ctypes, passing transposed operands as flags instead of
-copying them. ``JITGRAD_BLAS=numpy`` forces NumPy.
+call ``cblas_?gemm`` directly (from compiled code: ``cblas_calls.aten_gemm``, where ATen's
+choice of arguments is written; MKL is loaded through ctypes), passing transposed operands as
+flags instead of copying them. ``JITGRAD_BLAS=numpy`` forces NumPy.
 
 MKL releases differ in the kernel (the order of additions) they pick for a shape, so PyTorch's
 bits come from the MKL its CPU wheels link (2024.2 for PyTorch 2.13; pyproject pins the extra):

@@ -1,5 +1,6 @@
 """Compiled calls of MKL's ``cblas_?gemv`` and ``cblas_?dot`` for ``blas_vector`` (and
-``cblas_?gemm`` for ``blas.matmul``'s 2-D products, ``aten_gemm``): one Numba
+``cblas_?gemm`` for ``blas.matmul``'s 2-D products, ``aten_gemm``, the only place ATen's GEMM
+argument choice is written; ``cblas_?gemm_batch_strided`` for its stacks): one Numba
 function per routine reads the operands' addresses and makes the call, so a small product costs a
 Numba dispatch (about a microsecond) instead of a ctypes call with its argument conversions and a
 Python-level address read per operand (10-15 us for a 3x5 ``mv``).
