@@ -87,8 +87,13 @@ class Group:
             self.segments = None
         else:
             self.forward_spec = self.forward = None
-            self.segments, self.stored = self._segments()
-            self._split = None  # (module, VML addresses, stored values), on first use
+            self.segments, stored = self._segments()
+            # stored values that escape get arrays of their own (they become tensors); the
+            # others are the rows of one work array (one allocation, one saved tensor)
+            self.stored_escapes = [i for i in sorted(stored) if i in self.escapes]
+            self.work_rows = {i: r for r, i in enumerate(
+                i for i in sorted(stored) if i not in self.escapes)}
+            self._split = None  # (module, VML addresses), on first use
         self._backward = {}
 
     # ------------------------------------------------------------------ kernel sources
@@ -181,15 +186,19 @@ class Group:
             from ..backends.cpu_env import FINGERPRINT
             from ..codegen import kcache
             from ..codegen.loops import _FASTMATH_SRC
-            inputs = set(self.inputs)
-            stored = sorted(self.stored)
+            inputs, rows = set(self.inputs), self.work_rows
             addrs = [seg for seg in self.segments if seg[0] == "vml"]
             args = (["n"] + [f"in_v{i}" for i in self.inputs]
                     + [f"c{k}" for k in range(len(self.consts))]
-                    + [f"a{k}" for k in range(len(addrs))] + [f"out_v{i}" for i in stored])
+                    + [f"a{k}" for k in range(len(addrs))] + ["work"]
+                    + [f"out_v{i}" for i in self.stored_escapes])
 
-            def src(i):
-                return f"in_v{i}" if i in inputs else f"out_v{i}"
+            def src(i):  # a stored value's 1-D array
+                return (f"in_v{i}" if i in inputs else f"work[{rows[i]}]" if i in rows
+                        else f"out_v{i}")
+
+            def elem(i):  # one element of it
+                return f"work[{rows[i]}, i]" if i in rows else f"{src(i)}[i]"
 
             fns, seen = [], set()
             for st in self._stmts:
@@ -214,16 +223,16 @@ class Group:
                 k = 0
                 for seg, stmts in zip(self.segments, self._segment_stmts):
                     if seg[0] == "vml":
-                        lines.append(f"    vml_apply(a{k}, {src(seg[2])}, out_v{seg[3]})")
+                        lines.append(f"    vml_apply(a{k}, {src(seg[2])}, {src(seg[3])})")
                         k += 1
                         continue
                     lines.append(f"    for i in {loop}(n):")
-                    lines += [f"        v{i} = {src(i)}[i]" for i in seg[2]]
+                    lines += [f"        v{i} = {elem(i)}" for i in seg[2]]
                     lines += [f"        {st.target} = {st.fn.symbol}({', '.join(st.args)})"
                               for st in stmts]
-                    lines += [f"        out_v{i}[i] = v{i}" for i in seg[4]]
+                    lines += [f"        {elem(i)} = v{i}" for i in seg[4]]
             source = "\n".join(lines) + "\n"
-            self._split = (kcache.load(source, "cpu"), [seg[1] for seg in addrs], stored)
+            self._split = (kcache.load(source, "cpu"), [seg[1] for seg in addrs])
         return self._split
 
     def backward_module(self, present):
@@ -291,7 +300,7 @@ class Group:
                                   + self.consts + [tg.out(o) for o in outs])
             stored = None
         else:
-            stored = self._run_segments(ins)
+            stored, work = self._run_segments(ins)
             outs = [stored[i] for i in self.escapes]
         tensors = [Tensor._make(o) for o in outs]
         for i, t in zip(self.escapes, tensors):
@@ -308,37 +317,53 @@ class Group:
                 t._output_nr = k
                 t._requires_grad = True
             if stored is not None:
+                # after the inputs: the work array, then each escaping VML result
+                # (version-checked: an in-place change raises, as eager's node saving it
+                # does; one of this node's own outputs is kept as its array, no cycle)
+                saved.append(SavedTensor(Tensor._make(work)))
                 escaping = dict(zip(self.escapes, tensors))
                 for i in self.vml_outs:
                     t = escaping.get(i)
-                    # an escaping result is version-checked (an in-place change raises, as
-                    # eager's node saving it does); one of this node's outputs is kept as its
-                    # array (no cycle)
-                    saved.append(SavedTensor(Tensor._make(stored[i])) if t is None else
-                                 SavedTensor(t, is_output=t._grad_fn is node))
+                    if t is not None:
+                        saved.append(SavedTensor(t, is_output=t._grad_fn is node))
             node.saved = saved
 
-    def _run_segments(self, ins):
-        """The forward split at VML steps (see ``_segments``): value index -> stored array."""
+    def vml_arrays(self, node, saved):
+        """The VML results for the backward kernel, in ``vml_outs`` order, from what ``run``
+        saved after the inputs (``saved``: the work array, then the escaping ones)."""
         shape, dt, tg = self.shape, self.np_dtype, self.target
-        flat = {i: tg.flat(t._data, shape, dt) for i, t in zip(self.inputs, ins)}
-        stored = {}
-        for i in self.stored:
-            o = stored[i] = tg.empty(shape, dt)
-            flat[i] = tg.out(o)
+        work = saved[0].array(node)
+        rest = iter(saved[1:])
+        rows = self.work_rows
+        return [work[rows[i]] if i in rows else tg.flat(next(rest).array(node), shape, dt)
+                for i in self.vml_outs]
+
+    def _run_segments(self, ins):
+        """The forward split at VML steps (see ``_segments``): (escaping stored value ->
+        its array, the work array holding the other stored values as rows)."""
+        shape, dt, tg = self.shape, self.np_dtype, self.target
         n = 1
         for d in shape:
             n *= d
+        flat = {i: tg.flat(t._data, shape, dt) for i, t in zip(self.inputs, ins)}
+        stored = {}
+        for i in self.stored_escapes:
+            o = stored[i] = tg.empty(shape, dt)
+            flat[i] = tg.out(o)
+        work = tg.empty((len(self.work_rows), n), dt)
+        for i, r in self.work_rows.items():
+            flat[i] = work[r]
         if not n:
-            return stored
+            return stored, work
         launch = tg.backend.launch
         srcs = [flat[i] for i in self.inputs]
         if _ONE_CALL and all(a.flags.aligned for a in srcs):
             # one call for the whole forward (an unaligned operand, which VML's compiled
             # entry does not take, goes segment by segment below)
-            mod, addrs, order = self._split_kernel()
-            launch(mod, n, srcs + self.consts + addrs + [flat[i] for i in order])
-            return stored
+            mod, addrs = self._split_kernel()
+            launch(mod, n, srcs + self.consts + addrs + [work]
+                   + [flat[i] for i in self.stored_escapes])
+            return stored, work
         for seg in self.segments:
             if seg[0] == "kernel":
                 _, mod, srcs, consts, dsts = seg
@@ -347,7 +372,7 @@ class Group:
                 _, addr, src, dst, fallback = seg
                 if not vml.apply(addr, flat[src], flat[dst]):
                     launch(fallback, n, [flat[src], flat[dst]])
-        return stored
+        return stored, work
 
     def _run_eagerly(self, values):
         for s in self.steps:
@@ -372,7 +397,10 @@ class FusedGroupNode(Node):
             return [None] * len(group.grad_inputs)
         mod, spec = group.backward_module(present)
         shape, dt, tg = group.shape, group.np_dtype, group.target
-        arrays = [tg.flat(s.array(self), shape, dt) for s in self.saved]
+        k = len(group.inputs)
+        arrays = [tg.flat(s.array(self), shape, dt) for s in self.saved[:k]]
+        if group.segments is not None:
+            arrays += group.vml_arrays(self, self.saved[k:])
         arrays += [tg.flat(g._data, shape, dt) for g in grads if g is not None]
         outs = [tg.empty(shape, dt) for _ in spec.outputs]
         n = int(np.prod(shape))
