@@ -230,12 +230,24 @@ def eval_coefficients(mean, var, eps, w, b):
     return out[0], out[1], out[2]
 
 
+@njit(**_FLAGS)
+def _affine_channels_last(x, a, b, out):
+    """``(N, C)``: ``fma(x, alpha, beta)`` along each row (the channels), rows in order."""
+    for i in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            out[i, k] = fma(x[i, k], a[k], b[k])
+
+
 def affine(x2, alpha, beta):
     """``fma(x, alpha, beta)`` per row, the coefficients repeating down the rows."""
     out = empty(x2.shape, x2.dtype)
     if x2.size:
-        (_affine_parallel if x2.size >= PARALLEL_MIN_ELEMENTS else _affine_serial)(
-            x2, alpha, beta, out)
+        if x2.shape[1] == 1:  # one value per (sample, channel): along the channels instead
+            c = alpha.shape[0]
+            _affine_channels_last(x2.reshape(-1, c), alpha, beta, out.reshape(-1, c))
+        else:
+            (_affine_parallel if x2.size >= PARALLEL_MIN_ELEMENTS else _affine_serial)(
+                x2, alpha, beta, out)
     return out
 
 
