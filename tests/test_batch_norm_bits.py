@@ -141,3 +141,30 @@ def test_backward_without_input_gradient(threads):
         results.append([W.grad.numpy(), B.grad.numpy()])
     for ours, theirs in zip(*results):
         assert _differing(ours, theirs) == 0
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 9, 5, 3), (8, 16, 7, 7), (2, 3, 4, 5, 6)])
+@pytest.mark.parametrize("training", [True, False])
+def test_channels_last_input_and_gradient_bits(threads, n_threads, shape, dtype, training):
+    """A channels-last input (and output gradient) takes ATen's channels-last kernels: the
+    (N * spatial, C) rows; the output keeps the layout."""
+    threads(n_threads)
+    x, g, w, b, rm, rv = _arrays(shape, dtype, 4)
+    to_last = (0,) + tuple(range(2, len(shape))) + (1,)
+    back = tuple(int(i) for i in np.argsort(to_last))
+    results = []
+    for lib in (jitgrad, torch):
+        X = lib.tensor(np.ascontiguousarray(x.transpose(to_last))).permute(*back)
+        X = X.detach().requires_grad_(True)
+        W, B = lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)
+        RM, RV = lib.tensor(rm.copy()), lib.tensor(rv.copy())
+        y = lib.nn.functional.batch_norm(X, RM, RV, W, B, training, 0.1, 1e-5)
+        y.backward(lib.tensor(np.ascontiguousarray(g.transpose(to_last))).permute(*back))
+        results.append(([t.detach().numpy() for t in (y, RM, RV, X.grad, W.grad, B.grad)],
+                        y.stride()))
+    (ours, our_strides), (theirs, their_strides) = results
+    assert our_strides == their_strides
+    for a, e in zip(ours, theirs):
+        assert _differing(a, e) == 0

@@ -150,6 +150,23 @@ def _batch_norm_backward(node, g):
     return (gx, gw, gb)
 
 
+def _channels_last_rows(a):
+    """A 4-D/5-D array laid out channels-last (and not also contiguous, which ATen's kernels
+    check first) as its ``(N * spatial, C)`` rows, a C-contiguous view; else None."""
+    if a.__class__ is not np.ndarray or a.ndim not in (4, 5) or a.flags.c_contiguous:
+        return None
+    rows = a.transpose((0,) + tuple(range(2, a.ndim)) + (1,))
+    return rows.reshape(-1, a.shape[1]) if rows.flags.c_contiguous else None
+
+
+def _from_channels_last_rows(rows, shape):
+    """``(N * spatial, C)`` rows as an array of dims ``shape`` (N, C, *) in channels-last
+    layout (a transposed view)."""
+    nd = len(shape)
+    lead = (shape[0],) + tuple(shape[2:]) + (shape[1],)
+    return rows.reshape(lead).transpose((0, nd - 1) + tuple(range(1, nd - 1)))
+
+
 def _batch_norm_backward_aten(node, g, need_x, need_w, need_b):
     """The float32/float64 CPU backward in ATen's arithmetic (``_batch_norm_backward_aten``):
     PyTorch's bits for all three gradients."""
@@ -160,9 +177,16 @@ def _batch_norm_backward_aten(node, g, need_x, need_w, need_b):
     has_w = "w" in node.ctx._saved
     w = node.saved_array("w") if has_w else None
     train = a["training"]  # eval: ATen transforms the running variance itself
-    gx, gw, gb = BA.batch_norm_backward(x, g._data, a["mean64"].astype(dt),
-                                        (a["invstd"] if train else a["var64"]).astype(dt),
-                                        w, train, a["eps"], need_x)
+    stats = (a["mean64"].astype(dt), (a["invstd"] if train else a["var64"]).astype(dt))
+    x_rows = _channels_last_rows(node.saved_array("x"))
+    g_rows = _channels_last_rows(g._data) if x_rows is not None else None
+    if g_rows is not None:  # both channels-last: ATen's channels-last backward, by rows
+        gx, gw, gb = BA.batch_norm_backward(x_rows, g_rows, *stats, w, train, a["eps"], need_x)
+        if gx is not None:
+            gx = _from_channels_last_rows(gx, x.shape)
+    else:  # (a channels-last input with another gradient layout: ATen's TensorIterator
+        # route, not reproduced; the contiguous kernel's arithmetic instead)
+        gx, gw, gb = BA.batch_norm_backward(x, g._data, *stats, w, train, a["eps"], need_x)
     return (Tensor._make(gx) if need_x else None,
             Tensor._make(gw) if need_w and has_w else None,
             Tensor._make(gb) if need_b and a["has_bias"] else None)
@@ -232,6 +256,12 @@ def _native_batch_norm_cpu(input, weight, bias, running_mean, running_var, train
                            eps):
     """The CPU forward: the statistics and coefficients from one kernel call in training
     (``_norm_kernels.batch_norm_stats``), then one affine pass."""
+    if input._data.dtype in _ATEN_DTYPES:
+        rows = _channels_last_rows(input._data)
+        if rows is not None:  # ATen's channels-last kernels: (N * spatial, C) rows
+            return _native_batch_norm_aten(input, rows.reshape(-1, 1), weight, bias,
+                                           running_mean, running_var, training, momentum, eps,
+                                           channels_last=True)
     x = _kernel_array(input._data)
     n_, c = x.shape[0], x.shape[1]
     x2 = x.reshape(n_ * c, -1)
@@ -285,11 +315,13 @@ def _write_running(running, new):
 
 
 def _native_batch_norm_aten(input, x2, weight, bias, running_mean, running_var, training,
-                            momentum, eps):
+                            momentum, eps, channels_last=False):
     """The float32/float64 CPU forward in ATen's arithmetic (``_batch_norm_aten``): output,
-    saved mean/invstd and running buffers bit for bit with PyTorch's."""
+    saved mean/invstd and running buffers bit for bit with PyTorch's. ``x2``: the ``(N*C,
+    spatial)`` rows, or with ``channels_last`` the ``(N*spatial*C, 1)`` values of a
+    channels-last input."""
     from . import _batch_norm_aten as A
-    c = x2.shape[0] // input.shape[0]
+    c = input.shape[1]
     w = weight._data if weight is not None else None
     b = bias._data if bias is not None else None
     if training:
@@ -310,7 +342,11 @@ def _native_batch_norm_aten(input, x2, weight, bias, running_mean, running_var, 
         with np.errstate(divide="ignore", invalid="ignore"):
             invstd, alpha, beta = A.eval_coefficients(running_mean._data.astype(dt),
                                                       running_var._data.astype(dt), eps, w, b)
-    y = A.affine(x2, alpha, beta).reshape(input._data.shape)
+    y = A.affine(x2, alpha, beta)
+    if channels_last:  # the rows back to (N, C, *) dims, the layout kept (as ATen's output)
+        y = _from_channels_last_rows(y, input._data.shape)
+    else:
+        y = y.reshape(input._data.shape)
     out = record("NativeBatchNormBackward0", (input, weight, bias), y, _batch_norm_backward,
                  save=_save_inputs(input, weight, bias),
                  attrs={"training": training, "eps": eps, "mean64": mean64,
