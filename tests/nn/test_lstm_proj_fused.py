@@ -1,5 +1,5 @@
 """LSTM with projections (``proj_size > 0``) on the fused layer (``rnn_fused._proj_layer`` over
-``_rnn_kernels.lstm_proj_forward/backward``): outputs, final states and every gradient against
+``_rnn_kernels.lstm_forward/backward`` with ``w_hr``): outputs, final states and every gradient against
 PyTorch (padded and packed, both directions, 2 layers, biases or not, h0/c0 given or not,
 float32 and float64), the output node names, float64 finite differences of the layer and double
 backward against PyTorch."""
@@ -25,12 +25,12 @@ LENGTHS = [6, 5, 3, 2]
 
 
 def _count(monkeypatch):
-    real, calls = K.lstm_proj_forward, []
+    real, calls = K.lstm_forward, []
 
     def spy(*args):
         calls.append(True)
         return real(*args)
-    monkeypatch.setattr(K, "lstm_proj_forward", spy)
+    monkeypatch.setattr(K, "lstm_forward", spy)
     return calls
 
 

@@ -1,5 +1,5 @@
-"""Numba kernels of a whole GRU, plain (tanh/relu) RNN or (by rows, for packed input) LSTM
-layer-direction (``rnn_fused.py``): the forward over every time step in one call and its
+"""Numba kernels of a whole GRU, plain (tanh/relu) RNN or (by rows: packed input, projections)
+LSTM layer-direction (``rnn_fused.py``): the forward over every time step in one call and its
 backward in one call, each GEMM a call of MKL's
 ``cblas_?gemm`` through its address (as ``_lstm_kernels.py``), so no Python runs between steps.
 
@@ -297,148 +297,89 @@ def simple_backward(w_hh, sizes, offsets, reverse, relu, gemm, consts, y, dy, dh
 # ----------------------------------------------------------------------------- LSTM, by rows
 
 @njit(nogil=True, error_model="numpy")
-def _lstm_cells(acts, gh, cprev, cy, tanh_addr, one, off, n_b, hid):
-    """An LSTM step's gates (``acts`` rows from ``off``: the input projection in, the gate
-    activations out) and new cell states ``cy[:n_b]``."""
-    for b in range(n_b):
-        ar, cpr, cyr = acts[off + b], cprev[off + b], cy[b]
-        lstm_gates(ar, gh[b], hid, one, tanh_addr)
-        for j in range(hid):
-            cyr[j] = ar[hid + j] * cpr[j] + ar[j] * ar[2 * hid + j]
-
-
-@njit(nogil=True, error_model="numpy")
-def _lstm_cell_grads(acts, cprev, tcs, dhs, dc, dg, off, n_b, hid, one):
-    """An LSTM step backward from the gradients of its (unprojected) hidden states ``dhs``
-    (rows from ``off``): gate gradients into ``dg``, ``dc[:n_b]`` in: the cell states' other
-    gradient, out: the previous cell states'."""
-    for b in range(n_b):
-        ar, cpr, tcr, dhr, dgr, dcr = (acts[off + b], cprev[off + b], tcs[off + b], dhs[b],
-                                       dg[off + b], dc[b])
-        for j in range(hid):
-            og, tc, dht = ar[3 * hid + j], tcr[j], dhr[j]
-            dgr[j], dgr[hid + j], dgr[2 * hid + j], dgr[3 * hid + j], dcr[j] = \
-                lstm_element_grads(ar[j], ar[hid + j], ar[2 * hid + j], og, cpr[j], tc,
-                                   dht * tc, dht * og, dcr[j], dcr[j], one)
-
-
-@njit(nogil=True, error_model="numpy")
-def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, gemm, consts,
-                 tanh_addr, acts, gh, cprev, tcs, hprev, y, hy, cy):
-    """An LSTM layer-direction by rows (packed input; ``_lstm_kernels.py`` has the padded
-    oneDNN-like one): gates i, f, g, o. Writes ``acts`` (N, 4H: the gates after their
-    activations), ``cprev``/``hprev`` (N, H: the states each row saw), ``tcs`` (N, H: tanh of
-    the new cell state), ``y`` (N, H), ``hy``/``cy`` (B, H); ``gh`` (B, 4H) is scratch."""
+def lstm_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx, sizes, offsets, reverse, gemm, consts,
+                 tanh_addr, acts, gh, cprev, tcs, hraw, hprev, y, hy, cy):
+    """An LSTM layer-direction by rows (packed input, or projections; ``_lstm_kernels.py`` has
+    the padded oneDNN-like one): gates i, f, g, o. With ``proj_size`` P > 0 (``w_hr`` (P, H);
+    empty: none) the hidden state is ``(o * tanh(c)) @ w_hr.T`` (RNN.cpp's ``matmul_hr``: a
+    GEMM without bias), so ``hx``, ``hprev``, ``y``, ``hy`` are (., P) and ``w_hh`` (4H, P);
+    ``cx``, ``cprev``, ``tcs``, ``cy`` are (., H). Writes ``acts`` (N, 4H: the gates after
+    their activations), ``cprev``/``hprev`` (the states each row saw), ``tcs`` (N, H: tanh of
+    the new cell state), ``hraw`` (N, H: with projections, the state before it, w_hr's
+    gradient needs it; else empty), ``y``, ``hy``/``cy``; ``gh`` (B, 4H) is scratch."""
     rows, n_in = x.shape
-    batch, hid = hx.shape
-    one = consts[1]
-    _project(acts, x, w_ih, b_ih, gemm, one, rows, 4 * hid, n_in)
-    _copy_rows(hy, hx, batch)
-    _copy_rows(cy, cx, batch)
-    steps = sizes.shape[0]
-    for s in range(steps):
-        n_b, off = _step(s, steps, reverse, sizes, offsets)
-        _copy_rows(hprev[off:], hy, n_b)
-        _copy_rows(cprev[off:], cy, n_b)
-        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, hid)
-        _lstm_cells(acts, gh, cprev, cy, tanh_addr, one, off, n_b, hid)
-        tanh_rows(tanh_addr, cy, tcs[off:], n_b)  # cy.tanh(): one VML call for the step
-        for b in range(n_b):
-            ar, tcr, yr, hyr = acts[off + b], tcs[off + b], y[off + b], hy[b]
-            for j in range(hid):
-                h_new = ar[3 * hid + j] * tcr[j]
-                yr[j] = h_new
-                hyr[j] = h_new
-
-
-@njit(nogil=True, error_model="numpy")
-def lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy, dhy, dcy,
-                  dg, dh, dc):
-    """The time loop of ``lstm_forward``'s VJP: ``dg`` (N, 4H) the pre-activation gate
-    gradients (the same for both projections), ``dh``/``dc`` (B, H) hx's and cx's;
-    ``weight_grads`` does the rest."""
-    hid = dh.shape[1]
-    zero, one = consts[0], consts[1]
-    _copy_rows(dh, dhy, dh.shape[0])
-    _copy_rows(dc, dcy, dc.shape[0])
-    dgs = np.empty((sizes[0], 4 * hid), dh.dtype)
-    steps = sizes.shape[0]
-    for s in range(steps):
-        n_b, off = _back_step(s, steps, reverse, sizes, offsets)
-        for b in range(n_b):  # the states' gradients: the output's plus the next step's
-            _state_grad(dy[off + b], dh[b], hid, dh[b])
-        _lstm_cell_grads(acts, cprev, tcs, dh, dc, dg, off, n_b, hid, one)
-        # dh[:n_b] = dg[t] @ w_hh: a state reaches the next step through the gates only
-        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(4 * hid),
-             one, _fresh_rows(dg, off, n_b, dgs).ctypes.data, np.int32(4 * hid), w_hh.ctypes.data,
-             np.int32(hid),
-             zero, dh.ctypes.data, np.int32(hid))
-
-
-# ----------------------------------------------------------------------------- LSTM, projected
-
-@njit(nogil=True, error_model="numpy")
-def lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, hx, cx, sizes, offsets, reverse, gemm,
-                      consts, tanh_addr, acts, gh, cprev, tcs, hraw, hprev, y, hy, cy):
-    """``lstm_forward`` with projections (``proj_size`` P < H): the hidden state is
-    ``(o * tanh(c)) @ w_hr.T`` (RNN.cpp's ``matmul_hr``: a GEMM without bias), so ``hx``,
-    ``hprev``, ``y``, ``hy`` are (., P), ``w_hh`` (4H, P), ``w_hr`` (P, H); ``cx``, ``cprev``,
-    ``tcs``, ``cy`` (., H). Also writes ``hraw`` (N, H: the state before the projection,
-    w_hr's gradient needs it); ``gh`` (B, 4H) is scratch."""
-    rows, n_in = x.shape
-    batch, proj = hx.shape
+    batch, width = hx.shape
     hid = cx.shape[1]
+    projected = w_hr.shape[0] > 0
     zero, one = consts[0], consts[1]
     _project(acts, x, w_ih, b_ih, gemm, one, rows, 4 * hid, n_in)
     _copy_rows(hy, hx, batch)
     _copy_rows(cy, cx, batch)
-    hr = np.empty((batch, hid), cx.dtype)
+    hr = np.empty((batch, hid), cx.dtype) if projected else hy
     steps = sizes.shape[0]
     for s in range(steps):
         n_b, off = _step(s, steps, reverse, sizes, offsets)
         _copy_rows(hprev[off:], hy, n_b)
         _copy_rows(cprev[off:], cy, n_b)
-        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, proj)
-        _lstm_cells(acts, gh, cprev, cy, tanh_addr, one, off, n_b, hid)
-        tanh_rows(tanh_addr, cy, tcs[off:], n_b)
+        _project(gh, hx if s == 0 else hy, w_hh, b_hh, gemm, one, n_b, 4 * hid, width)
+        for b in range(n_b):
+            ar, cpr, cyr = acts[off + b], cprev[off + b], cy[b]
+            lstm_gates(ar, gh[b], hid, one, tanh_addr)
+            for j in range(hid):
+                cyr[j] = ar[hid + j] * cpr[j] + ar[j] * ar[2 * hid + j]
+        tanh_rows(tanh_addr, cy, tcs[off:], n_b)  # cy.tanh(): one VML call for the step
         for b in range(n_b):
             ar, tcr, hrr = acts[off + b], tcs[off + b], hr[b]
             for j in range(hid):
                 hrr[j] = ar[3 * hid + j] * tcr[j]
-        # hy = hr @ w_hr.T, each operand an array of its own as PyTorch's (see _fresh_rows);
-        # hraw and y keep copies
-        gemm(_ROW_MAJOR, _NO_TRANS, _TRANS, np.int32(n_b), np.int32(proj), np.int32(hid), one,
-             hr.ctypes.data, np.int32(hid), w_hr.ctypes.data, np.int32(hid), zero,
-             hy.ctypes.data, np.int32(proj))
-        _copy_rows(hraw[off:], hr, n_b)
+        if projected:
+            # hy = hr @ w_hr.T, each operand an array of its own as PyTorch's (see
+            # _fresh_rows); hraw keeps a copy
+            gemm(_ROW_MAJOR, _NO_TRANS, _TRANS, np.int32(n_b), np.int32(width), np.int32(hid),
+                 one, hr.ctypes.data, np.int32(hid), w_hr.ctypes.data, np.int32(hid), zero,
+                 hy.ctypes.data, np.int32(width))
+            _copy_rows(hraw[off:], hr, n_b)
         _copy_rows(y[off:], hy, n_b)
 
 
 @njit(nogil=True, error_model="numpy")
-def lstm_proj_backward(w_hh, w_hr, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy,
-                       dhy, dcy, dhp, dhr, dg, dh, dc):
-    """The time loop of ``lstm_proj_forward``'s VJP: ``dhp`` (N, P) the gradient of each
-    row's projected state (w_hr's gradient is ``dhp.T @ hraw``, step by step), ``dhr`` (B, H)
-    scratch, ``dg`` (N, 4H) the gate gradients, ``dh`` (B, P) / ``dc`` (B, H) hx's and cx's."""
-    proj = dh.shape[1]
-    hid = dc.shape[1]
+def lstm_backward(w_hh, w_hr, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy, dhy,
+                  dcy, dhp, dg, dh, dc):
+    """The time loop of ``lstm_forward``'s VJP: ``dg`` (N, 4H) the pre-activation gate
+    gradients (the same for both projections), ``dh`` (B, P or H) / ``dc`` (B, H) hx's and
+    cx's; with projections ``dhp`` (N, P) the gradient of each row's projected state (w_hr's
+    gradient is ``dhp.T @ hraw``, step by step; else empty). ``weight_grads`` does the rest."""
+    width, hid = dh.shape[1], dc.shape[1]
+    projected = w_hr.shape[0] > 0
     zero, one = consts[0], consts[1]
     _copy_rows(dh, dhy, dh.shape[0])
     _copy_rows(dc, dcy, dc.shape[0])
-    dgs, dhps = np.empty((sizes[0], 4 * hid), dh.dtype), np.empty((sizes[0], proj), dh.dtype)
+    dgs, dhps = np.empty((sizes[0], 4 * hid), dh.dtype), np.empty((sizes[0], width), dh.dtype)
+    # the gradient of the states before the projection (without one: dh itself)
+    dhr = np.empty((sizes[0], hid), dh.dtype) if projected else dh
     steps = sizes.shape[0]
     for s in range(steps):
         n_b, off = _back_step(s, steps, reverse, sizes, offsets)
+        for b in range(n_b):  # the states' gradients: the output's plus the next step's
+            _state_grad(dy[off + b], dh[b], width, dhp[off + b] if projected else dh[b])
+        if projected:  # dhr = dhp @ w_hr
+            gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid),
+                 np.int32(width), one, _fresh_rows(dhp, off, n_b, dhps).ctypes.data,
+                 np.int32(width), w_hr.ctypes.data, np.int32(hid), zero, dhr.ctypes.data,
+                 np.int32(hid))
         for b in range(n_b):
-            _state_grad(dy[off + b], dh[b], proj, dhp[off + b])
-        # the state before the projection: dhr = dhp @ w_hr
-        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(hid), np.int32(proj),
-             one, _fresh_rows(dhp, off, n_b, dhps).ctypes.data, np.int32(proj),
-             w_hr.ctypes.data, np.int32(hid), zero, dhr.ctypes.data, np.int32(hid))
-        _lstm_cell_grads(acts, cprev, tcs, dhr, dc, dg, off, n_b, hid, one)
-        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(proj), np.int32(4 * hid),
-             one, _fresh_rows(dg, off, n_b, dgs).ctypes.data, np.int32(4 * hid),
-             w_hh.ctypes.data, np.int32(proj), zero, dh.ctypes.data, np.int32(proj))
+            ar, cpr, tcr, dhrr, dgr, dcr = (acts[off + b], cprev[off + b], tcs[off + b],
+                                            dhr[b], dg[off + b], dc[b])
+            for j in range(hid):
+                og, tc, dht = ar[3 * hid + j], tcr[j], dhrr[j]
+                dgr[j], dgr[hid + j], dgr[2 * hid + j], dgr[3 * hid + j], dcr[j] = \
+                    lstm_element_grads(ar[j], ar[hid + j], ar[2 * hid + j], og, cpr[j], tc,
+                                       dht * tc, dht * og, dcr[j], dcr[j], one)
+        # dh[:n_b] = dg[t] @ w_hh: a state reaches the next step through the gates only
+        gemm(_ROW_MAJOR, _NO_TRANS, _NO_TRANS, np.int32(n_b), np.int32(width),
+             np.int32(4 * hid), one, _fresh_rows(dg, off, n_b, dgs).ctypes.data,
+             np.int32(4 * hid), w_hh.ctypes.data, np.int32(width), zero, dh.ctypes.data,
+             np.int32(width))
 
 
 @njit(nogil=True, error_model="numpy")

@@ -121,9 +121,10 @@ def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse)
     if kind == "lstm":
         acts, cy = np.empty((rows, 4 * hid), dt), np.empty((batch, hid), dt)
         cprev, tcs = np.empty((rows, hid), dt), np.empty((rows, hid), dt)
-        K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, _gemm(dt),
-                       consts, tanh_addr, acts, np.empty((batch, 4 * hid), dt), cprev, tcs, hprev,
-                       y, hy, cy)
+        no_proj = np.empty((0, hid), dt)  # no w_hr, no hraw
+        K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, no_proj, hx, cx, sizes, offsets, reverse,
+                       _gemm(dt), consts, tanh_addr, acts, np.empty((batch, 4 * hid), dt), cprev,
+                       tcs, no_proj, hprev, y, hy, cy)
         return y, hy, cy, (acts, cprev, tcs, hprev)
     if kind == "gru":
         gates, ghn = np.empty((rows, 3 * hid), dt), np.empty((rows, hid), dt)
@@ -151,8 +152,8 @@ def run_backward_kernel(kind, x, w_ih, w_hh, hx, sizes, offsets, reverse, work, 
         acts, cprev, tcs, hprev = work
         dc = np.empty(dcy.shape, dt)
         dgi = dgh = np.empty((rows, 4 * hid), dt)
-        K.lstm_backward(w_hh, sizes, offsets, reverse, gemm, consts, acts, cprev, tcs, dy, dhy,
-                        dcy, dgi, dh, dc)
+        K.lstm_backward(w_hh, np.empty((0, hid), dt), sizes, offsets, reverse, gemm, consts, acts,
+                        cprev, tcs, dy, dhy, dcy, np.empty((0, hid), dt), dgi, dh, dc)
     elif kind == "gru":
         gates, ghn, hprev = work
         dgi, dgh = np.empty((rows, 3 * hid), dt), np.empty((rows, 3 * hid), dt)
@@ -257,9 +258,9 @@ def _proj_layer(input, batch_sizes, hidden, params, cell, reverse):
     cprev, tcs, hraw = (np.empty((rows, hid), dt) for _ in range(3))
     hprev, y = np.empty((rows, proj), dt), np.empty((rows, proj), dt)
     hy, cy = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
-    K.lstm_proj_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, _array(hx, dt), _array(cx, dt), sizes,
-                        offsets, reverse, _gemm(dt), np.array([0, 1], dt),
-                        vml.routine("tanh", dt), acts, gh, cprev, tcs, hraw, hprev, y, hy, cy)
+    K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, _array(hx, dt), _array(cx, dt), sizes,
+                   offsets, reverse, _gemm(dt), np.array([0, 1], dt), vml.routine("tanh", dt), acts,
+                   gh, cprev, tcs, hraw, hprev, y, hy, cy)
     if batch_sizes is None:
         y = y.reshape(input.shape[0], input.shape[1], proj)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx, params.w_hr)
@@ -286,10 +287,10 @@ def _proj_backward(node, gy, ghy, gcy):
     consts, gemm = np.array([0, 1], dt), _gemm(dt)
     dhp, dg = np.empty((rows, proj), dt), np.empty((rows, 4 * hid), dt)
     dh, dc = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
-    K.lstm_proj_backward(w_hh, w_hr, attrs["sizes"], attrs["offsets"], attrs["reverse"], gemm,
-                         consts, acts, cprev, tcs, _grad_array(gy, (rows, proj), dt),
-                         _grad_array(ghy, (batch, proj), dt), _grad_array(gcy, (batch, hid), dt),
-                         dhp, np.empty((batch, hid), dt), dg, dh, dc)
+    K.lstm_backward(w_hh, w_hr, attrs["sizes"], attrs["offsets"], attrs["reverse"], gemm, consts,
+                    acts, cprev, tcs, _grad_array(gy, (rows, proj), dt),
+                    _grad_array(ghy, (batch, proj), dt), _grad_array(gcy, (batch, hid), dt), dhp,
+                    dg, dh, dc)
     dx, dw_ih, dw_hh = np.empty(x.shape, dt), np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
     db_ih, db_hh, dw_hr = np.empty(4 * hid, dt), np.empty(4 * hid, dt), np.empty(w_hr.shape, dt)
     sizes, offsets, reverse = attrs["sizes"], attrs["offsets"], attrs["reverse"]
