@@ -172,13 +172,13 @@ def _batch_norm_backward_aten(node, g, need_x, need_w, need_b):
     PyTorch's bits for all three gradients."""
     from . import _batch_norm_backward_aten as BA
     a = node.ctx.attrs
-    x = np.ascontiguousarray(node.saved_array("x"))
+    x = node.saved_array("x")
     dt = x.dtype
     has_w = "w" in node.ctx._saved
     w = node.saved_array("w") if has_w else None
     train = a["training"]  # eval: ATen transforms the running variance itself
     stats = (a["mean64"].astype(dt), (a["invstd"] if train else a["var64"]).astype(dt))
-    x_rows = _channels_last_rows(node.saved_array("x"))
+    x_rows = _channels_last_rows(x)
     g_rows = _channels_last_rows(g._data) if x_rows is not None else None
     if g_rows is not None:  # both channels-last: ATen's channels-last backward, by rows
         gx, gw, gb = BA.batch_norm_backward(x_rows, g_rows, *stats, w, train, a["eps"], need_x)
@@ -186,7 +186,8 @@ def _batch_norm_backward_aten(node, g, need_x, need_w, need_b):
             gx = _from_channels_last_rows(gx, x.shape)
     else:  # (a channels-last input with another gradient layout: ATen's TensorIterator
         # route, not reproduced; the contiguous kernel's arithmetic instead)
-        gx, gw, gb = BA.batch_norm_backward(x, g._data, *stats, w, train, a["eps"], need_x)
+        gx, gw, gb = BA.batch_norm_backward(np.ascontiguousarray(x), g._data, *stats, w, train,
+                                            a["eps"], need_x)
     return (Tensor._make(gx) if need_x else None,
             Tensor._make(gw) if need_w and has_w else None,
             Tensor._make(gb) if need_b and a["has_bias"] else None)
