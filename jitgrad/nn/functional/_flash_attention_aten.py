@@ -18,6 +18,12 @@ rows) it walks the keys in blocks of ``kv_split`` (512):
   ``dst += p @ v`` by GEMM (beta 0 on the first key block);
 * at the end ``out = dst * (1 / sum)`` and ``lse = max + log(sum)``.
 
+``backward`` is ``cpu_flash_attention_backward`` the same way: per block ``attn = exp(scale * q
+@ k^T (+ mask) - lse)`` (the scale as the GEMM's alpha; SLEEF's u10 exp on every element), the
+causal zeros, ``grad_v += attn^T @ grad_out``, ``grad_attn = attn * (grad_out @ v^T - dsum)``
+(``dsum`` the row dot of grad_out and out, in vector lanes), ``grad_q += scale * grad_attn @
+k``, ``grad_k += scale * grad_attn^T @ q``, all into zero-filled aligned (B, L, H, E) buffers.
+
 The block sizes: ``q_split`` 256 / 64 / 32 for query lengths >= 768 / >= 192 / shorter,
 ``kv_split`` 512 (``flash_attention_kernel_impl``). Blocks are independent, so ATen's thread
 split does not change the bits; MKL runs single-threaded here, as inside ATen's parallel region.
@@ -31,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from ...math._intrinsics import fma, pow2_m, select
-from ...math._sleef import SLEEF_JIT, exp_u10_f64
+from ...math._sleef import SLEEF_JIT, exp_u10_f32, exp_u10_f64
 
 _NO_TRANS, _TRANS = 111, 112
 
@@ -282,6 +288,16 @@ def split_sizes(q_len):
     return (256 if q_len >= 768 else 64 if q_len >= 192 else 32), 512
 
 
+def _mask_4d(mask, dtype, q_len, kv_len):
+    """ATen's ``reshape_attn_mask_to_4d`` (a placeholder without a mask), in ``dtype``."""
+    if mask is None:
+        return np.zeros((1, 1, 1, 1), dtype)
+    m4 = np.asarray(mask, dtype)
+    if m4.ndim == 2:
+        m4 = m4.reshape(1, 1, *m4.shape)
+    return np.broadcast_to(m4, (m4.shape[0], m4.shape[1], q_len, kv_len))
+
+
 def forward(q, k, v, mask, is_causal, scale):
     """``(out (B, H, L, E), lse (B, H, L))``
     for NumPy arrays ``q``/``k``/``v`` of one float dtype; ``mask`` None or an array
@@ -292,13 +308,7 @@ def forward(q, k, v, mask, is_causal, scale):
         return None
     nb, nh, q_len, hd = q.shape
     kv_len = k.shape[2]
-    if mask is None:
-        m4 = np.zeros((1, 1, 1, 1), q.dtype)
-    else:
-        m4 = np.asarray(mask, q.dtype)
-        if m4.ndim == 2:
-            m4 = m4.reshape(1, 1, *m4.shape)
-        m4 = np.broadcast_to(m4, (m4.shape[0], m4.shape[1], q_len, kv_len))
+    m4 = _mask_4d(mask, q.dtype, q_len, kv_len)
     out = np.empty((nb, nh, q_len, hd), q.dtype)  # PyTorch's result is (B, H, L, E)
     lse = np.empty((nb, nh, q_len), q.dtype)
     qs, ks = split_sizes(q_len)
@@ -312,3 +322,159 @@ def forward(q, k, v, mask, is_causal, scale):
     finally:
         blas.set_local_threads(prev)
     return out, lse
+
+
+# ---- backward: cpu_flash_attention_backward ---------------------------------------------------
+
+
+@njit(**SLEEF_JIT)
+def _dot_reduce(a, b, lanes, acc, reduce_lanes):
+    """``vec::map2_reduce_all(x * y, +)`` over two rows: per-lane sums from the first vector
+    (``acc + x * y``, two roundings: measured, not contracted), the partial last vector added
+    into its lanes (``Vec::set``), then ``vec_reduce_all``; under one vector, the lanes added in
+    order."""
+    size = a.size
+    if size < lanes:
+        s = a[0] * b[0]
+        for i in range(1, size):
+            s = s + a[i] * b[i]
+        return s
+    for j in range(lanes):
+        acc[j] = a[j] * b[j]
+    d = lanes
+    nvec = size - size % lanes
+    while d < nvec:
+        for j in range(lanes):
+            acc[j] = acc[j] + a[d + j] * b[d + j]
+        d += lanes
+    for j in range(size - d):
+        acc[j] = acc[j] + a[d + j] * b[d + j]
+    return reduce_lanes(acc)
+
+
+@njit(nogil=True, **SLEEF_JIT)
+def flash_backward(addr, q, k, v, mask, has_mask, out, lse, gout, gq, gk, gv, consts, causal,
+                   q_split, kv_split, vexp, reduce_lanes):
+    """``cpu_flash_attention_backward``: ``q``, ``out``, ``gout``, ``gq`` are (B, L, H, E) views
+    (ATen's transposed layout), ``k``, ``v``, ``gk``, ``gv`` (B, S, H, E), ``lse`` (B, L, H);
+    ``gq``/``gk``/``gv`` zero-filled, accumulated into by GEMM (beta 1) as ATen does."""
+    item = q.itemsize
+    nb, q_size, nh, hd = q.shape
+    kv_size = k.shape[1]
+    lanes = 64 // item
+    qs_b, qs_m, qs_h = q.strides[0] // item, q.strides[1] // item, q.strides[2] // item
+    ks_b, ks_n, ks_h = k.strides[0] // item, k.strides[1] // item, k.strides[2] // item
+    vs_b, vs_n, vs_h = v.strides[0] // item, v.strides[1] // item, v.strides[2] // item
+    gos_b, gos_m, gos_h = (gout.strides[0] // item, gout.strides[1] // item,
+                           gout.strides[2] // item)
+    gqs_b, gqs_m, gqs_h = gq.strides[0] // item, gq.strides[1] // item, gq.strides[2] // item
+    gks_b, gks_n, gks_h = gk.strides[0] // item, gk.strides[1] // item, gk.strides[2] // item
+    gvs_b, gvs_n, gvs_h = gv.strides[0] // item, gv.strides[1] // item, gv.strides[2] // item
+    q_split = min(q_split, q_size)
+    kv_split = min(kv_split, kv_size)
+    scale, zero, one = consts[0], consts[1], consts[2]
+    size = 2 * q_split * kv_split  # ATen's per-thread buffer: attn, then grad_attn
+    raw = np.empty(size + 64 // item, q.dtype)
+    lead = ((64 - raw.ctypes.data % 64) % 64) // item
+    buf = raw[lead:lead + size]
+    attn = buf[:q_split * kv_split]
+    gattn = buf[q_split * kv_split:]
+    dsum = np.empty(q_split, q.dtype)
+    acc = np.empty(lanes, q.dtype)
+    qb, kb, vb = q.ctypes.data, k.ctypes.data, v.ctypes.data
+    gob, gqb, gkb, gvb = gout.ctypes.data, gq.ctypes.data, gk.ctypes.data, gv.ctypes.data
+    for i in range(nb):
+        mi = i if mask.shape[0] > 1 else 0
+        for j in range(nh):
+            mj = j if mask.shape[1] > 1 else 0
+            for m in range(0, q_size, q_split):
+                q_block = min(q_split, q_size - m)
+                for r in range(q_block):
+                    dsum[r] = _dot_reduce(gout[i, m + r, j], out[i, m + r, j], lanes, acc,
+                                          reduce_lanes)
+                num_keys = min(m + q_block, kv_size) if causal else kv_size
+                for n in range(0, num_keys, kv_split):
+                    kv_block = min(kv_split, kv_size - n)
+                    _gemm_call(addr, _TRANS, _NO_TRANS, kv_block, q_block, hd, scale,
+                               kb + (i * ks_b + j * ks_h + n * ks_n) * item, ks_n,
+                               qb + (i * qs_b + j * qs_h + m * qs_m) * item, qs_m, zero,
+                               attn.ctypes.data, kv_block)
+                    if has_mask:
+                        for r in range(q_block):
+                            for c in range(kv_block):
+                                attn[r * kv_block + c] = fma(attn[r * kv_block + c], one,
+                                                             mask[mi, mj, m + r, n + c])
+                    for r in range(q_block):
+                        norm = lse[i, m + r, j]
+                        for c in range(kv_block):
+                            attn[r * kv_block + c] = vexp(attn[r * kv_block + c] - norm)
+                    if causal and num_keys - n <= kv_split:
+                        for r in range(q_block):
+                            last = m + r - n
+                            for c in range(max(last + 1, 0), kv_block):
+                                attn[r * kv_block + c] = zero
+                    _gemm_call(addr, _NO_TRANS, _TRANS, hd, kv_block, q_block, one,
+                               gob + (i * gos_b + j * gos_h + m * gos_m) * item, gos_m,
+                               attn.ctypes.data, kv_block, one,
+                               gvb + (i * gvs_b + j * gvs_h + n * gvs_n) * item, gvs_n)
+                    _gemm_call(addr, _TRANS, _NO_TRANS, kv_block, q_block, hd, one,
+                               vb + (i * vs_b + j * vs_h + n * vs_n) * item, vs_n,
+                               gob + (i * gos_b + j * gos_h + m * gos_m) * item, gos_m, zero,
+                               gattn.ctypes.data, kv_block)
+                    for r in range(q_block):
+                        d = dsum[r]
+                        for c in range(kv_block):
+                            x = r * kv_block + c
+                            gattn[x] = attn[x] * (gattn[x] - d)
+                    _gemm_call(addr, _NO_TRANS, _NO_TRANS, hd, q_block, kv_block, scale,
+                               kb + (i * ks_b + j * ks_h + n * ks_n) * item, ks_n,
+                               gattn.ctypes.data, kv_block, one,
+                               gqb + (i * gqs_b + j * gqs_h + m * gqs_m) * item, gqs_m)
+                    _gemm_call(addr, _NO_TRANS, _TRANS, hd, kv_block, q_block, scale,
+                               qb + (i * qs_b + j * qs_h + m * qs_m) * item, qs_m,
+                               gattn.ctypes.data, kv_block, one,
+                               gkb + (i * gks_b + j * gks_h + n * gks_n) * item, gks_n)
+
+
+def _aligned_zeros(shape, dtype):
+    """A zero-filled C-contiguous array on a 64-byte boundary (as ``at::zeros``)."""
+    dt = np.dtype(dtype)
+    count = int(np.prod(shape))
+    raw = np.zeros(count + 64 // dt.itemsize, dt)
+    lead = ((64 - raw.ctypes.data % 64) % 64) // dt.itemsize
+    return raw[lead:lead + count].reshape(shape)
+
+
+def backward(grad_out, q, k, v, out, lse, mask, is_causal, scale):
+    """``(grad_q, grad_k, grad_v)`` (B, H, L|S, E) for NumPy arrays as ``forward`` took them,
+    ``out``/``lse`` its results and ``grad_out`` (B, H, L, E); None without MKL."""
+    addr = gemm_address(q.dtype)
+    if addr is None:
+        return None
+    nb, nh, q_len, hd = q.shape
+    kv_len = k.shape[2]
+    m4 = _mask_4d(mask, q.dtype, q_len, kv_len)
+    # ATen: grad_out.transpose(1, 2).contiguous() (a fresh aligned buffer), zeros for the grads
+    go = _aligned_zeros((nb, q_len, nh, hd), q.dtype)
+    go[...] = grad_out.transpose(0, 2, 1, 3)
+    gq = _aligned_zeros((nb, q_len, nh, hd), q.dtype)
+    gk = _aligned_zeros((nb, kv_len, nh, hd), q.dtype)
+    gv = _aligned_zeros((nb, kv_len, nh, hd), q.dtype)
+    qs, ks = split_sizes(q_len)
+    consts = np.array([scale, 0.0, 1.0, -np.inf], q.dtype)
+    from ...backends import blas
+    prev = blas.set_local_threads(1)
+    try:
+        flash_backward(addr, q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3),
+                       v.transpose(0, 2, 1, 3), m4, mask is not None,
+                       out.transpose(0, 2, 1, 3), lse.transpose(0, 2, 1), go, gq, gk, gv,
+                       consts, bool(is_causal), qs, ks, _BACKWARD_EXP[q.dtype.itemsize],
+                       _VECTOR_MATH[q.dtype.itemsize][1])
+    finally:
+        blas.set_local_threads(prev)
+    return gq.transpose(0, 2, 1, 3), gk.transpose(0, 2, 1, 3), gv.transpose(0, 2, 1, 3)
+
+
+# the backward's exp: ``Vectorized::exp`` (SLEEF u10) on every element (vec::map's tail is a
+# partial vector)
+_BACKWARD_EXP = {4: exp_u10_f32, 8: exp_u10_f64}

@@ -176,23 +176,47 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not flash:
         return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale,
                           enable_gqa)
-    bits = _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale)
-    if bits is not None and not any(t.requires_grad for t in (query, key, value)):
-        return Tensor._make(bits)
+    flash = _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale)
+    if flash is not None and not (grad_mode.is_grad_enabled()
+                                  and any(t.requires_grad for t in (query, key, value))):
+        return Tensor._make(flash[0])
     out = record_composition(
         "ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
         lambda q, k, v: _sdpa_math(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa))
-    if bits is not None and grad_mode.is_grad_enabled():
-        # the forward's values are the flash kernel's (PyTorch's bits); the node's gradients
-        # still differentiate the math composition
-        out._data = bits
+    if flash is not None and out.grad_fn is not None:
+        # the values are the flash kernel's (PyTorch's bits), and so is a first-order backward;
+        # a backward with create_graph differentiates the math composition
+        out._data = flash[0]
+        node = out.grad_fn
+        node._backward = _flash_backward_on_host(node._backward, (query, key, value), flash)
     return out
 
 
+def _flash_backward_on_host(composed, inputs, flash):
+    """The node's backward: ATen's ``cpu_flash_attention_backward`` (PyTorch's bits) when no
+    graph is being built, else ``composed`` (the composition's nested grad)."""
+    import numpy as np
+    out, lse, mask, causal, factor = flash
+    arrays = tuple(t._data for t in inputs)
+
+    def backward(node, *gs):
+        g = gs[0]
+        if g is None or grad_mode.is_grad_enabled() or not isinstance(g._data, np.ndarray):
+            return composed(node, *gs)
+        from . import _flash_attention_aten as kernel
+        got = kernel.backward(g._data, *arrays, out, lse, mask, causal, factor)
+        if got is None:
+            return composed(node, *gs)
+        return tuple(Tensor._make(a) if need else None
+                     for a, need in zip(got, node.ctx.needs_input_grad))
+    return backward
+
+
 def _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale):
-    """ATen's CPU flash kernel's output (an ndarray, PyTorch's bits) for host float32/float64
-    inputs with as many key/value heads as query heads; None elsewhere (CUDA, other dtypes,
-    grouped heads, empty sizes, no MKL): the caller composes the math backend."""
+    """ATen's CPU flash kernel's (output, logsumexp, mask array, is_causal, scale) (ndarrays,
+    PyTorch's bits) for host float32/float64 inputs with as many key/value heads as query
+    heads; None elsewhere (CUDA, other dtypes, grouped heads, empty sizes, no MKL): the caller
+    composes the math backend."""
     import numpy as np
     ts = (query, key, value) if attn_mask is None else (query, key, value, attn_mask)
     if any(t.is_cuda or not isinstance(t._data, np.ndarray) for t in ts):
@@ -214,7 +238,7 @@ def _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale):
                             np.array(-np.inf, query._data.dtype))
     factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     got = flash.forward(query._data, key._data, value._data, mask, is_causal, factor)
-    return None if got is None else got[0]
+    return None if got is None else (got[0], got[1], mask, is_causal, factor)
 
 
 # ----------------------------------------------------------------------------- multi-head
