@@ -9,19 +9,27 @@ runs although the CPU capability reads AVX512.
 * ``(N, C, *)`` inputs with a plane of more than one element
   (``batch_norm_cpu_backward_contiguous_impl``), per channel: for each sample's plane, in
   order, ``sum += reduce_all(dy)`` and ``dotp += map2_reduce_all((x - mean) * dy)``, each
-  plane reduced in ``T`` in ``vec::reduce_all``'s lane order and added into a double; the
-  dot's lanes accumulate by FMA (GCC contracts ``acc + (x - mean) * dy`` across the two
-  inlined lambdas). Then ``k = T(dotp) * invstd * invstd / T(N)`` and ``grad_mean = T(sum /
-  N)``; ``dx = (dy - grad_mean - (x - mean) * k) * invstd * w`` with the subtraction of the
-  product one FMA; ``grad_weight = T(dotp * invstd)``, ``grad_bias = T(sum)``.
-* ``(N, C)`` inputs (plane of one element: ATen's channels-last kernel): rows split over the
-  threads as ``parallel_for`` splits them, per thread and channel ``sum += dy`` and ``dotp =
-  fma(x - mean, dy, dotp)`` in ``T``; the threads' partials added in order in double and
-  rounded to ``T``; then all in ``T``: ``k = dotp * invstd * invstd / N``, ``grad_mean = sum /
-  N``, ``dx`` as above, ``grad_weight = dotp * invstd``, ``grad_bias = sum``.
+  plane reduced in ``T`` in ``vec::reduce_all``'s lane order (a plane shorter than a vector
+  left to right; else per lane, then folded: float32 by AVX2's butterfly, float64 left to
+  right) and added into a double. In the whole vectors the dot's product is rounded before
+  the add; the partial last vector's is contracted (one FMA per lane). Then ``k = T(dotp) *
+  invstd * invstd / T(N)`` and ``grad_mean = T(sum / N)``; ``dx = (dy - grad_mean - (x -
+  mean) * k) * invstd * w`` with the subtraction of the product one FMA (whole and partial
+  vectors alike: map2's lambda); ``grad_weight = T(dotp * invstd)``, ``grad_bias = T(sum)``.
+* ``(N, C)`` inputs, and channels-last ones as their ``(N * spatial, C)`` rows (ATen's
+  channels-last kernel): rows split over the threads as ``parallel_for`` splits them, per
+  thread and channel ``sum += dy`` and ``dotp = fma(x - mean, dy, dotp)`` in ``T``; the
+  threads' partials added in order in double and rounded to ``T``; then all in ``T``: ``k =
+  dotp * invstd * invstd / N``, ``grad_mean = sum / N``, ``dx`` as above for the channels in
+  whole vectors, unfused for the last ``C % lanes`` (that loop's explicit partial vector),
+  ``grad_weight = dotp * invstd``, ``grad_bias = sum``.
 * evaluation: ``mean`` is the running mean, ``invstd = T(1 / sqrt(double(running_var) +
   eps))`` and ``dx = dy * invstd * w`` (two roundings).
 
+The whole vectors of the plane kernels are LLVM ``<lanes x T>`` code (``_whole_vectors*``),
+one vector op per ATen vector op, so the lanes share a register as in ATen (Numba loops over
+the lanes stay scalar, and the plain input-gradient loop was not vectorized either: ~3x the
+time).
 Kernels compile without fast-math flags: every FMA is an explicit ``fma``.
 """
 from __future__ import annotations
