@@ -2,10 +2,13 @@
 
 On the CPU, float32/float64 run ATen's arithmetic both ways (``_batch_norm_aten`` forward,
 ``_batch_norm_backward_aten`` backward: PyTorch's bits for the output, running buffers, saved
-statistics and the three gradients); other dtypes (float16) run ``_norm_kernels``' float64
-row kernels. The composition of differentiable ops (``_batch_norm_graph``) is the CUDA forward
-(shown as the one node by ``record_composition``) and the backward when a graph of the
-gradient is asked for (``create_graph=True``, so double backward works on both devices).
+statistics and the three gradients); a channels-last 4-D/5-D input takes ATen's channels-last
+kernels as its ``(N * spatial, C)`` rows (its output keeps the layout). Other dtypes (float16)
+run ``_norm_kernels``' float64 row kernels.
+
+The composition of differentiable ops (``_batch_norm_graph``) is the CUDA forward (shown as the
+one node by ``record_composition``) and the backward when a graph of the gradient is asked for
+(``create_graph=True``, so double backward works on both devices).
 """
 from __future__ import annotations
 
