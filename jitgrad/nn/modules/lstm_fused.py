@@ -9,10 +9,12 @@ on the per-op path (``rnn_stack.py``), whose Python per time step was the whole 
 rows, and elsewhere (CUDA, proj_size, no MKL) the per-op path runs. Dropout between layers
 stays outside, in ``rnn_stack.run_stack``.
 
-float64 takes the same kernels: PyTorch runs its float64 LSTM op by op (oneDNN has no float64),
-so there the node is jitgrad's own ``FusedLstmLayerBackward0`` and, as PyTorch's graph shows
-it, the hidden states are unbound and a unidirectional output is the stack of its steps
-(``rnn_fused.present``); values agree with PyTorch's to rounding (~1e-13 relative).
+float64: PyTorch runs its float64 LSTM op by op (oneDNN has no float64), so ``layer`` hands it
+to ``rnn_fused.py``'s LSTM kernels by rows, which make those ops' arithmetic: jitgrad's own
+``FusedLstmLayerBackward0`` node, PyTorch's bits at one thread; as PyTorch's graph shows it, the
+hidden states are unbound and a unidirectional output is the stack of its steps
+(``rnn_fused.present``). The kernels here stay generic over the dtype (their float64 build is
+what the tests' finite differences check; without VML's tanh float64 still runs them).
 
 Gradients of gradients: PyTorch's node switches, under ``create_graph``, to a differentiable
 backward built of ops (``mkldnn_rnn_layer_differentiable_backward``); here the layer is rebuilt
@@ -125,6 +127,13 @@ def layer(input, batch_sizes, hidden, params, cell, reverse):
                                 and cx.dtype == input.dtype):
         # an unchecked functional call (torch.lstm) that does not fit: the per-op path raises
         return rnn_stack._layer(input, None, hidden, params, rnn_stack.lstm_layer_cell, reverse)
+    if input.dtype.name == "float64":
+        # PyTorch runs a float64 LSTM op by op: rnn_fused's kernels by rows make its operations
+        # (its separate biases, gates, sums), so there the bits are PyTorch's
+        from . import rnn_fused
+        if rnn_fused.usable(input, hx, (params.w_ih, params.w_hh, params.b_ih, params.b_hh)):
+            return rnn_fused.layer(input, None, hidden, params, rnn_stack.lstm_layer_cell,
+                                   reverse)
     dt = input._data.dtype
     x = _contiguous(input, dt)
     w_ih, w_hh = _contiguous(params.w_ih, dt), _contiguous(params.w_hh, dt)
