@@ -20,10 +20,10 @@ def threads(request):
 @pytest.fixture
 def without_vml(monkeypatch):
     """Unary ops on jitgrad's own kernels instead of MKL VML (backends/vml.py). On the CPU the
-    per-op tanh, exp, ... run VML (PyTorch's bits) while the fused gate kernels (elementwise_rnn,
-    the fused RNN cells and layers) use jitgrad's tanh (within 1 ulp): the tests that a fused
-    kernel does the per-op arithmetic bit for bit compare it with the per-op path on the same
-    kernels."""
+    per-op tanh, exp, ... run VML (PyTorch's bits) while the fused gate ops of
+    ops/elementwise_rnn.py use jitgrad's tanh (within 1 ulp): the tests that they do the per-op
+    arithmetic bit for bit compare them with the per-op path on the same kernels. (The fused
+    RNN cells and layers call VML's tanh themselves and are compared with PyTorch directly.)"""
     from jitgrad.backends import vml
     from jitgrad.ops import elementwise_fast
     monkeypatch.setattr(vml, "routine", lambda name, dtype: 0)
