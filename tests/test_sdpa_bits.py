@@ -85,19 +85,46 @@ def test_sdpa_scale_and_strided_inputs_bits(dt):
 
 
 @pytest.mark.parametrize("dt", DTYPES)
-def test_sdpa_bits_and_node_with_grad(dt):
-    q, k, v = _qkv((2, 3, 40, 20), (2, 3, 37, 20), dt, seed=5)
+@pytest.mark.parametrize("lq,lk,causal,mask", [
+    (40, 37, True, None), (40, 37, False, "float"), (33, 600, False, "bool"),
+    (200, 70, True, None), (10, 13, False, None)])
+def test_sdpa_backward_bits(dt, lq, lk, causal, mask):
+    q, k, v = _qkv((2, 3, lq, 20), (2, 3, lk, 20), dt, seed=5)
+    rng = np.random.default_rng(7)
+    gout = rng.standard_normal(q.shape).astype(dt)
+    m = {None: None, "float": rng.standard_normal((lq, lk)).astype(dt),
+         "bool": rng.random((2, 1, lq, lk)) > 0.3}[mask]
     tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
     jq, jk, jv = (jg.tensor(a, requires_grad=True) for a in (q, k, v))
-    ref = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
-    got = F.scaled_dot_product_attention(jq, jk, jv, is_causal=True)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        tq, tk, tv, attn_mask=None if m is None else torch.from_numpy(m), is_causal=causal)
+    got = F.scaled_dot_product_attention(
+        jq, jk, jv, attn_mask=None if m is None else jg.tensor(m), is_causal=causal)
     _assert_bits(got.detach().numpy(), ref.detach().numpy())
     assert got.grad_fn.name() == ref.grad_fn.name()
-    ref.sum().backward()
-    got.sum().backward()
-    tol = dict(rtol=1e-4, atol=1e-5) if dt == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    ref.backward(torch.from_numpy(gout))
+    got.backward(jg.tensor(gout))
     for j, t in ((jq, tq), (jk, tk), (jv, tv)):
-        np.testing.assert_allclose(j.grad.numpy(), t.grad.numpy(), **tol)
+        _assert_bits(j.grad.numpy(), t.grad.numpy())
+
+
+def test_sdpa_double_backward_still_differentiates():
+    """create_graph takes the math composition: second derivatives against PyTorch's math
+    backend (PyTorch's flash backward has no derivative)."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = _qkv((1, 2, 6, 4), (1, 2, 5, 4), np.float64, seed=8)
+    tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
+    jq, jk, jv = (jg.tensor(a, requires_grad=True) for a in (q, k, v))
+    with sdpa_kernel(SDPBackend.MATH):
+        (tg,) = torch.autograd.grad(
+            torch.nn.functional.scaled_dot_product_attention(tq, tk, tv).pow(2).sum(), tq,
+            create_graph=True)
+    (jgq,) = jg.autograd.grad(F.scaled_dot_product_attention(jq, jk, jv).pow(2).sum(), jq,
+                              create_graph=True)
+    tg.sum().backward()
+    jgq.sum().backward()
+    for j, t in ((jq, tq), (jk, tk), (jv, tv)):
+        np.testing.assert_allclose(j.grad.numpy(), t.grad.numpy(), rtol=1e-9, atol=1e-11)
 
 
 def _load(jm, tm):
@@ -118,6 +145,12 @@ def test_multihead_attention_and_encoder_layer_bits(dt):
         ref, _ = tm(tx, tx, tx, need_weights=False, **kw)
         got, _ = jm(jx, jx, jx, need_weights=False, **jkw)
         _assert_bits(got.detach().numpy(), ref.detach().numpy())
+    ref, _ = tm(tx, tx, tx, need_weights=False)
+    got, _ = jm(jx, jx, jx, need_weights=False)
+    ref.sum().backward()
+    got.sum().backward()
+    for name, p in tm.named_parameters():
+        _assert_bits(dict(jm.named_parameters())[name].grad.numpy(), p.grad.numpy())
     torch.manual_seed(0)
     tl = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, dtype=tdt)
     jl = jg.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, dtype=jdt)
