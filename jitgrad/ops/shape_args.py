@@ -94,9 +94,34 @@ def _size_list(args, fn, what, kw=_NOT_GIVEN):
     try:
         return _int_list(args, fn, what, kw)
     except TypeError:
+        if kw is not _NOT_GIVEN and not args:
+            raise _size_keyword_error(kw, fn, what) from None
         if kw is not _NOT_GIVEN or not args:
             raise
     raise _size_list_error(args, fn, what) from None
+
+
+def _size_keyword_error(v, fn, what):
+    """The TypeError for a bad size list given by keyword (``x.permute(dims=...)``)."""
+    name = type(v).__name__
+    if fn == "view":
+        # the dtype overload has no such keyword; the size overload's type check fails
+        bad = f"{name} of ({', '.join(type(a).__name__ for a in v)})" \
+            if isinstance(v, (tuple, list)) else name
+        return TypeError(
+            f"view() received an invalid combination of arguments - got ({what}={name}, ), but "
+            f"expected one of:\n * (torch.dtype dtype)\n      didn't match because some of the "
+            f"keywords were incorrect: {what}\n * (tuple of ints size)\n      didn't match "
+            f"because some of the arguments have invalid types: (!{what}={bad}!, )\n")
+    if isinstance(v, (tuple, list)):
+        if v and not _is_int(v[0]):  # the parser's check looks at the first element
+            return TypeError(f"{fn}(): argument '{what}' must be tuple of ints, not {name}")
+        for i, a in enumerate(v):
+            if not _is_int(a):
+                return TypeError(f"{fn}(): argument '{what}' failed to unpack the object at pos "
+                                 f"{i + 1} with error \"type must be tuple of ints,but got "
+                                 f"{type(a).__name__}\"")
+    return TypeError(f"{fn}(): argument '{what}' must be tuple of ints, not {name}")
 
 
 def _size_list_error(args, fn, what):

@@ -20,6 +20,7 @@ from .shape_args import (
     _infer_shape,
     _int_list,
     _size_list,
+    _size_list_error,
     _wrap,
 )
 from .shape_expand import broadcast_tensors, broadcast_to, expand, expand_as  # noqa: F401 (re-exported)
@@ -150,6 +151,9 @@ def view(input, *args, size=_NOT_GIVEN, dtype=None):
     if dtype is not None and not args and size is _NOT_GIVEN:
         return _view_dtype(input, D.to_dtype(dtype))
     if len(args) == 1 and not isinstance(args[0], (tuple, list, int, np.integer, Tensor)):
+        if args[0] is None or isinstance(args[0], (float, str, complex)):
+            # neither a dtype nor a size (PyTorch's parser takes no dtype names)
+            raise _size_list_error(args, "view", "size")
         return _view_dtype(input, D.to_dtype(args[0]))
     shape = _infer_shape(_size_list(args, "view", "size", size), input._data.size)
     st = view_strides(x.shape, elem_strides(x), shape)
