@@ -77,14 +77,20 @@ def gather(group, n, cnp):
     members = group.members
     routes = group.routes
     ids = {}  # (id(ndarray), is_bool) -> ("a", k) | ("s", k)
+    ids_get = ids.get
     first_saver = {}  # desc -> lowest _seq of a member that saved it
     arrays, scalars = [], []
     member_out = [None] * len(members)
     bool_np = np.dtype(np.bool_)
-
-    for j, m in enumerate(members):
-        slots, bools, _ = _op_info(m.op)
+    infos = [_op_info(m.op) for m in members]
+    ndarray = np.ndarray
+    # (runs per backward pass for every group: lookups hoisted, _scalarizable inlined)
+    j = -1
+    for m in members:
+        j += 1
+        slots, bools, _ = infos[j]
         r = routes[j]
+        seq = m._seq
         for name, s in m.saved.items():
             if s.__class__ is not SavedTensor:
                 continue
@@ -93,9 +99,12 @@ def gather(group, n, cnp):
                 data = s.array(m)  # raises PyTorch's error (freed / modified); unpacks hooks
             is_bool = name in bools
             key = (id(data), is_bool)
-            desc = ids.get(key)
+            desc = ids_get(key)
             if desc is None:
-                if _scalarizable(data, n):
+                # a saved size-1 (or fully broadcast) operand of a larger group travels as a
+                # scalar (host arrays only: reading a device value would be a transfer)
+                if n > 1 and data.__class__ is ndarray and (data.size == 1
+                                                             or not any(data.strides)):
                     v = data.reshape(-1)[0] if data.size else data.ravel()[0]
                     desc = ("s", len(scalars))
                     scalars.append(np.bool_(v) if is_bool else cnp.type(v))
@@ -103,9 +112,9 @@ def gather(group, n, cnp):
                     desc = ("a", len(arrays))
                     arrays.append((data, bool_np if is_bool else cnp))
                 ids[key] = desc
-                first_saver[desc] = m._seq
-            elif m._seq < first_saver[desc]:
-                first_saver[desc] = m._seq
+                first_saver[desc] = seq
+            elif seq < first_saver[desc]:
+                first_saver[desc] = seq
             if desc[0] != "a":
                 continue
             if name == "out":
@@ -119,9 +128,10 @@ def gather(group, n, cnp):
                 member_out[owner] = desc[1]
 
     sig_members = []
-    for j, m in enumerate(members):
-        op = m.op
-        _, _, params = _op_info(op)
+    j = -1
+    for m in members:
+        j += 1
+        params = infos[j][2]
         r = routes[j]
         saved = m.saved
         operands = []
@@ -148,13 +158,13 @@ def gather(group, n, cnp):
                 child = m.next_functions[slot][0]
                 desc = None
                 if child.__class__ is AccumulateGrad:
-                    d = ids.get((id(child.variable._data), False))
+                    d = ids_get((id(child.variable._data), False))
                     if d is not None and first_saver[d] < m._seq:
                         desc = d
             else:
                 desc = None
             operands.append(desc)
-        sig_members.append((op.name, r, tuple(operands), member_out[j]))
+        sig_members.append((m.op.name, r, tuple(operands), member_out[j]))
     return tuple(sig_members), arrays, scalars
 
 
