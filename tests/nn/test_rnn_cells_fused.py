@@ -94,18 +94,6 @@ def _per_op(monkeypatch):
     monkeypatch.setattr(rnn_cells_fused, "usable", lambda *a: False)
 
 
-@pytest.fixture
-def one_thread():
-    """PyTorch's sigmoid tails and bias sums fall where they do at one thread (its parallel
-    chunks move them), so the bit-for-bit tests run both libraries on one."""
-    mine, ref = jg.get_num_threads(), torch.get_num_threads()
-    jg.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    jg.set_num_threads(mine)
-    torch.set_num_threads(ref)
-
-
 def _step_loop(lib, cls, kw, dt, batch, n_in, hid, steps=3, seed=0):
     """``steps`` steps of a cell with parameters, inputs and output gradients drawn by NumPy;
     returns every output and the gradients of every input, state and parameter."""

@@ -21,16 +21,6 @@ pytestmark = pytest.mark.skipif(blas.backend() != "mkl", reason="the fused layer
 _FORWARDS = {"GRU": "gru_forward", "RNN": "simple_forward", "LSTM": "lstm_forward"}
 
 
-@pytest.fixture
-def one_thread():
-    mine, ref = jg.get_num_threads(), torch.get_num_threads()
-    jg.set_num_threads(1)
-    torch.set_num_threads(1)
-    yield
-    jg.set_num_threads(mine)
-    torch.set_num_threads(ref)
-
-
 def _count(monkeypatch, cls):
     name = _FORWARDS[cls]  # lstm_forward: packed, or with projections
     real, calls = getattr(K, name), []
