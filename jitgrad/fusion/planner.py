@@ -78,6 +78,7 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
     is remembered under a key describing everything ``plan_fresh`` reads (see ``_shape_key``),
     with nodes replaced by their positions in ``task.order``; a hit rebuilds the groups from
     those positions. Passes the key does not cover are planned fresh every time."""
+    global _cached_nodes
     keyed = _shape_key(task, max_size)
     if keyed is None:
         return plan_fresh(task, max_size)
@@ -89,8 +90,13 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
     order = task.order
     if cached is None:
         groups = plan_fresh(task, max_size)
-        if len(_plans) >= _MAX_PLANS:
-            _plans.clear()
+        size = len(key[3])
+        if size > _MAX_CACHED_NODES:
+            return groups  # a key this large would hold more memory than planning costs
+        if len(_plans) >= _MAX_PLANS or _cached_nodes + size > _MAX_CACHED_NODES:
+            _plans.clear()  # (a loop over ever new shapes: varying lengths, say)
+            _cached_nodes = 0
+        _cached_nodes += size
         # positions only: the cache keeps no node (nor anything a node keeps) alive
         _plans[key] = tuple(
             (tuple(pos[m] for m in g.members), tuple(g.routes),
@@ -107,6 +113,9 @@ def plan(task, max_size: int = MAX_GROUP) -> list:
 
 _plans: dict = {}  # shape key -> per group (member positions, routes, edges by position, ...)
 _MAX_PLANS = 256
+# candidates over all cached keys (each costs some hundred bytes of key)
+_MAX_CACHED_NODES = 1 << 17
+_cached_nodes = 0
 _NEXT = attrgetter("next_functions")
 _OBSERVERS = attrgetter("_hooks", "_retained", "_pre_hooks")
 _NO_OBSERVERS = (None, None, None)

@@ -112,3 +112,25 @@ def test_backward_results_with_the_cache_match_pytorch():
             ((y * y + y).tanh() * 1.5 - x).sum().backward()
             grads[lib.__name__] = x.grad.numpy()
         np.testing.assert_allclose(grads["jitgrad"], grads["torch"], rtol=1e-6, atol=1e-7)
+
+
+def test_cache_memory_is_bounded(monkeypatch):
+    # keys are sized by their candidates: a pass beyond the budget is planned, not cached, and
+    # passes of ever new shapes start the cache over instead of growing it
+    monkeypatch.setattr(planner, "_MAX_CACHED_NODES", 10)
+    planner._plans.clear()
+    monkeypatch.setattr(planner, "_cached_nodes", 0)
+    x = jitgrad.randn(4, requires_grad=True)
+    y = x
+    for _ in range(12):
+        y = (y * 1.5).sin()
+    task = _task(y)
+    assert _as_data(plan(task)) == _as_data(plan_fresh(task))
+    assert not planner._plans
+    for k in range(2, 8):
+        y = x
+        for _ in range(k):
+            y = y.sin()
+        task = _task(y)
+        assert _as_data(plan(task)) == _as_data(plan_fresh(task))
+        assert planner._cached_nodes <= 10
