@@ -22,7 +22,7 @@ import warnings
 
 from ... import _dtype as D
 from ...autograd import grad_mode
-from ...ops.composite import record_composition
+from ...ops.composite import record, record_composition
 from ...tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -177,39 +177,55 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale,
                           enable_gqa)
     flash = _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale)
-    if flash is not None and not (grad_mode.is_grad_enabled()
-                                  and any(t.requires_grad for t in (query, key, value))):
-        return Tensor._make(flash[0])
-    out = record_composition(
-        "ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
-        lambda q, k, v: _sdpa_math(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa))
-    if flash is not None and out.grad_fn is not None:
-        # the values are the flash kernel's (PyTorch's bits), and so is a first-order backward;
-        # a backward with create_graph differentiates the math composition
-        out._data = flash[0]
-        node = out.grad_fn
-        node._backward = _flash_backward_on_host(node._backward, (query, key, value), flash)
-    return out
+    if flash is None:
+        return record_composition(
+            "ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
+            lambda q, k, v: _sdpa_math(q, k, v, attn_mask, 0.0, is_causal, scale, enable_gqa))
+    # the kernel's values (PyTorch's bits) under PyTorch's node, whose backward is the kernel's
+    # too; a backward with create_graph differentiates the math composition, built then
+    return record("ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
+                  flash[0], _flash_backward((query, key, value), flash,
+                                            (attn_mask, is_causal, scale, enable_gqa)))
 
 
-def _flash_backward_on_host(composed, inputs, flash):
-    """The node's backward: ATen's ``cpu_flash_attention_backward`` (PyTorch's bits) when no
-    graph is being built, else ``composed`` (the composition's nested grad)."""
+def _flash_backward(inputs, flash, args):
+    """The flash node's backward: ATen's ``cpu_flash_attention_backward`` (PyTorch's bits)
+    when no graph is being built; with create_graph, the nested gradient of the math
+    composition over aliases of the inputs (partial derivatives, as ``record_composition``)."""
     import numpy as np
     out, lse, mask, causal, factor = flash
     arrays = tuple(t._data for t in inputs)
 
     def backward(node, *gs):
         g = gs[0]
-        if g is None or grad_mode.is_grad_enabled() or not isinstance(g._data, np.ndarray):
-            return composed(node, *gs)
-        from . import _flash_attention_aten as kernel
-        got = kernel.backward(g._data, *arrays, out, lse, mask, causal, factor)
-        if got is None:
-            return composed(node, *gs)
-        return tuple(Tensor._make(a) if need else None
-                     for a, need in zip(got, node.ctx.needs_input_grad))
+        if g is None:
+            return (None, None, None)
+        if not grad_mode.is_grad_enabled() and isinstance(g._data, np.ndarray):
+            from . import _flash_attention_aten as kernel
+            got = kernel.backward(g._data, *arrays, out, lse, mask, causal, factor)
+            if got is not None:
+                return tuple(Tensor._make(a) if need else None
+                             for a, need in zip(got, node.ctx.needs_input_grad))
+        return _composed_gradients(inputs, g, args, node.ctx.needs_input_grad)
     return backward
+
+
+def _composed_gradients(inputs, g, args, needs):
+    from ...autograd import engine
+    from ...ops.shape_views import _alias
+    attn_mask, is_causal, scale, enable_gqa = args
+    create = grad_mode.is_grad_enabled()
+    engine._same_pass[0] += 1  # a nested pass of the running backward (as compositions do)
+    try:
+        with grad_mode.enable_grad():
+            seen = tuple(_alias(t) if need else t.detach() for t, need in zip(inputs, needs))
+            out = _sdpa_math(*seen, attn_mask, 0.0, is_causal, scale, enable_gqa)
+        diff = [t for t, need in zip(seen, needs) if need]
+        grads = iter(engine.grad([out], diff, [g], retain_graph=create, create_graph=create,
+                                 allow_unused=True))
+    finally:
+        engine._same_pass[0] -= 1
+    return tuple(next(grads) if need else None for need in needs)
 
 
 def _flash_forward_on_host(query, key, value, attn_mask, is_causal, scale):
