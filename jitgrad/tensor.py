@@ -505,7 +505,20 @@ class Tensor:
         return id(self)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild, (self._host().copy(), self._requires_grad))
+        lay = self._copy_layout()
+        return (_rebuild, (self._host().copy(), self._requires_grad) + ((lay,) if lay else ()))
+
+    def _copy_layout(self):
+        """What a copy of this empty tensor records so it reports the same ``stride()`` and
+        ``storage_offset()`` as PyTorch's copy (which copies the whole storage), or None. (A
+        non-empty copy is compact here: its strides, real ones, differ from PyTorch's anyway.)"""
+        if self._data.__class__ is not np.ndarray or self._data.size:
+            return None
+        off = self.storage_offset()
+        st = self.stride()
+        if not off and st == tuple(s // self._data.itemsize for s in self._data.strides):
+            return None
+        return st, off
 
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
@@ -513,6 +526,10 @@ class Tensor:
                                "support the deepcopy protocol at the moment.")
         t = type(self).__new__(type(self))
         t._init(self._data.copy(), self._requires_grad)
+        lay = self._copy_layout()
+        if lay:
+            from ._layout import record_layout
+            record_layout(t, *lay)
         if self._grad is not None:
             t._grad = self._grad.clone()
         memo[id(self)] = t
@@ -547,8 +564,12 @@ def _tensor_type(t) -> str:
     return _tensor_type_name(t, legacy=True)
 
 
-def _rebuild(data, requires_grad):
+def _rebuild(data, requires_grad, layout=None):
     t = Tensor._make(data, False)
+    if layout is not None and data.__class__ is np.ndarray:  # (see Tensor._copy_layout)
+        from ._layout import record_layout
+        st, off = layout
+        record_layout(t, None if st is None else tuple(int(v) for v in st), int(off))
     if requires_grad:
         t.requires_grad_(True)
     return t

@@ -119,3 +119,13 @@ def test_loaded_view_values_and_as_strided():
     np.testing.assert_array_equal(w.as_strided((2,), (1,)).numpy(), ref[5:7])
     a.resize_(2, 2)
     np.testing.assert_array_equal(a.numpy(), ref[3:7].reshape(2, 2))
+
+
+@pytest.mark.parametrize("case", ["x[3:3]", "x[:, 2:2]", "empty(0,3).t()",
+                                  "zeros(0,3,4).permute(2,0,1)", "empty(0, 3)"])
+def test_deepcopy_and_pickle_keep_empty_layout(case):
+    import copy
+    import pickle
+    make = EMPTY_VIEWS[case]
+    for clone in (copy.deepcopy, lambda t: pickle.loads(pickle.dumps(t))):
+        assert _meta(clone(make(jg))) == _meta(clone(make(torch)))
