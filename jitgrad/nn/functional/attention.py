@@ -185,7 +185,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # too; a backward with create_graph differentiates the math composition, built then
     return record("ScaledDotProductFlashAttentionForCpuBackward0", (query, key, value),
                   flash[0], _flash_backward((query, key, value), flash,
-                                            (attn_mask, is_causal, scale, enable_gqa)))
+                                            (attn_mask, is_causal, scale, enable_gqa)),
+                  save=tuple(zip(_SAVED, (query, key, value))))
+
+
+_SAVED = ("query", "key", "value")
 
 
 def _flash_backward(inputs, flash, args):
@@ -194,12 +198,13 @@ def _flash_backward(inputs, flash, args):
     composition over aliases of the inputs (partial derivatives, as ``record_composition``)."""
     import numpy as np
     out, lse, mask, causal, factor = flash
-    arrays = tuple(t._data for t in inputs)
 
     def backward(node, *gs):
         g = gs[0]
         if g is None:
             return (None, None, None)
+        # the saved inputs: PyTorch's errors for an in-place change or a second backward
+        arrays = tuple(node.saved_array(name) for name in _SAVED)
         if not grad_mode.is_grad_enabled() and isinstance(g._data, np.ndarray):
             from . import _flash_attention_aten as kernel
             got = kernel.backward(g._data, *arrays, out, lse, mask, causal, factor)
