@@ -156,3 +156,20 @@ def test_multihead_attention_and_encoder_layer_bits(dt):
     jl = jg.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, dtype=jdt)
     _load(jl, tl)
     _assert_bits(jl(jx).detach().numpy(), tl(tx).detach().numpy())
+
+
+@pytest.mark.parametrize("lib", ["torch", "jitgrad"])
+def test_sdpa_flash_node_errors_like_torch(lib):
+    """The node saves its inputs: an in-place change before backward and a second backward
+    raise PyTorch's errors."""
+    L = torch if lib == "torch" else jg
+    q = L.randn(1, 2, 5, 4, requires_grad=True)
+    k = L.randn(1, 2, 5, 4)
+    out = L.nn.functional.scaled_dot_product_attention(q, k, k)
+    k.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+    out = L.nn.functional.scaled_dot_product_attention(q, q, q)
+    out.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.sum().backward()
