@@ -109,66 +109,75 @@ def _bias(b, n, dt):
     return np.zeros(n, dt) if b is None else _array(b, dt)
 
 
-def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse):
-    """The forward kernel on arrays (x 2-D; ``cx`` for an LSTM, else None): (y, hy, cy or
-    None, workspace for ``run_backward_kernel``)."""
+def run_kernel(kind, x, w_ih, w_hh, b_ih, b_hh, hx, cx, sizes, offsets, reverse, w_hr=None):
+    """The forward kernel on arrays (x 2-D; ``cx`` for an LSTM, else None; ``w_hr`` an LSTM's
+    projection or None): (y, hy, cy or None, workspace for ``run_backward_kernel``)."""
     dt = x.dtype
     rows = x.shape[0]
-    batch, hid = hx.shape
+    batch, width = hx.shape  # hidden (or projected) size
     consts, tanh_addr = np.array([0, 1], dt), vml.routine("tanh", dt)
-    y, hy = np.empty((rows, hid), dt), np.empty((batch, hid), dt)
-    hprev = np.empty((rows, hid), dt)
+    y, hy = np.empty((rows, width), dt), np.empty((batch, width), dt)
+    hprev = np.empty((rows, width), dt)
     if kind == "lstm":
+        hid = cx.shape[1]
+        no_proj = np.empty((0, hid), dt)  # no w_hr, no hraw
+        hraw = no_proj if w_hr is None else np.empty((rows, hid), dt)
         acts, cy = np.empty((rows, 4 * hid), dt), np.empty((batch, hid), dt)
         cprev, tcs = np.empty((rows, hid), dt), np.empty((rows, hid), dt)
-        no_proj = np.empty((0, hid), dt)  # no w_hr, no hraw
-        K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, no_proj, hx, cx, sizes, offsets, reverse,
-                       _gemm(dt), consts, tanh_addr, acts, np.empty((batch, 4 * hid), dt), cprev,
-                       tcs, no_proj, hprev, y, hy, cy)
-        return y, hy, cy, (acts, cprev, tcs, hprev)
+        K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, no_proj if w_hr is None else w_hr, hx, cx,
+                       sizes, offsets, reverse, _gemm(dt), consts, tanh_addr, acts,
+                       np.empty((batch, 4 * hid), dt), cprev, tcs, hraw, hprev, y, hy, cy)
+        return y, hy, cy, (acts, cprev, tcs, hprev, hraw)
     if kind == "gru":
-        gates, ghn = np.empty((rows, 3 * hid), dt), np.empty((rows, hid), dt)
+        gates, ghn = np.empty((rows, 3 * width), dt), np.empty((rows, width), dt)
         K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, _gemm(dt), consts,
-                      tanh_addr, gates, ghn, np.empty((batch, 3 * hid), dt), hprev, y, hy)
+                      tanh_addr, gates, ghn, np.empty((batch, 3 * width), dt), hprev, y, hy)
         return y, hy, None, (gates, ghn, hprev)
     K.simple_forward(x, w_ih, w_hh, b_ih, b_hh, hx, sizes, offsets, reverse, kind == "relu",
-                     _gemm(dt), consts, tanh_addr, np.empty((rows, hid), dt),
-                     np.empty((batch, hid), dt), hprev, y, hy)
+                     _gemm(dt), consts, tanh_addr, np.empty((rows, width), dt),
+                     np.empty((batch, width), dt), hprev, y, hy)
     return y, hy, None, (hprev, y)
 
 
-def run_backward_kernel(kind, x, w_ih, w_hh, hx, sizes, offsets, reverse, work, dy, dhy, dcy):
+def run_backward_kernel(kind, x, w_ih, w_hh, hx, sizes, offsets, reverse, work, dy, dhy, dcy,
+                        w_hr=None):
     """The backward kernel on arrays (``hx`` the forward's: the first step's GEMM operand):
-    (dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx or None)."""
+    (dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx or None, dw_hr or None)."""
     dt = x.dtype
     rows, n_in = x.shape
-    hid = w_hh.shape[1]
     consts = np.array([0, 1], dt)
     dx, dh = np.empty((rows, n_in), dt), np.empty(dhy.shape, dt)
     dw_ih, dw_hh = np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
     gemm = _gemm(dt)
-    dc = None
+    dc = dw_hr = None
     if kind == "lstm":
-        acts, cprev, tcs, hprev = work
+        acts, cprev, tcs, hprev, hraw = work
+        hid = dcy.shape[1]
+        no_proj = np.empty((0, hid), dt)
         dc = np.empty(dcy.shape, dt)
         dgi = dgh = np.empty((rows, 4 * hid), dt)
-        K.lstm_backward(w_hh, np.empty((0, hid), dt), sizes, offsets, reverse, gemm, consts, acts,
-                        cprev, tcs, dy, dhy, dcy, np.empty((0, hid), dt), dgi, dh, dc)
+        dhp = no_proj if w_hr is None else np.empty((rows, dhy.shape[1]), dt)
+        K.lstm_backward(w_hh, no_proj if w_hr is None else w_hr, sizes, offsets, reverse, gemm,
+                        consts, acts, cprev, tcs, dy, dhy, dcy, dhp, dgi, dh, dc)
+        if w_hr is not None:
+            dw_hr = np.empty(w_hr.shape, dt)
+            K.proj_grad(dhp, hraw, sizes, offsets, reverse, gemm, consts, dw_hr)
     elif kind == "gru":
         gates, ghn, hprev = work
+        hid = w_hh.shape[1]
         dgi, dgh = np.empty((rows, 3 * hid), dt), np.empty((rows, 3 * hid), dt)
         K.gru_backward(w_hh, sizes, offsets, reverse, gemm, consts, gates, ghn, hprev, dy, dhy,
                        dgi, dgh, dh, np.empty(dhy.shape, dt))
     else:
         hprev, y = work
-        dgi = dgh = np.empty((rows, hid), dt)
+        dgi = dgh = np.empty((rows, w_hh.shape[1]), dt)
         K.simple_backward(w_hh, sizes, offsets, reverse, kind == "relu", gemm, consts, y, dy,
                           dhy, dgi, dh)
     db_ih = np.empty(dgi.shape[1], dt)
     db_hh = np.empty(dgi.shape[1], dt)
     K.weight_grads(dgi, dgh, x, hprev, hx, w_ih, sizes, offsets, reverse, gemm, consts,
                    get_num_threads(), dx, dw_ih, dw_hh, db_ih, db_hh)
-    return dx, dw_ih, dw_hh, db_ih, db_hh, dh, dc
+    return dx, dw_ih, dw_hh, db_ih, db_hh, dh, dc, dw_hr
 
 
 def shapes_fit(input, hidden_rows, hidden, params, gates):
@@ -253,22 +262,15 @@ def _proj_layer(input, batch_sizes, hidden, params, cell, reverse):
     proj, hid = w_hr.shape
     b_ih, b_hh = _bias(params.b_ih, 4 * hid, dt), _bias(params.b_hh, 4 * hid, dt)
     sizes, offsets = _steps(batch_sizes, input)
-    rows, batch = x.shape[0], hx.shape[0]
-    acts, gh = np.empty((rows, 4 * hid), dt), np.empty((batch, 4 * hid), dt)
-    cprev, tcs, hraw = (np.empty((rows, hid), dt) for _ in range(3))
-    hprev, y = np.empty((rows, proj), dt), np.empty((rows, proj), dt)
-    hy, cy = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
-    K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, w_hr, _array(hx, dt), _array(cx, dt), sizes,
-                   offsets, reverse, _gemm(dt), np.array([0, 1], dt), vml.routine("tanh", dt), acts,
-                   gh, cprev, tcs, hraw, hprev, y, hy, cy)
+    y, hy, cy, work = run_kernel("lstm", x, w_ih, w_hh, b_ih, b_hh, _array(hx, dt),
+                                 _array(cx, dt), sizes, offsets, reverse, w_hr)
     if batch_sizes is None:
         y = y.reshape(input.shape[0], input.shape[1], proj)
     slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx, params.w_hr)
     save = [(n, t) for n, t in zip(_PROJ_SLOTS, slots) if t is not None]
     outs = record("FusedLstmLayerBackward0", slots, [y, hy, cy], _proj_backward, save=save,
-                  attrs={"reverse": reverse, "work": (acts, cprev, tcs, hraw, hprev),
-                         "sizes": sizes, "offsets": offsets, "batch_sizes": batch_sizes,
-                         "cell": cell})
+                  attrs={"reverse": reverse, "work": work, "sizes": sizes, "offsets": offsets,
+                         "batch_sizes": batch_sizes, "cell": cell})
     return outs[0], (outs[1], outs[2])
 
 
@@ -283,21 +285,10 @@ def _proj_backward(node, gy, ghy, gcy):
                         for n in ("weight_ih", "weight_hh", "weight_hr"))
     proj, hid = w_hr.shape
     rows, batch = x.shape[0], int(attrs["sizes"][0])
-    acts, cprev, tcs, hraw, hprev = attrs["work"]
-    consts, gemm = np.array([0, 1], dt), _gemm(dt)
-    dhp, dg = np.empty((rows, proj), dt), np.empty((rows, 4 * hid), dt)
-    dh, dc = np.empty((batch, proj), dt), np.empty((batch, hid), dt)
-    K.lstm_backward(w_hh, w_hr, attrs["sizes"], attrs["offsets"], attrs["reverse"], gemm, consts,
-                    acts, cprev, tcs, _grad_array(gy, (rows, proj), dt),
-                    _grad_array(ghy, (batch, proj), dt), _grad_array(gcy, (batch, hid), dt), dhp,
-                    dg, dh, dc)
-    dx, dw_ih, dw_hh = np.empty(x.shape, dt), np.empty(w_ih.shape, dt), np.empty(w_hh.shape, dt)
-    db_ih, db_hh, dw_hr = np.empty(4 * hid, dt), np.empty(4 * hid, dt), np.empty(w_hr.shape, dt)
-    sizes, offsets, reverse = attrs["sizes"], attrs["offsets"], attrs["reverse"]
-    hx = np.ascontiguousarray(node.saved_array("hx"))
-    K.weight_grads(dg, dg, x, hprev, hx, w_ih, sizes, offsets, reverse, gemm, consts,
-                   get_num_threads(), dx, dw_ih, dw_hh, db_ih, db_hh)
-    K.proj_grad(dhp, hraw, sizes, offsets, reverse, gemm, consts, dw_hr)
+    dx, dw_ih, dw_hh, db_ih, db_hh, dh, dc, dw_hr = run_backward_kernel(
+        "lstm", x, w_ih, w_hh, np.ascontiguousarray(node.saved_array("hx")), attrs["sizes"],
+        attrs["offsets"], attrs["reverse"], attrs["work"], _grad_array(gy, (rows, proj), dt),
+        _grad_array(ghy, (batch, proj), dt), _grad_array(gcy, (batch, hid), dt), w_hr)
     grads = (dx.reshape(x_in.shape), dw_ih, dw_hh, db_ih, db_hh, dh, dc, dw_hr)
     return tuple(Tensor._make(g) if need else None
                  for g, need in zip(grads, node.ctx.needs_input_grad))
@@ -322,7 +313,7 @@ def _backward(node, gy, ghy, gcy=None):
     hid = w_hh.shape[1]
     batch = int(attrs["sizes"][0])
     lstm = attrs["kind"] == "lstm"
-    dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx = run_backward_kernel(
+    dx, dw_ih, dw_hh, db_ih, db_hh, dhx, dcx, _ = run_backward_kernel(
         attrs["kind"], x, w_ih, w_hh, hx, attrs["sizes"], attrs["offsets"], attrs["reverse"],
         attrs["work"], _grad_array(gy, (x.shape[0], hid), dt),
         _grad_array(ghy, (batch, hid), dt), _grad_array(gcy, (batch, hid), dt) if lstm else None)
