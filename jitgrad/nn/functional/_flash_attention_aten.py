@@ -135,14 +135,15 @@ def _row_max(qk, base, size, scale, lanes, acc, ninf):
 def _exp_reduce_sum(qk, base, size, mx, lanes, acc, vexp, reduce_lanes, sexp):
     """``_exp_reduce_sum_fusion_kernel``: qk[base:base+size] = exp(qk - mx) in place; returns
     the sum as ATen adds it (per-lane sums, the lane reduction, then the scalar tail)."""
-    for j in range(lanes):
-        acc[j] = 0
     nvec = size - size % lanes
+    row = qk[base:base + nvec]
+    for c in range(nvec):  # the exps first: a plain elementwise loop, which vectorizes
+        row[c] = vexp(row[c] - mx)
+    for j in range(lanes):  # then each lane's sum, in ATen's order
+        acc[j] = 0
     for i in range(0, nvec, lanes):
         for j in range(lanes):
-            e = vexp(qk[base + i + j] - mx)
-            acc[j] = acc[j] + e
-            qk[base + i + j] = e
+            acc[j] = acc[j] + row[i + j]
     s = reduce_lanes(acc)
     for i in range(nvec, size):
         e = sexp(qk[base + i] - mx)
