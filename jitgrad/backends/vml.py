@@ -17,6 +17,11 @@ elementwise launchers (``ops/elementwise_call.py``, ``ops/elementwise_fast.py``)
 ``routine`` where they would launch the forward kernel of a one-operand op on host arrays, and
 launch that kernel when it gives 0. This module imports no Numba (``import jitgrad`` stays
 cheap): ``cblas_calls`` is imported at the first call.
+
+``sigmoid`` joins the route though its kernel is not VML: ATen computes it with a vector and a
+scalar formula by position in each contiguous run (``host_routines.py``), so its routine, with
+VML's signature, is ours and needs no MKL; for a non-contiguous input ``apply`` takes the
+original array (``src``) to follow ATen's rows, and the thread count is set at each lookup.
 """
 from __future__ import annotations
 
@@ -35,7 +40,8 @@ _ROUTINES = {
     "tanh": "Tanh", "erf": "Erf", "erfc": "Erfc", "erfinv": "ErfInv",
     "abs": "Abs", "trunc": "Trunc",
 }
-ROUTED = tuple(_ROUTINES)
+_HOST = ("sigmoid",)  # host_routines.py: not VML, the same calling convention
+ROUTED = tuple(_ROUTINES) + _HOST
 
 
 _PREFIX = {np.dtype(np.float32): "vms", np.dtype(np.float64): "vmd"}
@@ -60,20 +66,45 @@ def _lookup():
 def routine(name: str, dtype) -> int:
     """The address of the VML function computing op ``name`` on ``dtype`` (a NumPy dtype) as
     PyTorch's CPU kernel does; 0 where PyTorch does not use VML there or MKL is not loaded."""
+    if name in _HOST:
+        return _host_routine(dtype)
     if _addresses is None:
         _lookup()
     return _addresses.get((name, dtype), 0)
 
 
+_host_addresses = {}  # np.dtype -> sigmoid routine's address (host_routines imports Numba)
+
+
+def _host_routine(dtype) -> int:
+    dt = np.dtype(dtype)
+    if dt not in _PREFIX:
+        return 0
+    from . import host_routines
+    host_routines.set_threads(_threads())
+    addr = _host_addresses.get(dt)
+    if addr is None:
+        addr = _host_addresses[dt] = host_routines.sigmoid_routine(dt)
+    return addr
+
+
+def _threads() -> int:
+    from .._settings import get_num_threads
+    return get_num_threads()
+
+
 _prepared = []  # cblas_calls.vml_entry() once imported (it imports Numba)
 
 
-def apply(addr: int, x: np.ndarray, out: np.ndarray) -> bool:
+def apply(addr: int, x: np.ndarray, out: np.ndarray, src: np.ndarray | None = None) -> bool:
     """``out[:] = f(x)`` by the VML function at ``addr`` (from ``routine``), for ``x`` and
     ``out`` 1-D of the routine's dtype, ``out`` C-contiguous and writable. A strided ``x`` (a
     1-D view's ``reshape(-1)`` is not copied) is copied first: VML is elementwise, so each
     element's result is the same. False, having written nothing, for an operand no compiled
-    signature takes (unaligned): the caller then launches its kernel."""
+    signature takes (unaligned): the caller then launches its kernel. ``src``: the operand
+    before flattening, where the caller has it (a host routine's rows follow its strides)."""
+    if addr in _host_addresses.values():
+        return _apply_host(x, out, src)
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
     if not _prepared:
@@ -85,4 +116,18 @@ def apply(addr: int, x: np.ndarray, out: np.ndarray) -> bool:
     except TypeError:
         return False
     cpu.stats.launches += 1  # one pass over the operands, in place of the kernel's launch
+    return True
+
+
+def _apply_host(x, out, src):
+    """``apply`` for a host routine (sigmoid): a C-contiguous operand is one run of ATen's
+    (its chunks aside), any other is laid out in ATen's order first."""
+    from . import host_routines
+    threads = _threads()
+    host_routines.set_threads(threads)
+    if src is not None and src.size == x.size and not src.flags.c_contiguous:
+        host_routines.sigmoid_strided(src, out, threads)
+    else:
+        host_routines.sigmoid_strided(x, out, threads)
+    cpu.stats.launches += 1
     return True

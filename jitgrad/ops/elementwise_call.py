@@ -269,7 +269,7 @@ def _call_general(op, args, aux):
         flat_out = out.reshape(-1)
         addr = 0 if half or op.aux else _vml_routine(op, len(plan.arrays), len(plan.scalars),
                                                       out.dtype, out.dtype)
-        if not (addr and vml.apply(addr, values[plan.arrays[0]], flat_out)):
+        if not (addr and vml.apply(addr, values[plan.arrays[0]], flat_out, _data_of(args))):
             cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                        + [values[p] for p in plan.scalars] + [flat_out])
     if half:
@@ -279,6 +279,11 @@ def _call_general(op, args, aux):
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, aux, ct, out_dt, result)
     return _maybe_record(op, args, aux, values, result, ct, out_dt)
+
+
+def _data_of(args):
+    """The one tensor operand's array before flattening (backends/vml.py's host routines)."""
+    return next((a._data for a in args if isinstance(a, Tensor)), None)
 
 
 def _vml_routine(op, n_arrays, n_scalars, cnp, out_np):

@@ -96,7 +96,7 @@ def _call_fast(fp, op, args, shape, n, rg):
            else cpu.empty(shape, fp.out_np))
     if n:
         vals.append(out.reshape(-1))
-        if not (fp.vml and vml.apply(fp.vml, vals[0], vals[-1])):
+        if not (fp.vml and vml.apply(fp.vml, vals[0], vals[-1], args[fp.arrays[0]]._data)):
             cpu.launch(fp.mod, n, vals)
     result = Tensor._make(out)
     if _capture.recorder is not None:

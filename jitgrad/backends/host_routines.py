@@ -1,0 +1,162 @@
+"""Host routines with MKL VML's calling convention for ops whose ATen CPU kernel is not
+elementwise-uniform: ``sigmoid``. ``backends/vml.py`` hands out their addresses like VML's, so
+eager, the fused kernels and ``jitgrad.compile`` call them (and reuse their saved values) as
+they do VML's.
+
+ATen's ``sigmoid`` is ``cpu_kernel_vec`` (UnaryOpsKernel.cpp): over each contiguous inner run
+``vectorized_loop`` (Loops.h) applies the vector lambda (``1 / (exp(-x) + 1)`` with SLEEF's exp:
+``math.aten_sigmoid``) to steps of two AVX-512 vectors (32 floats / 16 doubles) and the scalar
+lambda ``1 / (1 + std::exp(-x))`` (glibc's exp: Numba's ``math.exp``) to the rest of the run;
+a non-contiguous inner dimension runs the scalar lambda throughout (``basic_loop``). The runs:
+TensorIterator's inner rows (after it orders dims by stride and coalesces them), cut where
+``at::parallel_for`` splits ``[0, numel)`` among threads: with ``numel > GRAIN_SIZE`` (32768)
+and ``t > 1`` threads, ``min(t, ceil(numel / 32768))`` chunks of ``ceil(numel / chunks)``.
+
+``sigmoid_routine(dtype)``: the address of ``void f(int32 n, T *x, T *y, int64 mode)`` doing
+that for one contiguous tensor of ``n`` elements (the threads read from ``set_threads``' cell,
+as ``vml.py`` last set it). ``sigmoid_strided(x, out)``: the same for any strided ``x`` (its
+TensorIterator rows), ``out`` C-contiguous of ``x``'s shape.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+
+import numpy as np
+from llvmlite import ir
+from numba import carray, cfunc, types
+from numba.extending import intrinsic
+
+from ..codegen.kcache import njit_cached as njit
+from ..math import aten_sigmoid
+
+__all__ = ["sigmoid_routine", "sigmoid_strided", "set_threads", "GRAIN_SIZE"]
+
+GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE
+_VEC_BYTES = 128  # vectorized_loop's step: 2 * sizeof(Vectorized<T>) at AVX-512
+
+# the thread count the routines split by: a cell read through its address, since a cfunc
+# called from compiled code has no Python state to consult
+_threads = ctypes.c_int64(1)
+_THREADS_ADDR = ctypes.addressof(_threads)
+
+
+def set_threads(n: int) -> None:
+    _threads.value = int(n)
+
+
+@intrinsic
+def _load_i64(typingctx, addr):
+    """The int64 at the raw address ``addr``."""
+    def codegen(context, builder, signature, args):
+        p = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.load(p)
+    return types.int64(addr), codegen
+
+
+@njit(nogil=True, error_model="numpy")
+def _chunk_length(n, threads):
+    """The length of ``at::parallel_for``'s chunks of ``[0, n)`` at ``threads`` threads."""
+    if n <= GRAIN_SIZE or threads <= 1:
+        return max(n, 1)
+    tasks = min(threads, (n + GRAIN_SIZE - 1) // GRAIN_SIZE)
+    return (n + tasks - 1) // tasks
+
+
+@njit(nogil=True, error_model="numpy")
+def sigmoid_runs(x, out, row, chunk, vectorized, one):
+    """``out = sigmoid(x)`` over 1-D ``x``/``out`` in TensorIterator's order: runs end at
+    multiples of ``row`` and of ``chunk``; each run's whole steps of two vectors take the vector
+    lambda where ``vectorized``, its remainder the scalar one."""
+    n = x.size
+    step = _VEC_BYTES // x.itemsize
+    start = 0
+    while start < n:
+        end = min((start // row + 1) * row, (start // chunk + 1) * chunk, n)
+        vec_end = end - (end - start) % step if vectorized else start
+        for j in range(start, vec_end):
+            out[j] = aten_sigmoid(x[j])
+        for j in range(vec_end, end):
+            out[j] = one / (one + math.exp(-x[j]))
+        start = end
+
+
+def _make_routine(np_dtype):
+    one = np_dtype.type(1)
+    dt = np_dtype
+
+    @cfunc(types.void(types.int32, types.voidptr, types.voidptr, types.int64),
+           nopython=True, error_model="numpy")
+    def routine(n, px, py, mode):
+        x = carray(px, n, dt)
+        y = carray(py, n, dt)
+        sigmoid_runs(x, y, n, _chunk_length(n, _load_i64(_THREADS_ADDR)), True, one)
+
+    return routine
+
+
+_routines = {}  # np.dtype -> cfunc (kept alive: its address is handed out)
+
+
+def sigmoid_routine(np_dtype) -> int:
+    """The address of the contiguous sigmoid routine for float32/float64 (0 for others)."""
+    dt = np.dtype(np_dtype)
+    if dt not in (np.float32, np.float64):
+        return 0
+    fn = _routines.get(dt)
+    if fn is None:
+        fn = _routines[dt] = _make_routine(dt)
+    return fn.address
+
+
+def _iteration_order(shape, strides):
+    """TensorIterator's dim order for one input (innermost first; ``reorder_dimensions``: an
+    insertion sort by stride, broadcast dims left in place, ties to the smaller size) and its
+    coalesced inner row: (order, row length, inner stride in bytes)."""
+    nd = len(shape)
+    perm = list(range(nd - 1, -1, -1))
+
+    def should_swap(d0, d1):
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    dims = [d for d in perm if shape[d] != 1]  # size-1 dims coalesce away
+    if not dims:
+        return perm, 1, 0
+    row, stride = shape[dims[0]], strides[dims[0]]
+    for d in dims[1:]:
+        if strides[d] != row * stride:
+            break
+        row *= shape[d]
+    return perm, row, stride
+
+
+def sigmoid_strided(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+    """``out[...] = sigmoid(x)`` with ATen's runs for strided ``x`` (float32/float64), ``out``
+    C-contiguous of ``x``'s shape (or flat): its elements computed in TensorIterator's order."""
+    one = x.dtype.type(1)
+    if x.flags.c_contiguous:  # TensorIterator's fast setup: one run of numel
+        flat = x.reshape(-1)
+        sigmoid_runs(flat, out.reshape(-1), max(flat.size, 1), _chunk_length(flat.size, threads),
+                     True, one)
+        return
+    perm, row, stride = _iteration_order(x.shape, x.strides)
+    order = perm[::-1]  # outermost first: C order of the transposed views is ATen's order
+    src = np.ascontiguousarray(x.transpose(order)).reshape(-1)
+    res = np.empty_like(src)
+    vectorized = stride in (x.itemsize, 0) and min(x.strides, default=0) >= 0
+    sigmoid_runs(src, res, max(row, 1), _chunk_length(src.size, threads), vectorized, one)
+    out.reshape(x.shape).transpose(order)[...] = res.reshape(x.transpose(order).shape)
