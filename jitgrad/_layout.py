@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["contiguous_strides", "recorded", "record_layout", "layout", "note_getitem",
-           "note_permute", "note_view", "note_expand", "note_unsqueeze", "note_squeeze"]
+__all__ = ["contiguous_strides", "recorded", "record_layout", "layout", "getitem_geometry",
+           "note_getitem", "note_permute", "note_view", "note_expand", "note_unsqueeze",
+           "note_squeeze"]
 
 _KEY = "_torch_layout"
 
@@ -62,18 +63,18 @@ def _empty_cpu(out) -> bool:
     return d.__class__ is np.ndarray and d.size == 0
 
 
-def note_getitem(out, x, key):
-    """``out = x[key]`` (a basic key: ints, slices, None, one Ellipsis, as NumPy took it):
-    ATen's applySlicing on ``x``'s layout, one component at a time."""
-    if not _empty_cpu(out):
-        return
-    st, off = layout(x)
-    shape, st, dim = list(x._data.shape), list(st), 0
+def getitem_geometry(shape, st, off, key):
+    """``(shape, strides, offset)`` of ``x[key]`` for ``x`` of ``shape``/``st``/``off`` (a basic
+    key: ints, slices, None, one Ellipsis, as NumPy took it): ATen's applySlicing, one
+    component at a time, so a None's stride is the unsqueeze rule on the dims as they stand
+    when it is reached (``x[:, None]`` of a (4, 5) tensor: 5, where NumPy says 0)."""
+    nd = len(shape)
+    shape, st, dim = list(shape), list(st), 0
     consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
     for k in key:
         if k is Ellipsis:
-            dim += len(x._data.shape) - consumed
-            consumed = len(x._data.shape)  # (a second Ellipsis, if NumPy took one, skips none)
+            dim += nd - consumed
+            consumed = nd  # (a second Ellipsis, if NumPy took one, skips none)
         elif k is None:  # unsqueeze(dim): the new dim's stride is ATen's
             st.insert(dim, shape[dim] * st[dim] if dim < len(shape) else 1)
             shape.insert(dim, 1)
@@ -88,6 +89,16 @@ def note_getitem(out, x, key):
             i = int(k)
             off += (i + shape[dim] if i < 0 else i) * st[dim]
             del shape[dim], st[dim]
+    return shape, st, off
+
+
+def note_getitem(out, x, key):
+    """``out = x[key]`` of an empty result: its strides and offset from ATen's view arithmetic
+    on ``x``'s layout (``getitem_geometry``)."""
+    if not _empty_cpu(out):
+        return
+    st, off = layout(x)
+    shape, st, off = getitem_geometry(x._data.shape, st, off, key)
     if tuple(shape) == out._data.shape:
         record_layout(out, st, off)
 

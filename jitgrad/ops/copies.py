@@ -39,7 +39,13 @@ def clone(t: Tensor, memory_format=None) -> Tensor:
                         else "K")
     else:
         data = d.copy()
-    return record("CloneBackward0", (t,), data, _clone_backward)
+    out = record("CloneBackward0", (t,), data, _clone_backward)
+    if not data.size and data.__class__ is np.ndarray and memory_format != "contiguous_format":
+        # ATen counts an empty tensor non-overlapping and dense, so preserve_format keeps its
+        # strides (empty(0, 3).t().clone(): (1, 3)); NumPy's empty copy forgets them (_layout)
+        from .._layout import record_layout
+        record_layout(out, t.stride(), 0)
+    return out
 
 
 def _check_memory_format(memory_format, ndim):

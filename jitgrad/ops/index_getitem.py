@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._layout import note_getitem
+from .._layout import getitem_geometry, layout, note_getitem
+from .._storage import as_strided
 from ..tensor import Tensor
 from .composite import record
 from .index_keys import (
@@ -172,6 +173,8 @@ def getitem(x: Tensor, key) -> Tensor:
                 raise
             raise _advanced_broadcast_error(comps, e) from None
         data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
+    if basic and data.size and data.__class__ is np.ndarray and any(k is None for k in npkey):
+        data = _aten_new_dims(x, npkey, data)
     out = record(_name_for(comps, tuple_key), (x,), np.asarray(data) if not basic else data,
                  _getitem_backward, view_of=x if basic else None,
                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic},
@@ -179,6 +182,17 @@ def getitem(x: Tensor, key) -> Tensor:
     if basic and not data.size:
         note_getitem(out, x, npkey)
     return _remember_view_key(out, x, npkey) if basic else out
+
+
+def _aten_new_dims(x, npkey, data):
+    """``data`` (NumPy's ``x[npkey]``, a key with None) with ATen's strides: NumPy gives a new
+    dim stride 0, PyTorch the unsqueeze rule (``x[:, None]`` of a (4, 5) tensor: 5)."""
+    st, off = layout(x)
+    _, want, _ = getitem_geometry(x._data.shape, st, off, npkey)
+    isz = data.itemsize
+    if data.strides == tuple(s * isz for s in want):
+        return data
+    return as_strided(data, data.shape, want)
 
 
 def _split_advanced(x, comps):
