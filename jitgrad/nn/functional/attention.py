@@ -84,45 +84,67 @@ def _as_float_mask(mask, dtype):
 
 
 def _safe_softmax(scores):
-    """softmax over the last dim, 0 (not NaN) where a whole row is -inf (ATen's
-    ``_safe_softmax``)."""
+    """``at::_safe_softmax`` over the last dim (its node ``SafeSoftmaxBackward0``): softmax,
+    0 (not NaN) where a whole row is -inf."""
+    return record_composition("SafeSoftmaxBackward0", (scores,), _safe_softmax_composed)
+
+
+def _safe_softmax_composed(scores):
     from ...ops.functional import where
     dead = (scores == float("-inf")).all(-1, keepdim=True)
     # the softmax of a dead row is taken of zeros, so neither it nor its gradient is NaN
     return where(dead, 0.0, where(dead, 0.0, scores).softmax(-1))
 
 
-def _expand_heads(t, heads):
-    """GQA: repeat each of ``t``'s heads (dim -3) ``heads // t.shape[-3]`` times in a row."""
-    n = t.shape[-3]
-    if n == heads:
-        return t
-    rep = heads // n
-    lead = tuple(t.shape[:-3])
-    s, e = t.shape[-2], t.shape[-1]
-    return t.unsqueeze(-3).expand(*lead, n, rep, s, e).reshape(*lead, heads, s, e)
+def _mul_scalar(t, factor):
+    """``t * factor`` as ATen's ``mul.Scalar`` (node ``MulBackward1``), its result laid out as
+    ``t`` (TensorIterator keeps the input's dim order): a transposed key stays transposed, so
+    the matmul after it folds and calls BLAS as PyTorch does (same bits)."""
+    return record_composition("MulBackward1", (t,), lambda x: _mul_keeping_layout(x, factor))
+
+
+def _mul_keeping_layout(x, factor):
+    import numpy as np
+    if not isinstance(x._data, np.ndarray) or x._data.flags.c_contiguous or x.dim() < 2:
+        return x * factor
+    strides = x._data.strides
+    order = sorted(range(x.dim()), key=lambda d: -abs(strides[d]))  # outermost first
+    back = [order.index(d) for d in range(x.dim())]
+    return (x.permute(*order) * factor).permute(*back)
 
 
 def _sdpa_math(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """ATen's ``_scaled_dot_product_attention_math``, op by op (PyTorch's values and nodes):
+    half inputs computed in float32; q and k each scaled by sqrt(scale) (q by its negative for a
+    negative scale); ``is_causal`` as a ``tril`` bool mask made additive; grouped key/value
+    heads by ``repeat_interleave``; ``matmul(q, k^T)``, the mask added, ``_safe_softmax``,
+    dropout, ``matmul`` with v, and back to the input dtype."""
     from . import dropout
-    e = query.shape[-1]
-    factor = 1.0 / math.sqrt(e) if scale is None else scale
+    origin = query.dtype
+    if attn_mask is not None:  # the dispatcher's convert_boolean_attn_mask (query's dtype)
+        attn_mask = _as_float_mask(attn_mask, origin)
+    if origin == D.float16:  # kept in float32 for accuracy, as ATen (half and bfloat16)
+        query, key, value = query.float(), key.float(), value.float()
+    factor = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     root = math.sqrt(abs(factor))
-    q = query * (-root if factor < 0 else root)
+    q = _mul_scalar(query, -root if factor < 0 else root)
     if is_causal:
         causal = _as_float_mask(_causal_mask(query, key), query.dtype)
-        attn_mask = causal if attn_mask is None else _as_float_mask(attn_mask, query.dtype) \
-            + causal
-    if enable_gqa and query.dim() >= 3:
-        key = _expand_heads(key, query.shape[-3])
-        value = _expand_heads(value, query.shape[-3])
-    scores = q.matmul(key.transpose(-2, -1) * root)
+        # a mask and is_causal together come only from the flash route's fallback (the math
+        # backend refuses them): the flash kernel applies both
+        attn_mask = causal if attn_mask is None else attn_mask + causal
+    if enable_gqa and query.dim() >= 3 \
+            and not query.shape[-3] == key.shape[-3] == value.shape[-3]:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    attn = q.matmul(_mul_scalar(key.transpose(-2, -1), root))
     if attn_mask is not None:
-        scores = scores + _as_float_mask(attn_mask, query.dtype)
-    attn = _safe_softmax(scores)
+        attn = attn + attn_mask
+    attn = _safe_softmax(attn)
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
-    return attn.matmul(value)
+    out = attn.matmul(value)
+    return out if out.dtype == origin else out.to(origin)
 
 
 def _uses_cpu_flash(query, key, value, attn_mask, dropout_p, enable_gqa):
