@@ -37,29 +37,91 @@ def _is_users(data) -> bool:
     return id(data) in ids or (base is not None and id(base) in ids)
 
 
+def _dense_strides(variable):
+    """The leaf's element strides (as ``stride()`` reports them) when it is non-overlapping and
+    dense, as ATen's ``is_non_overlapping_and_dense`` judges it (dims of size 1 aside; an empty
+    tensor counts as dense), else None."""
+    d = variable._data
+    if d.__class__ is not np.ndarray:
+        return None
+    st = variable.stride()
+    if d.size == 0:
+        return st
+    expected = 1
+    for s, n in sorted((s, n) for s, n in zip(st, d.shape) if n != 1):
+        if s != expected:
+            return None
+        expected *= n
+    return st
+
+
 def _copy_version(variable) -> int:
     """The version of a gradient AccumulateGrad copied rather than stole: PyTorch's
     clone_obey_contract fills a fresh tensor laid out like a non-overlapping, dense leaf with
     ``copy_`` (one in-place write: version 1), and clones for any other leaf (version 0)."""
-    d = variable._data
-    if d.__class__ is not np.ndarray or d.size == 0:
-        return 1
-    dims = sorted((abs(st), n) for st, n in zip(d.strides, d.shape) if n != 1)
-    expected = d.itemsize
-    for st, n in dims:
-        if st != expected:
-            return 0
-        expected *= n
-    return 1
+    return 1 if _dense_strides(variable) is not None else 0
 
 
-def _same_layout(a, b) -> bool:
-    """Whether gradient array ``a`` has leaf array ``b``'s strides (dims of size 1 aside):
-    PyTorch's obeys_layout_contract, for the leaves it applies to."""
-    if a.__class__ is not np.ndarray or b.__class__ is not np.ndarray or a.shape != b.shape:
+def _obeys_layout_contract(g, variable) -> bool:
+    """PyTorch's obeys_layout_contract: ``g`` has a dense leaf's strides (dims of size 1
+    aside), or is contiguous for any other leaf: only such a gradient is stolen."""
+    a = g._data
+    if a.__class__ is not np.ndarray or a.shape != variable._data.shape:
         return False
-    return all(n == 1 or sa * b.itemsize == sb * a.itemsize
-               for n, sa, sb in zip(a.shape, a.strides, b.strides))
+    want = _dense_strides(variable)
+    if want is None:
+        return a.flags.c_contiguous
+    isz = a.itemsize
+    return all(n == 1 or sa == sb * isz for n, sa, sb in zip(a.shape, a.strides, want))
+
+
+def _whole_allocation(a) -> bool:
+    """``a`` is all of its memory (no array can see bytes outside it): a fresh C-contiguous
+    array, or a permuted view of a fresh array of the same bytes (a transposed gradient)."""
+    if spans_whole_buffer(a):
+        return True
+    base = a.base
+    return (base.__class__ is np.ndarray and base.base is None and base.nbytes == a.nbytes
+            and np.prod(a.shape) == base.size and _dense_bytes(a))
+
+
+def _dense_bytes(a) -> bool:
+    expected = a.itemsize
+    for s, n in sorted((s, n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _leaf_layout_copy(g, variable, fill=True):
+    """A copy of ``g``'s array laid out as clone_obey_contract lays it: the leaf's strides when
+    the leaf is non-overlapping and dense, else contiguous (``fill=False``: uninitialised)."""
+    data = g._data
+    if data.__class__ is not np.ndarray:
+        return data.copy()
+    st = _dense_strides(variable)
+    if st is None or not data.size:
+        return np.array(data, order="C", copy=True) if fill else \
+            np.empty(data.shape, dtype=data.dtype)
+    # allocate the dims in the leaf's stride order, then view them in the leaf's order
+    order = sorted(range(data.ndim), key=lambda i: (st[i], data.shape[i]), reverse=True)
+    buf = np.empty([data.shape[i] for i in order], dtype=data.dtype)
+    out = buf.transpose(np.argsort(order))
+    if out.strides != tuple(s * data.itemsize for s in st):  # (dims of size 1: the leaf's)
+        from .._storage import as_strided
+        out = as_strided(out, data.shape, st)
+    if fill:
+        np.copyto(out, data)
+    return out
+
+
+def _record_empty_layout(grad, variable):
+    if not grad._data.size and grad._data.__class__ is np.ndarray:
+        st = _dense_strides(variable)
+        if st is not None:
+            from .._layout import record_layout
+            record_layout(grad, st, 0)
 
 
 def accumulate_into_leaf(variable, g) -> None:
@@ -74,24 +136,38 @@ def accumulate_into_leaf(variable, g) -> None:
         if grad_mode.is_grad_enabled():
             # create_graph: PyTorch copies into a fresh tensor laid out like the leaf
             # (clone_obey_contract), recorded as CopyBackwards on the gradient's graph
-            from ..ops.basic import empty_like
             if g.requires_grad:
-                variable._grad = empty_like(g).copy_(g)
+                if g._data.__class__ is not np.ndarray:
+                    from ..ops.basic import empty_like
+                    variable._grad = empty_like(g).copy_(g)
+                elif _dense_strides(variable) is not None:  # empty_strided(leaf).copy_(g)
+                    fresh = Tensor._make(_leaf_layout_copy(g, variable, fill=False), False)
+                    _record_empty_layout(fresh, variable)
+                    variable._grad = fresh.copy_(g)
+                else:
+                    from ..ops.copies import clone
+                    variable._grad = clone(g, memory_format="contiguous_format")
             else:
-                variable._grad = c = g.clone()
+                variable._grad = c = Tensor._make(_leaf_layout_copy(g, variable), False)
                 c._vc.value = _copy_version(variable)
+                _record_empty_layout(c, variable)
         else:
             data = g._data
-            if not owned or not spans_whole_buffer(data):
-                # copy a user's tensor, and lay out views (a transposed weight gradient, a
-                # slice of a shared buffer) as a compact array of the leaf's shape
-                data = np.array(data, order="C", copy=True) if data.__class__ is np.ndarray \
-                    else data.copy()
-                variable._grad = c = Tensor._make(data, False)
+            if data.__class__ is np.ndarray:
+                obeys = _obeys_layout_contract(g, variable)
+                steal = owned and obeys and _whole_allocation(data)
+            else:
+                obeys = True
+                steal = owned and spans_whole_buffer(data)
+            if not steal:
+                # copy a user's tensor or one laid out unlike the leaf (PyTorch's
+                # clone_obey_contract), and a slice of a shared buffer: its own memory
+                variable._grad = c = Tensor._make(_leaf_layout_copy(g, variable), False)
                 # PyTorch steals a gradient laid out like the leaf (a slice here: a copy only
                 # because its buffer is shared) and copies a user's or a mis-laid-out one
-                c._vc.value = _copy_version(variable) if not owned or not _same_layout(
-                    g._data, variable._data) else g._vc.value
+                c._vc.value = _copy_version(variable) if not owned or not obeys \
+                    else g._vc.value
+                _record_empty_layout(c, variable)
             else:  # adopted (PyTorch steals it): it keeps its version
                 variable._grad = grad = Tensor._make(data, False)
                 grad._vc.value = g._vc.value
