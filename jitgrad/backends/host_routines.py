@@ -29,6 +29,7 @@ from numba.extending import intrinsic
 
 from ..codegen.kcache import njit_cached as njit
 from ..math import aten_sigmoid
+from . import cpu
 
 __all__ = ["sigmoid_routine", "sigmoid_strided", "set_threads", "GRAIN_SIZE"]
 
@@ -64,6 +65,14 @@ def _chunk_length(n, threads):
 
 
 @njit(nogil=True, error_model="numpy")
+def _vector_span(x, out):
+    """The vector lambda over a whole span; a loop of its own, which LLVM vectorizes (inside
+    ``sigmoid_runs``' run loop it stays scalar: ~4x slower)."""
+    for j in range(x.size):
+        out[j] = aten_sigmoid(x[j])
+
+
+@njit(nogil=True, error_model="numpy")
 def sigmoid_runs(x, out, row, chunk, vectorized, one):
     """``out = sigmoid(x)`` over 1-D ``x``/``out`` in TensorIterator's order: runs end at
     multiples of ``row`` and of ``chunk``; each run's whole steps of two vectors take the vector
@@ -74,8 +83,7 @@ def sigmoid_runs(x, out, row, chunk, vectorized, one):
     while start < n:
         end = min((start // row + 1) * row, (start // chunk + 1) * chunk, n)
         vec_end = end - (end - start) % step if vectorized else start
-        for j in range(start, vec_end):
-            out[j] = aten_sigmoid(x[j])
+        _vector_span(x[start:vec_end], out[start:vec_end])
         for j in range(vec_end, end):
             out[j] = one / (one + math.exp(-x[j]))
         start = end
@@ -144,9 +152,12 @@ def _iteration_order(shape, strides):
     return perm, row, stride
 
 
-def sigmoid_strided(x: np.ndarray, out: np.ndarray, threads: int) -> None:
+def sigmoid_strided(x: np.ndarray, out: np.ndarray, threads: int,
+                    flat: np.ndarray | None = None) -> None:
     """``out[...] = sigmoid(x)`` with ATen's runs for strided ``x`` (float32/float64), ``out``
-    C-contiguous of ``x``'s shape (or flat): its elements computed in TensorIterator's order."""
+    C-contiguous of ``x``'s shape (or flat): its elements computed in TensorIterator's order.
+    ``flat``: a C-contiguous copy of ``x`` in C order, if the caller made one (not copied
+    again where ATen's order is C order)."""
     one = x.dtype.type(1)
     if x.flags.c_contiguous:  # TensorIterator's fast setup: one run of numel
         flat = x.reshape(-1)
@@ -155,8 +166,16 @@ def sigmoid_strided(x: np.ndarray, out: np.ndarray, threads: int) -> None:
         return
     perm, row, stride = _iteration_order(x.shape, x.strides)
     order = perm[::-1]  # outermost first: C order of the transposed views is ATen's order
-    src = np.ascontiguousarray(x.transpose(order)).reshape(-1)
-    res = np.empty_like(src)
+    view = x.transpose(order)
+    in_order = order == sorted(order)  # C order is ATen's: read ``flat``, write ``out``
+    if in_order and flat is not None:
+        src = flat
+    else:
+        src = cpu.empty(view.shape, x.dtype)  # pooled: fresh pages would fault on every call
+        src[...] = view
+        src = src.reshape(-1)
+    res = out.reshape(-1) if in_order else cpu.empty(src.shape, x.dtype)
     vectorized = stride in (x.itemsize, 0) and min(x.strides, default=0) >= 0
     sigmoid_runs(src, res, max(row, 1), _chunk_length(src.size, threads), vectorized, one)
-    out.reshape(x.shape).transpose(order)[...] = res.reshape(x.transpose(order).shape)
+    if not in_order:
+        out.reshape(x.shape).transpose(order)[...] = res.reshape(view.shape)

@@ -126,7 +126,8 @@ def _apply_host(x, out, src):
     threads = _threads()
     host_routines.set_threads(threads)
     if src is not None and src.size == x.size and not src.flags.c_contiguous:
-        host_routines.sigmoid_strided(src, out, threads)
+        flat = x if x.flags.c_contiguous else None  # src in C order, as callers flatten it
+        host_routines.sigmoid_strided(src, out, threads, flat)
     else:
         host_routines.sigmoid_strided(x, out, threads)
     cpu.stats.launches += 1
