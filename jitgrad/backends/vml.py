@@ -29,6 +29,7 @@ import ctypes
 
 import numpy as np
 
+from .._settings import get_num_threads
 from . import blas, cpu
 
 __all__ = ["routine", "apply", "ROUTED"]
@@ -74,23 +75,30 @@ def routine(name: str, dtype) -> int:
 
 
 _host_addresses = {}  # np.dtype -> sigmoid routine's address (host_routines imports Numba)
+_host_values = set()
+_synced = [0]  # the thread count host_routines' routines were last told
 
 
 def _host_routine(dtype) -> int:
     dt = np.dtype(dtype)
     if dt not in _PREFIX:
         return 0
-    from . import host_routines
-    host_routines.set_threads(_threads())
+    _sync_threads()
     addr = _host_addresses.get(dt)
     if addr is None:
+        from . import host_routines
         addr = _host_addresses[dt] = host_routines.sigmoid_routine(dt)
+        _host_values.add(addr)
     return addr
 
 
-def _threads() -> int:
-    from .._settings import get_num_threads
-    return get_num_threads()
+def _sync_threads():
+    """Tell the host routines jitgrad's thread count (ATen's chunks depend on it)."""
+    n = get_num_threads()
+    if n != _synced[0]:
+        from . import host_routines
+        host_routines.set_threads(n)
+        _synced[0] = n
 
 
 _prepared = []  # cblas_calls.vml_entry() once imported (it imports Numba)
@@ -103,8 +111,10 @@ def apply(addr: int, x: np.ndarray, out: np.ndarray, src: np.ndarray | None = No
     element's result is the same. False, having written nothing, for an operand no compiled
     signature takes (unaligned): the caller then launches its kernel. ``src``: the operand
     before flattening, where the caller has it (a host routine's rows follow its strides)."""
-    if addr in _host_addresses.values():
-        return _apply_host(x, out, src)
+    if addr in _host_values:
+        _sync_threads()
+        if src is not None and src.size == x.size and not src.flags.c_contiguous:
+            return _apply_strided(x, out, src)
     if not x.flags.c_contiguous:
         x = np.ascontiguousarray(x)
     if not _prepared:
@@ -119,16 +129,12 @@ def apply(addr: int, x: np.ndarray, out: np.ndarray, src: np.ndarray | None = No
     return True
 
 
-def _apply_host(x, out, src):
-    """``apply`` for a host routine (sigmoid): a C-contiguous operand is one run of ATen's
-    (its chunks aside), any other is laid out in ATen's order first."""
+
+def _apply_strided(x, out, src):
+    """``apply`` for a host routine (sigmoid) on a non-contiguous operand: ATen's rows follow
+    ``src``'s strides; ``x`` is its C-order flattening."""
     from . import host_routines
-    threads = _threads()
-    host_routines.set_threads(threads)
-    if src is not None and src.size == x.size and not src.flags.c_contiguous:
-        flat = x if x.flags.c_contiguous else None  # src in C order, as callers flatten it
-        host_routines.sigmoid_strided(src, out, threads, flat)
-    else:
-        host_routines.sigmoid_strided(x, out, threads)
+    flat = x if x.flags.c_contiguous else None
+    host_routines.sigmoid_strided(src, out, _synced[0], flat)
     cpu.stats.launches += 1
     return True
