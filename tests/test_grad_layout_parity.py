@@ -103,11 +103,12 @@ def test_accumulate_grad_keeps_version_parity_for_transposed_leaf():
 
 KEYS = ["[:, None]", "[None]", "[..., None]", "[:, None, 1:3]", "[None, :, None]",
         "[:, None, None]", "[1, None]", "[None, ..., None]", "[::2, None]", "[None, 1:3]",
-        "[None, 1]", "[None, ::2, None]", "[:, :, None, None]", "[None][None]", "[-1, None, 2:]"]
+        "[None, 1]", "[None, ::2, None]", "[:, :, None, None]", "[None][None]", "[-1, None, 2:]",
+        "[..., None, :]", "[None, -1]", "[1:2, None]", "[None, :, 0]"]
 
 
 @pytest.mark.parametrize("key", KEYS)
-@pytest.mark.parametrize("base", ["plain", "transposed", "scalar_row"])
+@pytest.mark.parametrize("base", ["plain", "transposed", "scalar_row", "unit_dim", "expanded"])
 def test_getitem_none_strides(key, base):
     def run(lib):
         x = lib.tensor(np.arange(20, dtype=np.float32).reshape(4, 5))
@@ -115,7 +116,20 @@ def test_getitem_none_strides(key, base):
             x = x.t()
         elif base == "scalar_row":
             x = x[1:3]
+        elif base == "unit_dim":  # a size-1 dim in the input (its stride is ATen's too)
+            x = x[1:2].transpose(0, 1)
+        elif base == "expanded":
+            x = x[0].expand(3, 5)
         y = eval("x" + key, {"x": x})
+        return [tuple(y.shape), y.stride(), y.storage_offset(), y.tolist()]
+    assert run(jg) == run(torch)
+
+
+@pytest.mark.parametrize("expr", ["x[None]", "x[1, None]", "x[None, 2:]", "x[..., None]",
+                                  "x[2][None]", "x[2][..., None]", "x[2][None, None]"])
+def test_getitem_none_low_dims(expr):  # 1-D and 0-d inputs
+    def run(lib):
+        y = eval(expr, {"x": lib.tensor(np.arange(5, dtype=np.float32))})
         return [tuple(y.shape), y.stride(), y.storage_offset(), y.tolist()]
     assert run(jg) == run(torch)
 

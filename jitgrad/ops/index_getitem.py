@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._layout import getitem_geometry, layout, note_getitem
+from .._layout import getitem_geometry, note_getitem
 from .._storage import as_strided
 from ..tensor import Tensor
 from .composite import record
@@ -187,12 +187,50 @@ def getitem(x: Tensor, key) -> Tensor:
 def _aten_new_dims(x, npkey, data):
     """``data`` (NumPy's ``x[npkey]``, a key with None) with ATen's strides: NumPy gives a new
     dim stride 0, PyTorch the unsqueeze rule (``x[:, None]`` of a (4, 5) tensor: 5)."""
-    st, off = layout(x)
-    _, want, _ = getitem_geometry(x._data.shape, st, off, npkey)
-    isz = data.itemsize
-    if data.strides == tuple(s * isz for s in want):
+    d = x._data
+    want = _new_dim_strides(npkey, d.ndim, data)
+    if want is None:  # an int or a real slice after a None: ATen's walk, component by component
+        isz = d.itemsize  # (x is not empty: its array's strides are its own)
+        _, st, _ = getitem_geometry(d.shape, [s // isz for s in d.strides], 0, npkey)
+        want = tuple([s * isz for s in st])
+    if data.strides == want:
         return data
-    return as_strided(data, data.shape, want)
+    # NumPy's reshape inserting the unit dims into the view without them gives ATen's strides
+    # in the common case (x[:, None]), ~4 us cheaper than as_strided; checked, else as_strided
+    rest = tuple([k for k in npkey if k is not None])
+    out = d[rest if Ellipsis in rest else rest + (Ellipsis,)].reshape(data.shape)
+    if out.strides == want:
+        return out
+    return as_strided(data, data.shape, [s // data.itemsize for s in want])
+
+
+def _new_dim_strides(npkey, nd, data):
+    """ATen's byte strides for ``data`` when nothing after the key's first None changes a dim
+    (only ``:``, None, Ellipsis follow it): each new dim's stride is then its right neighbour's
+    extent in the result (the itemsize at the end), as unsqueeze gives it. None otherwise."""
+    consumed = 0
+    for k in npkey:
+        if k is not None and k is not Ellipsis:
+            consumed += 1
+    new, pos, seen = [], 0, False
+    for k in npkey:
+        if k is None:
+            new.append(pos)
+            pos += 1
+            seen = True
+        elif k is Ellipsis:
+            pos += nd - consumed
+        elif k.__class__ is slice:
+            if seen and k != _FULL:
+                return None
+            pos += 1
+        elif seen:
+            return None
+    shape, want = data.shape, list(data.strides)
+    last = len(shape) - 1
+    for i in reversed(new):
+        want[i] = shape[i + 1] * want[i + 1] if i < last else data.itemsize
+    return tuple(want)
 
 
 def _split_advanced(x, comps):
