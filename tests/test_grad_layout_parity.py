@@ -41,8 +41,18 @@ def _sliced_leaf(lib):  # strided, not dense
     return lib.tensor(a)[::2].detach().requires_grad_()
 
 
+def _unit_dim_leaf(lib):  # transposed with a size-1 dim: dense, strides (1, 1)
+    return lib.tensor(np.arange(4, dtype=np.float64).reshape(4, 1)).t().detach().requires_grad_()
+
+
+def _new_dim_leaf(lib):  # x[:, None]: dense, strides (5, 5, 1)
+    return lib.tensor(np.arange(5, dtype=np.float64).reshape(1, 5))[:, None].detach() \
+        .requires_grad_()
+
+
 LEAVES = {"channels_last": _channels_last_leaf, "transposed": _transposed_leaf,
-          "overlapping": _overlapping_leaf, "sliced": _sliced_leaf}
+          "overlapping": _overlapping_leaf, "sliced": _sliced_leaf, "unit_dim": _unit_dim_leaf,
+          "new_dim": _new_dim_leaf}
 
 
 def _engine_grad(lib, make):
@@ -87,6 +97,10 @@ def _create_graph_grad(lib, make):
 @pytest.mark.parametrize("program", [_engine_grad, _user_grad, _identity_path_grad, _hook_grad,
                                      _create_graph_grad], ids=lambda f: f.__name__.strip("_"))
 def test_accumulated_grad_layout(program, leaf):
+    if leaf == "unit_dim" and program in (_identity_path_grad, _hook_grad):
+        # a stolen gradient keeps its size-1 dim's stride, which the ops upstream chose (and a
+        # hook's temporary result PyTorch steals by its refcount): not AccumulateGrad's layout
+        pytest.skip("the size-1 dim's stride comes from the upstream op, not AccumulateGrad")
     make = LEAVES[leaf]
     assert program(jg, make) == program(torch, make)
 

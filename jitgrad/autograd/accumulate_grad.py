@@ -65,9 +65,11 @@ def _copy_version(variable) -> int:
 def _obeys_layout_contract(g, variable) -> bool:
     """PyTorch's obeys_layout_contract: ``g`` has a dense leaf's strides (dims of size 1
     aside), or is contiguous for any other leaf: only such a gradient is stolen."""
-    a = g._data
-    if a.__class__ is not np.ndarray or a.shape != variable._data.shape:
+    a, v = g._data, variable._data
+    if a.__class__ is not np.ndarray or v.__class__ is not np.ndarray or a.shape != v.shape:
         return False
+    if v.size and a.flags.c_contiguous and v.flags.c_contiguous:  # the common case: no sort
+        return True
     want = _dense_strides(variable)
     if want is None:
         return a.flags.c_contiguous
