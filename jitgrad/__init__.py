@@ -201,7 +201,7 @@ cfloat = None
 strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
-channels_last = "channels_last"  # accepted where memory_format is; layouts stay as computed
+channels_last = "channels_last"  # host layouts as PyTorch (_memory_format); ops keep their own
 channels_last_3d = "channels_last_3d"
 
 __version__ = "0.1.0"

@@ -141,9 +141,12 @@ class TensorConversions:
                 from .ops.copies import to_device
                 t = to_device(self, dev)
                 copy = False
-        contiguous = memory_format == "contiguous_format" and not t._data.flags.c_contiguous
+        # ATen's to_will_alias: an explicit format aliases when suggest_memory_format (not
+        # is_contiguous) names it, so a transposed matrix .to(contiguous_format) is itself
+        relayout = memory_format is not None and memory_format != "preserve_format" and \
+            _suggested_format(t) != memory_format
         if dtype is None or D.to_dtype(dtype) is t.dtype:
-            if not (copy or contiguous):
+            if not (copy or relayout):
                 return t
             dtype = t.dtype
         from .ops.copies import cast
@@ -226,3 +229,9 @@ def bind(cls) -> None:
         if isinstance(fn, types.FunctionType):
             fn.__qualname__ = f"{cls.__name__}.{name}"
             setattr(cls, name, fn)
+
+
+def _suggested_format(t):
+    """ATen's suggest_memory_format of ``t``."""
+    from ._memory_format import suggest_memory_format
+    return suggest_memory_format(t._data.shape, t.stride())

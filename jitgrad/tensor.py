@@ -267,12 +267,10 @@ class Tensor:
         return off - root.storage_offset() if "_torch_layout" in root.__dict__ else off
 
     def is_contiguous(self, memory_format=None) -> bool:
-        if memory_format is not None and memory_format != "contiguous_format":
-            # channels_last: dims (N, C, H, W) laid out as (N, H, W, C)
-            if self._data.ndim != 4:
-                return False
-            n, c, h, w = self._data.shape
-            return self.stride() == (h * w * c, 1, w * c, c)
+        if memory_format == "channels_last" or memory_format == "channels_last_3d":
+            # ATen's exact test, size-1 dims skipped (_memory_format)
+            from ._memory_format import is_contiguous_in
+            return is_contiguous_in(self._data.shape, self.stride(), memory_format)
         return bool(self._data.flags.c_contiguous)
 
     @property

@@ -6,6 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._memory_format import (
+    CHANNELS_LAST_RANK,
+    copy_host,
+    dense_strided,
+    keeps_numpy_layout,
+    record_if_empty,
+)
 from ..tensor import Tensor
 from .composite import record
 
@@ -19,11 +26,16 @@ def cast(t: Tensor, dt, memory_format=None) -> Tensor:
     PyTorch's preserve_format, unless ``memory_format=contiguous_format``)."""
     dt = D.to_dtype(dt)
     d = t._data
-    data = d.astype(dt.np, order="C") if memory_format == "contiguous_format" and \
-        d.__class__ is np.ndarray else d.astype(dt.np)
+    if memory_format in CHANNELS_LAST_RANK and d.__class__ is np.ndarray:
+        data = copy_host(d, memory_format, dt.np)
+    else:
+        data = d.astype(dt.np, order="C") if memory_format == "contiguous_format" and \
+            d.__class__ is np.ndarray else d.astype(dt.np)
     if not dt.is_floating_point:
-        return Tensor._make(data)
-    return record("ToCopyBackward0", (t,), data, _cast_backward)
+        out = Tensor._make(data)
+    else:
+        out = record("ToCopyBackward0", (t,), data, _cast_backward)
+    return record_if_empty(out, memory_format) if memory_format in CHANNELS_LAST_RANK else out
 
 
 def _clone_backward(node, g):
@@ -33,10 +45,20 @@ def _clone_backward(node, g):
 def clone(t: Tensor, memory_format=None) -> Tensor:
     d = t._data
     if d.__class__ is np.ndarray:
+        if memory_format in CHANNELS_LAST_RANK:
+            out = record("CloneBackward0", (t,), copy_host(d, memory_format), _clone_backward)
+            return record_if_empty(out, memory_format)
         if memory_format not in (None, "preserve_format", "contiguous_format"):
             _check_memory_format(memory_format, d.ndim)
-        data = np.array(d, copy=True, order="C" if memory_format == "contiguous_format"
-                        else "K")
+        data = None
+        if memory_format != "contiguous_format" and not keeps_numpy_layout(d):
+            # preserve_format keeps a dense input's exact strides (size-1 dims included)
+            data = dense_strided(np.empty, d.shape, t.stride(), d.dtype)
+            if data is not None:
+                np.copyto(data, d)
+        if data is None:
+            data = np.array(d, copy=True, order="C" if memory_format == "contiguous_format"
+                            else "K")
     else:
         data = d.copy()
     out = record("CloneBackward0", (t,), data, _clone_backward)

@@ -5,10 +5,18 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+from functools import partial
 
 import numpy as np
 
 from .. import _dtype as D
+from .._memory_format import (
+    CHANNELS_LAST_RANK,
+    dense_strided,
+    keeps_numpy_layout,
+    new_host,
+    record_if_empty,
+)
 from .._size import check_device
 from ..tensor import Tensor
 from .factory_args import (
@@ -47,6 +55,11 @@ def ones(*size, dtype=None, device=None, requires_grad=False,
 def empty(*size, dtype=None, device=None, requires_grad=False, layout=None,
           pin_memory=False, memory_format=None, **kw):
     size = _size_kw(size, kw, "empty")
+    if memory_format in CHANNELS_LAST_RANK and check_device(device).type != "cuda":
+        dt = _factory_dtype(dtype)
+        data = new_host(partial(_host_alloc, np.empty), _shape(size, "empty", dt.np), dt.np,
+                        memory_format)
+        return record_if_empty(_finish(data, requires_grad), memory_format)
     return _make(np.empty, size, dtype, device, requires_grad, "empty")
 
 
@@ -284,27 +297,50 @@ def _like_host(np_like, np_new, t, dtype, memory_format, *fill):
     """A host array shaped as ``t``: PyTorch's preserve_format keeps a dense input's strides
     (a transposed input gives a transposed result), contiguous_format gives C order."""
     d = t._data
-    if d.flags.c_contiguous or memory_format == "contiguous_format":
+    if memory_format in CHANNELS_LAST_RANK:
+        return new_host(np_new, d.shape, _like(t, dtype).np, memory_format, *fill)
+    if memory_format == "contiguous_format" or keeps_numpy_layout(d):
         return np_new(d.shape, *fill, dtype=_like(t, dtype).np)
+    # preserve_format: a dense input's exact strides (size-1 dims included), else NumPy's
+    # order="K" (ATen's infer_dense_strides)
+    data = dense_strided(np_new, d.shape, t.stride(), _like(t, dtype).np, *fill)
+    if data is not None:
+        return data
     return np_like(d, *fill, dtype=_like(t, dtype).np, order="K")
+
+
+def _like_finish(data, t, memory_format, requires_grad):
+    """The *_like result; an empty one gets the strides NumPy cannot keep: the channels-last
+    ones asked for, or (preserve_format: ATen counts an empty tensor dense) its input's."""
+    out = _finish(data, requires_grad)
+    if data.size == 0:
+        if memory_format in CHANNELS_LAST_RANK:
+            record_if_empty(out, memory_format)
+        elif memory_format != "contiguous_format":
+            from .._layout import record_layout
+            record_layout(out, t.stride(), 0)
+    return out
 
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
     if _like_device(t, device, "zeros_like") is not None:
         return _finish(_device_full(t._data.shape, 0, _like(t, dtype).np), requires_grad)
-    return _finish(_like_host(np.zeros_like, np.zeros, t, dtype, memory_format), requires_grad)
+    data = _like_host(np.zeros_like, np.zeros, t, dtype, memory_format)
+    return _like_finish(data, t, memory_format, requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
     if _like_device(t, device, "ones_like") is not None:
         return _finish(_device_full(t._data.shape, 1, _like(t, dtype).np), requires_grad)
-    return _finish(_like_host(np.ones_like, np.ones, t, dtype, memory_format), requires_grad)
+    data = _like_host(np.ones_like, np.ones, t, dtype, memory_format)
+    return _like_finish(data, t, memory_format, requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
     if _like_device(t, device, "empty_like") is not None:
         return _finish(_device_full(t._data.shape, None, _like(t, dtype).np), requires_grad)
-    return _finish(_like_host(np.empty_like, np.empty, t, dtype, memory_format), requires_grad)
+    data = _like_host(np.empty_like, np.empty, t, dtype, memory_format)
+    return _like_finish(data, t, memory_format, requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None,
@@ -315,5 +351,5 @@ def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memor
     if _like_device(t, device, "full_like") is not None:
         return _finish(_device_full(t._data.shape, fill_value, _like(t, dtype).np),
                        requires_grad)
-    return _finish(_like_host(np.full_like, np.full, t, dtype, memory_format, fill_value),
-                   requires_grad)
+    data = _like_host(np.full_like, np.full, t, dtype, memory_format, fill_value)
+    return _like_finish(data, t, memory_format, requires_grad)

@@ -2,6 +2,8 @@
 CPU generator (``jitgrad.random``) or, for CUDA tensors, the device-side Philox generator."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import _dtype as D
 from .._size import check_device
 from .factory_args import _factory_dtype, _finish, _like, _shape, _size_kw
@@ -67,14 +69,50 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
                    dev)
 
 
+def _random_like(t, generator, dtype, memory_format, requires_grad, normal):
+    """rand_like / randn_like on the host in a channels-last format or preserving a strided
+    input's layout; None for a C-contiguous input (rand/randn of its shape). ATen fills
+    ``empty_like(t, memory_format)`` in memory order, and normal_ of a non-contiguous
+    destination uses the serial sampler (_random_continuous's ``contiguous=False``)."""
+    from .._memory_format import CHANNELS_LAST_RANK, keeps_numpy_layout
+    from .factories import _like_finish, _like_host
+    if memory_format not in CHANNELS_LAST_RANK and t._data.size and keeps_numpy_layout(t._data):
+        return None
+    dt = _float_sampler_dtype(_like(t, dtype), "normal_kernel_cpu" if normal
+                              else "check_uniform_bounds")
+    out = _like_host(np.empty_like, np.empty, t, dt, memory_format)
+    # the dims in memory order (outermost first); size-1 dims do not change the fill order
+    order = sorted(range(out.ndim), key=lambda i: (-out.strides[i], i))
+    stored = out.transpose(order)
+    n = out.size
+    g = _gen(generator)
+    flat = g.normal_((n,), 0.0, 1.0, dt.np, contiguous=bool(out.flags.c_contiguous)) \
+        if normal else g.rand((n,), dt.np)
+    stored[...] = np.asarray(flat).reshape(stored.shape)
+    return _like_finish(out, t, memory_format, requires_grad)
+
+
+def _host_like(t, device):
+    return t._data.__class__ is np.ndarray and (device is None or
+                                                check_device(device).type == "cpu")
+
+
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
+    if memory_format != "contiguous_format" and _host_like(t, device):
+        out = _random_like(t, generator, dtype, memory_format, requires_grad, normal=False)
+        if out is not None:
+            return out
     return rand(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
                 requires_grad=requires_grad, device=t.device if device is None else device)
 
 
 def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
                memory_format=None, layout=None):
+    if memory_format != "contiguous_format" and _host_like(t, device):
+        out = _random_like(t, generator, dtype, memory_format, requires_grad, normal=True)
+        if out is not None:
+            return out
     return randn(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
                  requires_grad=requires_grad, device=t.device if device is None else device)
 

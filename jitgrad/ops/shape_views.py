@@ -526,6 +526,13 @@ def _clone_backward(node, g):
 def contiguous(input, memory_format=None):
     """The tensor itself when C-contiguous, else a C-contiguous copy (CloneBackward0)."""
     x = input._data
+    if (memory_format == "channels_last" or memory_format == "channels_last_3d") and \
+            x.__class__ is np.ndarray:
+        # ATen: self when is_contiguous(memory_format), else clone(memory_format) (rank checked)
+        if input.is_contiguous(memory_format):
+            return input
+        from .copies import clone
+        return clone(input, memory_format)
     if x.flags.c_contiguous:
         return input
     data = np.ascontiguousarray(x) if x.__class__ is np.ndarray else x.contiguous()

@@ -154,7 +154,7 @@ class _ModuleTree:
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"unexpected keyword arguments {sorted(kwargs)}")
@@ -182,6 +182,8 @@ class _ModuleTree:
                 kw["dtype"] = dtype
             if dev is not None and t.device != dev:  # "cpu" moves CUDA tensors back too
                 kw["device"] = dev
+            if memory_format is not None and t.dim() in (4, 5):  # as PyTorch: 4-D and 5-D only
+                kw["memory_format"] = memory_format
             return t.to(**kw) if kw else t
         return self._apply(convert)
 
