@@ -233,5 +233,7 @@ def bind(cls) -> None:
 
 def _suggested_format(t):
     """ATen's suggest_memory_format of ``t``."""
+    if t._data.ndim not in (4, 5):  # (the common case: no stride work)
+        return "contiguous_format"
     from ._memory_format import suggest_memory_format
     return suggest_memory_format(t._data.shape, t.stride())

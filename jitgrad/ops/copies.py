@@ -51,7 +51,8 @@ def clone(t: Tensor, memory_format=None) -> Tensor:
         if memory_format not in (None, "preserve_format", "contiguous_format"):
             _check_memory_format(memory_format, d.ndim)
         data = None
-        if memory_format != "contiguous_format" and not keeps_numpy_layout(d):
+        if memory_format != "contiguous_format" and (not d.flags.c_contiguous or 1 in d.shape) \
+                and not keeps_numpy_layout(d):
             # preserve_format keeps a dense input's exact strides (size-1 dims included)
             data = dense_strided(np.empty, d.shape, t.stride(), d.dtype)
             if data is not None:

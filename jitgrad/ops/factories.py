@@ -299,7 +299,8 @@ def _like_host(np_like, np_new, t, dtype, memory_format, *fill):
     d = t._data
     if memory_format in CHANNELS_LAST_RANK:
         return new_host(np_new, d.shape, _like(t, dtype).np, memory_format, *fill)
-    if memory_format == "contiguous_format" or keeps_numpy_layout(d):
+    if memory_format == "contiguous_format" or (d.flags.c_contiguous and 1 not in d.shape) or \
+            keeps_numpy_layout(d):
         return np_new(d.shape, *fill, dtype=_like(t, dtype).np)
     # preserve_format: a dense input's exact strides (size-1 dims included), else NumPy's
     # order="K" (ATen's infer_dense_strides)
