@@ -323,10 +323,16 @@ def _holds_array(v, depth: int = 0) -> bool:
         return depth < 4 and any(_holds_array(x, depth + 1) for x in v)
     if isinstance(v, dict):
         return depth < 4 and any(_holds_array(x, depth + 1) for x in v.values())
-    if isinstance(v, np.ndarray) or hasattr(v, "__cuda_array_interface__"):
-        return True
     from ..tensor import Tensor
-    return isinstance(v, Tensor) or type(v).__name__ == "CudaArray"
+    if isinstance(v, (np.ndarray, Tensor)) or type(v).__name__ == "CudaArray":
+        return True
+    # a device array of another library; asked last, and guarded: a CUDA Tensor that requires
+    # grad raises RuntimeError (PyTorch's) from __cuda_array_interface__ instead of
+    # AttributeError, which hasattr lets through
+    try:
+        return hasattr(v, "__cuda_array_interface__")
+    except RuntimeError:
+        return True
 
 
 class FunctionNode(Node):
