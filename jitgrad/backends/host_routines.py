@@ -27,6 +27,7 @@ from llvmlite import ir
 from numba import carray, cfunc, types
 from numba.extending import intrinsic
 
+from .._iter_layout import reorder_dimensions
 from ..codegen.kcache import njit_cached as njit
 from ..math import aten_sigmoid
 from . import cpu
@@ -121,26 +122,7 @@ def _iteration_order(shape, strides):
     """TensorIterator's dim order for one input (innermost first; ``reorder_dimensions``: an
     insertion sort by stride, broadcast dims left in place, ties to the smaller size) and its
     coalesced inner row: (order, row length, inner stride in bytes)."""
-    nd = len(shape)
-    perm = list(range(nd - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return -1 if s0 < s1 else 1
-        return 1 if shape[d0] > shape[d1] else 0
-
-    for i in range(1, nd):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    perm = reorder_dimensions(shape, (strides,))
     dims = [d for d in perm if shape[d] != 1]  # size-1 dims coalesce away
     if not dims:
         return perm, 1, 0

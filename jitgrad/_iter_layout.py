@@ -1,0 +1,148 @@
+"""TensorIterator's dim order and the output layout it gives elementwise results.
+
+One home for ATen's ``TensorIteratorBase::reorder_dimensions`` (an insertion sort of the dims
+by stride, operand by operand) and for what ``fast_set_up`` / ``allocate_or_resize_outputs``
+make of it: the strides PyTorch gives a freshly allocated elementwise output. Used by the
+eager elementwise path (outputs), the cascade sum (reduction order), the strided sigmoid
+routine (iteration order) and ``Tensor.dim_order``.
+"""
+from __future__ import annotations
+
+__all__ = ["dim_comparator", "sort_dims", "reorder_dimensions", "elementwise_output_strides",
+           "contiguous_strides", "is_contiguous_strides", "is_channels_last_strides"]
+
+
+def dim_comparator(shape, operand_strides, reduction_outputs=0):
+    """ATen's ``should_swap(dim0, dim1)``: 1 to swap, -1 to keep, 0 undecided. Operands are
+    consulted in order (outputs first in ATen); a stride of 0 (a broadcast dim) defers to the
+    next operand; equal strides put the smaller size first or defer. The first
+    ``reduction_outputs`` operands are reduction outputs: their zero-stride (reduced) dims go
+    to the front."""
+
+    def should_swap(d0, d1):
+        for k, strides in enumerate(operand_strides):
+            s0, s1 = strides[d0], strides[d1]
+            if k < reduction_outputs and (s0 == 0) != (s1 == 0):
+                return 1 if s1 == 0 else -1
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    return should_swap
+
+
+def sort_dims(ndim, should_swap) -> list:
+    """ATen's insertion sort with ambiguous comparisons: the dims, innermost first, starting
+    from the reversed order (ties keep it)."""
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def reorder_dimensions(shape, operand_strides, reduction_outputs=0) -> list:
+    """TensorIterator's ``perm_``: the dims innermost first, for operands' strides aligned to
+    ``shape`` (broadcast dims given stride 0)."""
+    return sort_dims(len(shape), dim_comparator(shape, operand_strides, reduction_outputs))
+
+
+def contiguous_strides(shape) -> tuple:
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(out))
+
+
+def is_contiguous_strides(shape, strides) -> bool:
+    """ATen's ``is_contiguous()``: size-1 dims' strides don't count; empty tensors are."""
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1:
+            if s != expected:
+                return False
+            expected *= n
+    return True
+
+
+def is_channels_last_strides(shape, strides) -> bool:
+    """ATen's ``is_contiguous(ChannelsLast)`` for a 4-D tensor (C, W, H, N innermost first)."""
+    if len(shape) != 4:
+        return False
+    if 0 in shape:
+        return True
+    expected = 1
+    for d in (1, 3, 2, 0):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def _non_overlapping_and_dense(shape, strides) -> bool:
+    if 0 in shape:
+        return True
+    expected = 1
+    for d in sorted(range(len(shape)), key=lambda d: (strides[d], shape[d])):
+        if shape[d] != 1:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+    return True
+
+
+def _channels_last_strides(shape) -> tuple:
+    n, c, h, w = shape
+    c, h, w = max(c, 1), max(h, 1), max(w, 1)
+    return (h * w * c, 1, w * c, c)
+
+
+def elementwise_output_strides(shape, operands):
+    """The strides ATen allocates an elementwise output with, or None for C-contiguous.
+    ``operands``: (shape, strides) of the inputs (and of a defined output that keeps its size),
+    in ATen's operand order; 0-dim operands (scalars) broadcast everywhere."""
+    nd = len(shape)
+    if nd < 2:
+        return None
+    shape = tuple(shape)
+    # fast_set_up: every operand of the output's shape, all contiguous / channels-last / dense
+    # with equal strides
+    if all(tuple(s) == shape for s, _ in operands):
+        if all(is_contiguous_strides(shape, st) for _, st in operands):
+            return None
+        if nd == 4 and all(is_channels_last_strides(shape, st) for _, st in operands):
+            return _channels_last_strides(shape)
+        first = tuple(operands[-1][1])
+        if (all(tuple(st) == first for _, st in operands)
+                and _non_overlapping_and_dense(shape, first)):
+            return first
+    # compute_strides: broadcast dims (size 1 against a larger size) get stride 0
+    aligned = []
+    for s, st in operands:
+        off = nd - len(s)
+        row = [0] * off
+        for i, (n, k) in enumerate(zip(s, st)):
+            row.append(0 if n == 1 and shape[off + i] != 1 else k)
+        aligned.append(row)
+    perm = reorder_dimensions(shape, aligned)
+    if perm == list(range(nd - 1, -1, -1)):
+        return None
+    out, step = [0] * nd, 1
+    for d in perm:
+        out[d] = step
+        step *= shape[d]
+    return tuple(out)
