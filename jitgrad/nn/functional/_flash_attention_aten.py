@@ -175,6 +175,24 @@ from ...backends.cblas_calls import _call_gemm  # noqa: E402  (after the njit he
 
 
 @njit(nogil=True, **SLEEF_JIT)
+def _item_strides(a):
+    """The first three strides of ``a`` in elements (the kernels address by ``ctypes.data``)."""
+    item = a.itemsize
+    return a.strides[0] // item, a.strides[1] // item, a.strides[2] // item
+
+
+@njit(nogil=True, **SLEEF_JIT)
+def _aligned_block(size, like):
+    """ATen's per-thread scratch buffer: ``size`` uninitialized elements of ``like``'s dtype on a
+    64-byte boundary (MKL's small-GEMM kernels can round differently for differently aligned
+    operands)."""
+    item = like.itemsize
+    raw = np.empty(size + 64 // item, like.dtype)
+    lead = ((64 - raw.ctypes.data % 64) % 64) // item
+    return raw[lead:lead + size]
+
+
+@njit(nogil=True, **SLEEF_JIT)
 def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_split, kv_split,
                   vexp, reduce_lanes, sexp):
     """``cpu_flash_attention`` over ``q`` (B, H, L, E), ``k``/``v`` (B, H, S, E) (any strides,
@@ -185,19 +203,16 @@ def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_spl
     nb, nh, q_size, hd = q.shape
     kv_size = k.shape[2]
     lanes = 64 // item
-    qs_b, qs_h, qs_m = q.strides[0] // item, q.strides[1] // item, q.strides[2] // item
-    ks_b, ks_h, ks_n = k.strides[0] // item, k.strides[1] // item, k.strides[2] // item
-    vs_b, vs_h, vs_n = v.strides[0] // item, v.strides[1] // item, v.strides[2] // item
+    qs_b, qs_h, qs_m = _item_strides(q)
+    ks_b, ks_h, ks_n = _item_strides(k)
+    vs_b, vs_h, vs_n = _item_strides(v)
     q_split = min(q_split, q_size)
     kv_split = min(kv_split, kv_size)
     q_slices = (q_size + q_split - 1) // q_split
     scale, zero, one, ninf = consts[0], consts[1], consts[2], consts[3]
-    # ATen's per-thread buffer: qk, qk_max, qk_sum, dst in one 64-byte aligned block (MKL's
-    # small-GEMM kernels can round differently for differently aligned operands)
+    # ATen's per-thread buffer: qk, qk_max, qk_sum, dst in one 64-byte aligned block
     size = q_split * kv_split + 2 * q_split + q_split * hd
-    raw = np.empty(size + 64 // item, q.dtype)
-    lead = ((64 - raw.ctypes.data % 64) % 64) // item
-    buf = raw[lead:lead + size]
+    buf = _aligned_block(size, q)
     qk = buf[:q_split * kv_split]
     qk_max = buf[q_split * kv_split:q_split * kv_split + q_split]
     qk_sum = buf[q_split * kv_split + q_split:q_split * kv_split + 2 * q_split]
@@ -363,21 +378,18 @@ def flash_backward(addr, q, k, v, mask, has_mask, out, lse, gout, gq, gk, gv, co
     nb, q_size, nh, hd = q.shape
     kv_size = k.shape[1]
     lanes = 64 // item
-    qs_b, qs_m, qs_h = q.strides[0] // item, q.strides[1] // item, q.strides[2] // item
-    ks_b, ks_n, ks_h = k.strides[0] // item, k.strides[1] // item, k.strides[2] // item
-    vs_b, vs_n, vs_h = v.strides[0] // item, v.strides[1] // item, v.strides[2] // item
-    gos_b, gos_m, gos_h = (gout.strides[0] // item, gout.strides[1] // item,
-                           gout.strides[2] // item)
-    gqs_b, gqs_m, gqs_h = gq.strides[0] // item, gq.strides[1] // item, gq.strides[2] // item
-    gks_b, gks_n, gks_h = gk.strides[0] // item, gk.strides[1] // item, gk.strides[2] // item
-    gvs_b, gvs_n, gvs_h = gv.strides[0] // item, gv.strides[1] // item, gv.strides[2] // item
+    qs_b, qs_m, qs_h = _item_strides(q)
+    ks_b, ks_n, ks_h = _item_strides(k)
+    vs_b, vs_n, vs_h = _item_strides(v)
+    gos_b, gos_m, gos_h = _item_strides(gout)
+    gqs_b, gqs_m, gqs_h = _item_strides(gq)
+    gks_b, gks_n, gks_h = _item_strides(gk)
+    gvs_b, gvs_n, gvs_h = _item_strides(gv)
     q_split = min(q_split, q_size)
     kv_split = min(kv_split, kv_size)
     scale, zero, one = consts[0], consts[1], consts[2]
     size = 2 * q_split * kv_split  # ATen's per-thread buffer: attn, then grad_attn
-    raw = np.empty(size + 64 // item, q.dtype)
-    lead = ((64 - raw.ctypes.data % 64) % 64) // item
-    buf = raw[lead:lead + size]
+    buf = _aligned_block(size, q)
     attn = buf[:q_split * kv_split]
     gattn = buf[q_split * kv_split:]
     dsum = np.empty(q_split, q.dtype)
