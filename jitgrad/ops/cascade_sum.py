@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._iter_layout import reorder_dimensions
 from .._settings import get_num_threads
 
 __all__ = ["cascade_sum", "supports"]
@@ -45,31 +46,7 @@ def _iterator(shape, xs, os):
     """TensorIterator's dims (fastest first) for output strides ``os`` and input strides ``xs``
     (elements, both in the tensor's dim order): (shape, input strides, output strides)."""
     ndim = len(shape)
-    perm = list(range(ndim - 1, -1, -1))
-
-    def should_swap(d0, d1):
-        for strides, is_output in ((os, True), (xs, False)):
-            s0, s1 = strides[d0], strides[d1]
-            if is_output and (s0 == 0) != (s1 == 0):
-                return 1 if s1 == 0 else -1  # reduced dims to the front
-            if s0 == 0 or s1 == 0:
-                continue
-            if s0 != s1:
-                return -1 if s0 < s1 else 1
-            if shape[d0] > shape[d1]:
-                return 1
-        return 0
-
-    if ndim > 1:
-        for i in range(1, ndim):
-            dim1 = i
-            for dim0 in range(i - 1, -1, -1):
-                c = should_swap(perm[dim0], perm[dim1])
-                if c > 0:
-                    perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
-                    dim1 = dim0
-                elif c < 0:
-                    break
+    perm = reorder_dimensions(shape, (os, xs), reduction_outputs=1)
     sh = [shape[p] for p in perm]
     st = [[xs[p] for p in perm], [os[p] for p in perm]]
     if ndim == 0:

@@ -28,6 +28,12 @@ import operator
 import numpy as np
 
 from .. import _dtype as D
+from .._iter_layout import (
+    dim_comparator,
+    is_channels_last_strides,
+    is_contiguous_strides,
+    sort_dims,
+)
 from .._size import Size
 from ..tensor import Tensor
 
@@ -73,17 +79,6 @@ def sum_to_size(self, *size):
 
 # ----------------------------------------------------------------------------- dim_order
 
-def _contiguous(shape, st, order):
-    """ATen's is_contiguous for the dims taken innermost first in ``order`` (size-1 dims skip)."""
-    expected = 1
-    for d in order:
-        if shape[d] != 1:
-            if st[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
-
-
 def dim_order(self, *, ambiguity_check=False):
     """PyTorch's ``compute_elementwise_output_logical_to_physical_perm`` for one tensor: the
     dims from outermost to innermost in memory (a stable insertion sort by stride)."""
@@ -97,39 +92,14 @@ def dim_order(self, *, ambiguity_check=False):
                            "one of the given memory formats.")
     if nd < 2:
         return tuple(range(nd))
-    if any(n == 0 for n in shape):
-        contiguous = True
-    else:
-        contiguous = _contiguous(shape, st, range(nd - 1, -1, -1))
-    channels_last = nd == 4 and _contiguous(shape, st, (1, 3, 2, 0))
+    contiguous = is_contiguous_strides(shape, st)
+    channels_last = is_channels_last_strides(shape, st)
     if contiguous and not channels_last:
         return tuple(range(nd))
     if channels_last and not contiguous:
         return (0, *range(2, nd), 1)
-
-    def ge(a, b):
-        return b == 0 or (a != 0 and (a >= b or a % b == 0))
-
-    def should_swap(a, b):
-        sa, sb = st[a], st[b]
-        if sa == 0 or sb == 0:
-            return 0
-        if sa == sb:
-            return 0 if ge(shape[b], shape[a]) else 1
-        if ge(sb, sa):
-            return -1
-        return 1 if ge(sa, sb) else 0
-
-    perm = list(reversed(range(nd)))
-    for i in range(1, nd):
-        d1 = i
-        for d0 in reversed(range(i)):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
+    should_swap = dim_comparator(shape, (st,))
+    perm = sort_dims(nd, should_swap)
     if ambiguity_check and any(should_swap(perm[i], perm[i + 1]) != -1 for i in range(nd - 1)):
         raise RuntimeError("The tensor does not have unique dim order.")
     return tuple(reversed(perm))
