@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CHANNELS_LAST_RANK", "check_rank", "channels_last_strides", "is_contiguous_in",
-           "suggest_memory_format", "new_host", "copy_host", "record_if_empty",
-           "keeps_numpy_layout", "dense_strided"]
+__all__ = ["CHANNELS_LAST_RANK", "check_rank", "channels_last_strides", "contiguous_in_order",
+           "is_contiguous_in", "suggest_memory_format", "new_host", "copy_host",
+           "record_if_empty", "keeps_numpy_layout", "dense_strided"]
 
 CHANNELS_LAST_RANK = {"channels_last": 4, "channels_last_3d": 5}
 _ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}  # innermost stored dim first
@@ -44,11 +44,10 @@ def channels_last_strides(shape) -> tuple:
     return tuple(st)
 
 
-def is_contiguous_in(shape, strides, memory_format) -> bool:
-    """ATen's compute_channels_last_contiguous_2d / _3d: size-1 dims are skipped."""
-    order = _ORDER.get(len(shape))
-    if order is None or len(shape) != CHANNELS_LAST_RANK[memory_format]:
-        return False
+def contiguous_in_order(shape, strides, order) -> bool:
+    """Whether ``strides`` (elements) are the packed ones for the dims taken innermost first in
+    ``order``, size-1 dims skipped: ATen's is_contiguous test (compute_contiguous,
+    compute_channels_last_contiguous_2d / _3d) for any dim order."""
     expected = 1
     for d in order:
         if shape[d] != 1:
@@ -56,6 +55,14 @@ def is_contiguous_in(shape, strides, memory_format) -> bool:
                 return False
             expected *= shape[d]
     return True
+
+
+def is_contiguous_in(shape, strides, memory_format) -> bool:
+    """ATen's compute_channels_last_contiguous_2d / _3d: size-1 dims are skipped."""
+    order = _ORDER.get(len(shape))
+    if order is None or len(shape) != CHANNELS_LAST_RANK[memory_format]:
+        return False
+    return contiguous_in_order(shape, strides, order)
 
 
 def _strides_like_channels_last(shape, strides) -> bool:
