@@ -172,19 +172,36 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     vjp = _grad_postprocess(vjp, create_graph)
     return (_tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp, is_inputs_tuple))
 
+def _call_with_input_v(func, inputs, v, create_graph, strict, name):
+    """jvp / vhp / hvp's shared start (under enable_grad): the inputs and ``v`` (shaped like the
+    inputs) prepared and checked, then ``func`` called; returns ``(is_inputs_tuple, inputs, v,
+    is_outputs_tuple, outputs)``."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    if v is not None:
+        _, v = _as_tuple(v, 'v', name)
+        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
+        _validate_v(v, inputs, is_inputs_tuple)
+    elif len(inputs) != 1 or inputs[0].nelement() != 1:
+        raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
+    outputs = func(*inputs)
+    is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', name)
+    _check_requires_grad(outputs, 'outputs', strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs
+
+def _scalar_output_jacobian(outputs, is_outputs_tuple, inputs, strict, name):
+    """vhp / hvp: the function's single one-element output, differentiated with a graph."""
+    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
+        raise RuntimeError(f'The function given to {name} should return a single Tensor')
+    if outputs[0].nelement() != 1:
+        raise RuntimeError(f'The Tensor returned by the function given to {name} should contain a single element')
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, 'jacobian', strict=strict)
+    return jac
+
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with _enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'jvp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, 'v', 'jvp')
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'jvp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_input_v(func, inputs, v, create_graph, strict, 'jvp')
         grad_outputs = tuple(zeros_like(out).requires_grad_(True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
         _check_requires_grad(grad_inputs, 'grad_inputs', strict=strict)
@@ -308,23 +325,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with _enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'vhp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, 'v', 'vhp')
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'vhp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
-        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-            raise RuntimeError('The function given to vhp should return a single Tensor')
-        if outputs[0].nelement() != 1:
-            raise RuntimeError('The Tensor returned by the function given to vhp should contain a single element')
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, 'jacobian', strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_input_v(func, inputs, v, create_graph, strict, 'vhp')
+        jac = _scalar_output_jacobian(outputs, is_outputs_tuple, inputs, strict, 'vhp')
     enable_grad = True if create_graph else is_grad_enabled()
     with set_grad_enabled(enable_grad):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
@@ -335,23 +337,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with _enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, 'inputs', 'hvp')
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, 'v', 'hvp')
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError('The vector v can only be None if the input to the user-provided function is a single Tensor with a single element.')
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, 'outputs of the user-provided function', 'hvp')
-        _check_requires_grad(outputs, 'outputs', strict=strict)
-        if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-            raise RuntimeError('The function given to hvp should return a single Tensor')
-        if outputs[0].nelement() != 1:
-            raise RuntimeError('The Tensor returned by the function given to hvp should contain a single element')
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, 'jacobian', strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs = _call_with_input_v(func, inputs, v, create_graph, strict, 'hvp')
+        jac = _scalar_output_jacobian(outputs, is_outputs_tuple, inputs, strict, 'hvp')
         grad_jac = tuple(zeros_like(inp).requires_grad_(True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, 'hessian', strict=strict)
