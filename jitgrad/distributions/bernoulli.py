@@ -5,11 +5,7 @@ import jitgrad as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import (
-    BinaryProbs,
-    _Number,
-    broadcast_all,
-)
+from .utils import BinaryProbs, _Number, broadcast_all, expand_probs
 
 __all__ = ["Bernoulli"]
 
@@ -46,12 +42,7 @@ class Bernoulli(BinaryProbs, ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = torch.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_probs(self, new, batch_shape)
         super(Bernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

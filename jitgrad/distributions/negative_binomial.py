@@ -8,7 +8,7 @@ import jitgrad as torch
 from . import constraints
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import BinaryProbs, broadcast_all, lazy_property
+from .utils import BinaryProbs, broadcast_all, expand_probs, lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -43,12 +43,7 @@ class NegativeBinomial(BinaryProbs, Distribution):
         new = self._get_checked_instance(NegativeBinomial, _instance)
         batch_shape = torch.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        expand_probs(self, new, batch_shape)
         super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new

@@ -10,7 +10,7 @@ import jitgrad as torch
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "BinaryProbs",
-           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+           "expand_probs", "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 # torch.types._Number: a bool is a number here too
 _Number = (int, float, bool)
@@ -123,6 +123,18 @@ def vec_to_tril_matrix(vec, diag=0):
     tril_mask = arange < arange.view(-1, 1) + (diag + 1)
     mat[..., tril_mask] = vec
     return mat
+
+
+def expand_probs(dist, new, shape):
+    """``expand``'s shared step for the distributions given by ``probs`` or ``logits``: ``new``
+    gets whichever of the two ``dist`` holds (given or already computed) expanded to ``shape``,
+    and the last of them as ``_param`` (what ``param_shape`` and ``_new`` follow)."""
+    if "probs" in dist.__dict__:
+        new.probs = dist.probs.expand(shape)
+        new._param = new.probs
+    if "logits" in dist.__dict__:
+        new.logits = dist.logits.expand(shape)
+        new._param = new.logits
 
 
 class BinaryProbs:
