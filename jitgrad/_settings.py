@@ -50,6 +50,8 @@ def set_num_threads(n) -> None:
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     blas.set_max_threads(n)
     _state["threads"] = n
+    from .backends import host_threads
+    host_threads.count_changed(n)
 
 
 def get_num_threads() -> int:

@@ -135,3 +135,79 @@ def test_compiled_reuses_eager_bits(n, dt):
         _assert_bits(yj.detach().numpy(), yt.detach().numpy())
         _assert_bits(xj.grad.numpy(), xt.grad.numpy())
         _assert_bits(wj.grad.numpy(), wt.grad.numpy())
+
+
+def _formula_split_values(dt, n):
+    """``n`` values (repeating) where ATen's vector and scalar sigmoid formulas round
+    differently (float32; float64's agree here): every element that a thread chunk moves
+    between a vector body and a scalar tail then changes bits, so a wrong chunking shows."""
+    pool = _values(20000, dt, 41)
+    with_vectors = torch.sigmoid(torch.from_numpy(pool)).numpy()  # < GRAIN_SIZE: one chunk
+    scalar = np.concatenate([torch.sigmoid(torch.from_numpy(pool[i:i + 16])).numpy()
+                             for i in range(0, pool.size, 16)])  # 16 < 32: all scalar
+    split = pool[with_vectors != scalar]
+    return np.resize(split if split.size else pool, n)
+
+
+THREAD_COUNTS = [1, 2, 3, 4]
+GRAIN_SIZES = [32768, 32769, 65536 + 17, 100003, 3 * 32768 + 31]
+
+
+def _on_threads(n):
+    torch.set_num_threads(n)
+    jitgrad.set_num_threads(n)
+
+
+@pytest.fixture
+def restore_threads():
+    old_t, old_j = torch.get_num_threads(), jitgrad.get_num_threads()
+    yield
+    torch.set_num_threads(old_t)
+    jitgrad.set_num_threads(old_j)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=["f32", "f64"])
+def test_thread_counts_around_the_grain(dt, restore_threads):
+    # parallel_for cuts at ceil(n / min(t, ceil(n / 32768))): each chunk has its own scalar
+    # tail, so 1..4 threads (more than this machine's cores too) give different bits
+    for n in GRAIN_SIZES:
+        x = _formula_split_values(dt, n)
+        for t in THREAD_COUNTS:
+            _on_threads(t)
+            want = torch.sigmoid(torch.from_numpy(x)).numpy()
+            _assert_bits(jitgrad.sigmoid(jitgrad.from_numpy(x)).numpy(), want)
+            want = torch.sigmoid(torch.from_numpy(x)[1:]).numpy()  # unaligned start
+            _assert_bits(jitgrad.sigmoid(jitgrad.from_numpy(x)[1:]).numpy(), want)
+        x2 = _formula_split_values(dt, n * 2).reshape(-1, 2)[:, :1]  # strided rows
+        for t in THREAD_COUNTS:
+            _on_threads(t)
+            want = torch.sigmoid(torch.from_numpy(x2)).numpy()
+            _assert_bits(jitgrad.sigmoid(jitgrad.from_numpy(x2)).numpy(), want)
+
+
+@pytest.mark.parametrize("op", ["exp", "tanh", "log", "sin", "sqrt"])
+@pytest.mark.parametrize("dt", DTYPES, ids=["f32", "f64"])
+def test_vml_ops_by_thread_count(op, dt, restore_threads):
+    # VML is elementwise: parallel_for's chunks must not change a bit at any thread count
+    for n in (32769, 100003):
+        x = np.abs(_values(n, dt, n)) + dt(1e-3)
+        for t in THREAD_COUNTS:
+            _on_threads(t)
+            want = getattr(torch, op)(torch.from_numpy(x)).numpy()
+            _assert_bits(getattr(jitgrad, op)(jitgrad.from_numpy(x)).numpy(), want)
+
+
+@pytest.mark.parametrize("dt", DTYPES, ids=["f32", "f64"])
+def test_compiled_replay_follows_the_thread_count(dt, restore_threads):
+    # a replay calls the routine from compiled code: it must cut at the count set since the
+    # recording, with no eager call in between to pass it on
+    x = _formula_split_values(dt, 100003)
+    w = _values(100003, dt, 3)
+    compiled = jitgrad.compile(lambda a, b: jitgrad.sigmoid(a) * b)
+    _on_threads(1)
+    compiled(jitgrad.from_numpy(x), jitgrad.from_numpy(w))  # records
+    for t in (4, 2, 3, 1, 4):
+        _on_threads(t)
+        got = compiled(jitgrad.from_numpy(x), jitgrad.from_numpy(w)).numpy()
+        want = (torch.sigmoid(torch.from_numpy(x)) * torch.from_numpy(w)).numpy()
+        _assert_bits(got, want)

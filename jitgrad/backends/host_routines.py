@@ -13,8 +13,10 @@ TensorIterator's inner rows (after it orders dims by stride and coalesces them),
 and ``t > 1`` threads, ``min(t, ceil(numel / 32768))`` chunks of ``ceil(numel / chunks)``.
 
 ``sigmoid_routine(dtype)``: the address of ``void f(int32 n, T *x, T *y, int64 mode)`` doing
-that for one contiguous tensor of ``n`` elements (the threads read from ``set_threads``' cell,
-as ``vml.py`` last set it). ``sigmoid_strided(x, out)``: the same for any strided ``x`` (its
+that for one contiguous tensor of ``n`` elements (the thread count read from ``set_threads``'
+cell, which ``set_num_threads`` updates through ``host_threads.count_changed``, so a compiled
+replay cuts at the current count); the chunks run on Numba's threads, as ATen runs them on its
+own. ``sigmoid_strided(x, out)``: the same for any strided ``x`` (its
 TensorIterator rows), ``out`` C-contiguous of ``x``'s shape.
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import carray, cfunc, types
+from numba import carray, cfunc, prange, types
 from numba.extending import intrinsic
 
 from .._iter_layout import reorder_dimensions
@@ -74,20 +76,41 @@ def _vector_span(x, out):
 
 
 @njit(nogil=True, error_model="numpy")
-def sigmoid_runs(x, out, row, chunk, vectorized, one):
-    """``out = sigmoid(x)`` over 1-D ``x``/``out`` in TensorIterator's order: runs end at
-    multiples of ``row`` and of ``chunk``; each run's whole steps of two vectors take the vector
-    lambda where ``vectorized``, its remainder the scalar one."""
-    n = x.size
+def _chunk_runs(x, out, lo, hi, row, vectorized, one):
+    """One ``parallel_for`` chunk ``[lo, hi)`` of ``sigmoid_runs``: its runs end at multiples
+    of ``row`` and at ``hi``; each run's whole steps of two vectors take the vector lambda where
+    ``vectorized``, its remainder the scalar one."""
     step = _VEC_BYTES // x.itemsize
-    start = 0
-    while start < n:
-        end = min((start // row + 1) * row, (start // chunk + 1) * chunk, n)
+    start = lo
+    while start < hi:
+        end = min((start // row + 1) * row, hi)
         vec_end = end - (end - start) % step if vectorized else start
         _vector_span(x[start:vec_end], out[start:vec_end])
         for j in range(vec_end, end):
             out[j] = one / (one + math.exp(-x[j]))
         start = end
+
+
+@njit(parallel=True, nogil=True, error_model="numpy")
+def _chunks_parallel(x, out, row, chunk, vectorized, one):
+    """The chunks on Numba's threads, one per thread as ``at::parallel_for`` runs them (the
+    chunk count is at most jitgrad's thread count; Numba's, capped at the cores, may be lower:
+    the bits depend on the chunks only)."""
+    n = x.size
+    for t in prange((n + chunk - 1) // chunk):
+        _chunk_runs(x, out, t * chunk, min((t + 1) * chunk, n), row, vectorized, one)
+
+
+@njit(nogil=True, error_model="numpy")
+def sigmoid_runs(x, out, row, chunk, vectorized, one):
+    """``out = sigmoid(x)`` over 1-D ``x``/``out`` in TensorIterator's order, cut into
+    ``parallel_for``'s chunks of ``chunk`` elements (in parallel where there are several) and
+    each chunk into runs ending at multiples of ``row``."""
+    n = x.size
+    if chunk < n:
+        _chunks_parallel(x, out, row, chunk, vectorized, one)
+    else:
+        _chunk_runs(x, out, 0, n, row, vectorized, one)
 
 
 def _make_routine(np_dtype):

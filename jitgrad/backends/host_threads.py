@@ -14,12 +14,13 @@ Without MKL (NumPy's BLAS threads itself) everything runs in the caller's thread
 """
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from . import blas
 
-__all__ = ["run", "count"]
+__all__ = ["run", "count", "count_changed"]
 
 _pool = None
 _pool_size = 0
@@ -30,6 +31,17 @@ _local = threading.local()
 def count() -> int:
     """How many threads ``run`` uses: MKL's current thread count (1 without MKL)."""
     return blas.max_threads()
+
+
+def count_changed(n: int) -> None:
+    """``set_num_threads``' hook. The host routines (``host_routines.py``: sigmoid) cut their
+    work where ``at::parallel_for`` would at ``n`` threads, reading ``n`` from a memory cell:
+    compiled code (a ``jitgrad.compile`` replay) calls them with no Python in between, so the
+    cell must change with the count, not at the next eager lookup. Not loaded yet: the first
+    lookup (``vml.routine``) sets it."""
+    routines = sys.modules.get(__package__ + ".host_routines")
+    if routines is not None:
+        routines.set_threads(n)
 
 
 def _sequential_blas():
