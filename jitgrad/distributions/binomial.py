@@ -16,15 +16,11 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(BinaryProbs, Distribution):
-    """The number of successes in ``total_count`` Bernoulli trials of probability ``probs``
-    (or ``sigmoid(logits)``)."""
+class _CountedTrials(BinaryProbs, Distribution):
+    """What Binomial and NegativeBinomial share: ``total_count`` broadcast with the given one of
+    ``probs`` / ``logits`` and cast to its dtype, and their ``expand``."""
 
-    arg_constraints = {"total_count": constraints.nonnegative_integer,
-                       "probs": constraints.unit_interval, "logits": constraints.real}
-    has_enumerate_support = True
-
-    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+    def __init__(self, total_count, probs, logits, validate_args):
         if (probs is None) == (logits is None):
             raise ValueError("Either `probs` or `logits` must be specified, but not both.")
         if probs is not None:
@@ -37,14 +33,28 @@ class Binomial(BinaryProbs, Distribution):
         batch_shape = self._param.size()
         super().__init__(batch_shape, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
+    def _expand_into(self, new, batch_shape):
         batch_shape = torch.Size(batch_shape)
         new.total_count = self.total_count.expand(batch_shape)
         expand_probs(self, new, batch_shape)
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
+        Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
+
+
+class Binomial(_CountedTrials):
+    """The number of successes in ``total_count`` Bernoulli trials of probability ``probs``
+    (or ``sigmoid(logits)``)."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer,
+                       "probs": constraints.unit_interval, "logits": constraints.real}
+    has_enumerate_support = True
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        super().__init__(total_count, probs, logits, validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_into(self._get_checked_instance(Binomial, _instance), batch_shape)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

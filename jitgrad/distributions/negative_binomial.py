@@ -6,9 +6,9 @@ from __future__ import annotations
 import jitgrad as torch
 
 from . import constraints
-from .distribution import Distribution
+from .binomial import _CountedTrials
 from .gamma import Gamma
-from .utils import BinaryProbs, broadcast_all, expand_probs, lazy_property
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
@@ -18,7 +18,7 @@ def _logsigmoid(x):
     return logsigmoid(x)
 
 
-class NegativeBinomial(BinaryProbs, Distribution):
+class NegativeBinomial(_CountedTrials):
     """Successes before ``total_count`` failures, success probability ``probs`` in [0, 1)."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -27,26 +27,11 @@ class NegativeBinomial(BinaryProbs, Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        super().__init__(total_count, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = torch.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        expand_probs(self, new, batch_shape)
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_into(new, batch_shape)
 
     @property
     def mean(self):
