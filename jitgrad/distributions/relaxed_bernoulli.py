@@ -67,7 +67,24 @@ class LogitRelaxedBernoulli(BinaryProbs, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class _RelaxedTransformed(TransformedDistribution):
+    """RelaxedBernoulli / RelaxedOneHotCategorical: a relaxed distribution in log space mapped
+    through a transform; its parameters are the base distribution's."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(_RelaxedTransformed):
     """Creates a RelaxedBernoulli distribution, parametrized by :attr:`temperature`, and either
     :attr:`probs` or :attr:`logits` (but not both). This is a relaxed version of the `Bernoulli`
     distribution, so the values are in (0, 1), and has reparametrizable samples."""
@@ -83,15 +100,3 @@ class RelaxedBernoulli(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -9,7 +9,7 @@ import jitgrad as torch
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
-from .transformed_distribution import TransformedDistribution
+from .relaxed_bernoulli import _RelaxedTransformed
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 
@@ -80,7 +80,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedTransformed):
     """Creates a RelaxedOneHotCategorical distribution parametrized by :attr:`temperature`, and
     either :attr:`probs` or :attr:`logits`. This is a relaxed version of the
     :class:`OneHotCategorical` distribution, so its samples are on simplex, and are
@@ -97,15 +97,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
