@@ -74,6 +74,9 @@ from .ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk,
                         flip, hstack, movedim, narrow, permute, reshape, roll, select, split,
                         squeeze, stack, swapaxes, t, tile, transpose, unbind, unflatten, unsqueeze,
                         vstack)
+from .ops.shape import (  # noqa: F811 - the function forms (no varargs) replace the methods'
+    torch_flip as flip, torch_permute as permute, torch_reshape as reshape, torch_tile as tile,
+)
 from .ops.shape import (  # added with the shape-op PyTorch-parity sweep
     adjoint, atleast_2d, atleast_3d, column_stack, concatenate, diagonal, dsplit, dstack,
     fliplr, flipud, hsplit, moveaxis, ravel, row_stack, split_with_sizes, swapdims,
@@ -145,6 +148,9 @@ for _name in ("clamp", "clip", "clamp_min", "clamp_max"):
 for _name in ("zeros", "ones", "empty", "full", "linspace", "rand", "randn"):
     globals()[_name] = _with_out(_name, "dtype", resize_warning=None)(globals()[_name])
 arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)(arange)
+from .ops.reduce_args import STRICT_KEEPDIM as _STRICT_KEEPDIM, strict_keepdim as _strict_keepdim
+for _name in _STRICT_KEEPDIM:  # keepdim is a strict bool (torch.sum(x, 0, 1) is a TypeError)
+    globals()[_name] = _strict_keepdim(globals()[_name], _name, False)
 del _name
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                      multinomial, normal, seed, set_rng_state)

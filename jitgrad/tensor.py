@@ -467,6 +467,8 @@ class Tensor:
         # nodes that saved ``self`` see the version bump)
         t = Tensor._make(self._data, False)
         t._vc = self._vc
+        if self._base is not None or "_torch_layout" in self.__dict__:
+            _keep_view_layout(t, self)
         return t
 
     def detach_(self):
@@ -485,7 +487,10 @@ class Tensor:
 
     @property
     def data(self):
-        return Tensor._make(self._data, False)
+        t = Tensor._make(self._data, False)
+        if self._base is not None or "_torch_layout" in self.__dict__:
+            _keep_view_layout(t, self)
+        return t
 
     @data.setter
     def data(self, value):
@@ -560,6 +565,20 @@ _plain_init = Tensor._init  # what _make writes out (unless something wraps it)
 def _tensor_type(t) -> str:
     from .autograd.node import _tensor_type_name
     return _tensor_type_name(t, legacy=True)
+
+
+def _keep_view_layout(t, view):
+    """``detach()``/``.data`` of a view: PyTorch's result shares the view's storage, so it keeps
+    the view's ``storage_offset()`` (and an empty view's strides); here it has no ``_base`` to
+    count the offset from, so the layout is recorded (views of it add it, as for loaded
+    tensors)."""
+    if view._data.__class__ is not np.ndarray:
+        return
+    off = view.storage_offset()
+    st = view.stride() if not view._data.size else None
+    if off or st is not None:
+        from ._layout import record_layout
+        record_layout(t, st, off)
 
 
 def _rebuild(data, requires_grad, layout=None):

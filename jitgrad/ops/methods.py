@@ -500,3 +500,9 @@ Tensor.nanquantile = _quantile_ops.nanquantile
 Tensor.frexp = _frexp_ops.frexp
 Tensor.mode = _mode_ops.mode
 Tensor.histogram = _histogram_ops.histogram
+
+# the reductions' keepdim is a strict bool (reduce_args.strict_keepdim), checked once here
+from . import reduce_args as _reduce_args  # noqa: E402
+
+for _name in _reduce_args.STRICT_KEEPDIM:
+    setattr(Tensor, _name, _reduce_args.strict_keepdim(getattr(Tensor, _name), _name, True))

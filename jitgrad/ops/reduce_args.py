@@ -156,3 +156,36 @@ def keepdim_without_dim(name, args, kwargs, method):
     overloads = _OVERLOADS[name][0 if method else 1].replace("{kw}", kw)
     return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
                      f"expected one of:\n{overloads}")
+
+
+# reductions whose ``keepdim`` PyTorch's parser takes as a strict bool (an int, None or NumPy
+# bool is a TypeError there, never truthiness: ``x.sum(0, 1)`` is not ``keepdim=True``)
+STRICT_KEEPDIM = ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
+                  "logsumexp", "nansum", "median", "nanmedian")
+
+
+def _bool_type_name(v) -> str:
+    t = type(v)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+
+
+def strict_keepdim(fn, name, method):
+    """``fn`` (a reduction taking ``(input, dim, keepdim)``) refusing a non-bool ``keepdim`` with
+    PyTorch's TypeError; ``method``: the bound method (``keepdim`` is then position 2)."""
+    pos = 2 if method else 3
+
+    def checked(*args, **kwargs):
+        if len(args) > 2 and args[2].__class__ is not bool:
+            raise TypeError(f"{name}(): argument 'keepdim' (position {pos}) must be bool, not "
+                            f"{_bool_type_name(args[2])}")
+        if kwargs and (len(args) > 1 or "dim" in kwargs or "axis" in kwargs):
+            # (keepdim= without a dim: no overload has it, keepdim_without_dim's TypeError)
+            k = kwargs.get("keepdim", False)
+            if k.__class__ is not bool:
+                raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
+                                f"{_bool_type_name(k)}")
+        return fn(*args, **kwargs)
+    checked.__name__ = checked.__qualname__ = getattr(fn, "__name__", name)
+    checked.__doc__ = fn.__doc__
+    checked.__wrapped__ = fn
+    return checked

@@ -9,6 +9,7 @@ The ops live by topic (import them from there inside the package):
 """
 from __future__ import annotations
 
+from .shape_args import function_form
 from .shape_copies import flip, fliplr, flipud, repeat, roll, tile
 from .shape_join import (
     atleast_1d,
@@ -73,3 +74,9 @@ __all__ = ["reshape", "view", "flatten", "unflatten", "squeeze", "unsqueeze", "e
            "narrow", "select", "atleast_1d", "atleast_2d", "atleast_3d", "roll", "ravel",
            "diagonal", "unfold", "numpy_T", "matrix_T", "matrix_H", "H", "adjoint"]
 
+
+# torch.<op>'s function forms: one sequence argument, no varargs (the methods keep varargs)
+torch_permute = function_form(permute, "permute", "dims")
+torch_reshape = function_form(reshape, "reshape", "shape")
+torch_tile = function_form(tile, "tile", "dims")
+torch_flip = function_form(flip, "flip", "dims")

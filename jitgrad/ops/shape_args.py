@@ -188,3 +188,30 @@ def _infer_shape(shape, numel):
 
 def _fmt(shape):
     return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def function_form(method, name, param):
+    """``torch.<name>(input, <param>)`` of an op whose method also takes varargs (permute,
+    reshape, tile, flip): PyTorch's function form takes exactly one sequence, so
+    ``torch.permute(x, 1, 0)`` and ``torch.reshape(x, -1)`` are TypeErrors there even though
+    ``x.permute(1, 0)`` and ``x.reshape(-1)`` are fine."""
+    def fn(input, *args, **kwargs):
+        if len(args) > 1:
+            raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were "
+                            "given")
+        if not args and param not in kwargs:
+            raise TypeError(f'{name}() missing 1 required positional arguments: "{param}"')
+        where = " (position 2)" if args else ""
+        v = args[0] if args else kwargs.get(param, _NOT_GIVEN)
+        if v is not _NOT_GIVEN:
+            if not isinstance(v, (tuple, list)):
+                raise TypeError(f"{name}(): argument '{param}'{where} must be tuple of ints, not "
+                                f"{type(v).__name__}")
+            for i, a in enumerate(v):
+                if not _is_int(a):
+                    raise TypeError(f"{name}(): argument '{param}'{where} must be tuple of ints, "
+                                    f"but found element of type {type(a).__name__} at pos {i}")
+        return method(input, *args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = method.__doc__
+    return fn

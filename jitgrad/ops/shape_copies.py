@@ -154,7 +154,7 @@ def repeat(input, *args, repeats=_NOT_GIVEN):
 
 
 def tile(input, *args, dims=_NOT_GIVEN):
-    dims = _int_list(args, "tile", "dims", dims, allow_empty=True)
+    dims = _int_list(args, "tile", "dims", dims)
     if len(dims) < input._data.ndim:
         dims = (1,) * (input._data.ndim - len(dims)) + dims
     return repeat(input, dims)

@@ -1,0 +1,79 @@
+"""Parity sweep (session 15): calls users make every day, run under jitgrad and PyTorch and
+compared whole: the result's dtype, shape, values, ``stride()``, ``storage_offset()``, grad_fn
+name and requires_grad, or the error's type and first line (``tests/_parity.check_snippet``).
+Each case differed before its fix: function forms that PyTorch's parser gives one sequence
+(``torch.permute(x, 1, 0)`` is a TypeError, ``x.permute(1, 0)`` is not), keepdim as a strict
+bool, ``detach()``/``.data`` of a view keeping the view's storage offset (and an empty view's
+strides), ..."""
+from __future__ import annotations
+
+import pytest
+
+from tests._parity import check_snippet, torch
+
+pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
+
+
+def _describe(v, lib):
+    if isinstance(v, lib.Tensor):
+        gf = v.grad_fn
+        return ("T", str(v.dtype), tuple(v.shape), v.detach().numpy().tolist(),
+                tuple(v.stride()), v.storage_offset(),
+                None if gf is None else type(gf).__name__, v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return [_describe(u, lib) for u in v]
+    return repr(v)
+
+
+def _check(code):
+    check_snippet("x = torch.arange(12.).reshape(3, 4)\n" + code, _describe)
+
+
+FUNCTION_FORMS = [
+    # PyTorch's torch.permute/reshape/tile/flip take one sequence; the methods take varargs
+    "torch.permute(x, 1, 0)", "torch.permute(x, 1)", "torch.permute(x, (1, 0))",
+    "torch.permute(x, dims=1)", "torch.permute(x, (1., 0))", "torch.permute(x, dims=[1, 0])",
+    "torch.reshape(x, -1)", "torch.reshape(x, 4, 3)", "torch.reshape(x, (2, 6), 1)",
+    "torch.reshape(x, shape=12)", "torch.reshape(x, None)", "torch.reshape(x, [-1])",
+    "torch.reshape(x, torch.tensor([12]))", "torch.reshape(input=x, shape=(6, 2))",
+    "torch.tile(x, 2)", "torch.tile(x, 2, 1)", "torch.tile(x)", "torch.tile(x, (2.0,))",
+    "torch.tile(x, dims=(2,))", "torch.flip(x, 0)", "torch.flip(x, 0, 1)", "torch.flip(x, 2)",
+    "torch.flip(x, dims=0)", "torch.flip(x, [0, 1])", "torch.flip(x)",
+    "x.permute(1, 0)", "x.reshape(-1)", "x.tile(2)", "x.tile()", "x.flip(0, 1)",
+]
+
+
+@pytest.mark.parametrize("code", FUNCTION_FORMS)
+def test_function_forms_take_one_sequence(code):
+    _check(code)
+
+
+KEEPDIM = [f"{call}" for name in ("sum", "mean", "prod", "amax", "amin", "argmax", "argmin",
+                                  "logsumexp", "nansum", "median", "nanmedian", "max", "min")
+           for call in (f"x.{name}(0, 1)", f"x.{name}(1, keepdim=None)",
+                        f"x.{name}(1, keepdim=np.bool_(True))", f"x.{name}(1, 1.0)",
+                        f"x.{name}(1, True)", f"torch.{name}(x, 0, keepdim=True)")]
+KEEPDIM += [f"torch.{name}(x, 0, 1)" for name in ("sum", "prod", "amax", "amin", "argmax",
+                                                  "argmin", "logsumexp", "nansum", "median",
+                                                  "nanmedian")]
+
+
+@pytest.mark.parametrize("code", KEEPDIM)
+def test_keepdim_is_a_strict_bool(code):
+    # x.sum(0, 1) is not a sum over dims 0 and 1 with keepdim=True: a TypeError in PyTorch
+    _check(code)
+
+
+DETACHED_VIEWS = [
+    "x[:, 1:1].detach()", "x[:, 1:1].data", "x[1:2, 1:1].detach()", "x[:, 1:1].t().detach()",
+    "x[:, 1:].detach()", "x[:, 1:].data", "x[2:, 1:].detach()[0]",
+    "x[2:, 1:].detach()[0].detach()[1:]", "x.detach()", "x.requires_grad_()[1:].detach()",
+    "x[1:].detach().clone()", "x[1:].detach().contiguous()", "x[:, 1:].detach().contiguous()",
+    "y = x[1:].detach(); y[0, 0] = 5; x",
+]
+
+
+@pytest.mark.parametrize("code", DETACHED_VIEWS)
+def test_detach_keeps_the_views_layout(code):
+    *pre, last = code.split("; ")
+    _check("\n".join(pre + [last]))
