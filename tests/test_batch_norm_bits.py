@@ -83,7 +83,10 @@ def test_planes_forward_and_backward_bits(threads, shape, dtype, training, affin
 @pytest.mark.parametrize("n_threads", [1, 2, 3, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(2, 9), (2, 64), (3, 40), (5, 9), (7, 33), (64, 13),
-                                   (256, 512), (9, 3, 1, 1)])
+                                   (256, 512), (9, 3, 1, 1),
+                                   # above jitgrad's 2^17-element threshold: the parallel
+                                   # kernels (row chunks per thread; channels for N <= threads)
+                                   (1027, 131), (4099, 37), (3, 50000)])
 def test_rows_forward_and_backward_bits_per_thread_count(threads, n_threads, shape, dtype):
     """(N, C) inputs: rows split by thread (N > threads), or the tiled / per-channel
     routes (N <= threads); the backward's partial last vector of channels."""
@@ -143,9 +146,10 @@ def test_backward_without_input_gradient(threads):
         assert _differing(ours, theirs) == 0
 
 
-@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("n_threads", [1, 2, 3, 4])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", [(4, 9, 5, 3), (8, 16, 7, 7), (2, 3, 4, 5, 6)])
+@pytest.mark.parametrize("shape", [(4, 9, 5, 3), (8, 16, 7, 7), (2, 3, 4, 5, 6),
+                                   (16, 40, 15, 15)])
 @pytest.mark.parametrize("training", [True, False])
 def test_channels_last_input_and_gradient_bits(threads, n_threads, shape, dtype, training):
     """A channels-last input (and output gradient) takes ATen's channels-last kernels: the

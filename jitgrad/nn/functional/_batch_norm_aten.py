@@ -86,8 +86,87 @@ def _stats_parallel(x, channels, n_t, eps, w, b, out):
 ROWS_BY_THREAD, ROWS_TILED, ROWS_BY_CHANNEL = 0, 1, 2
 
 
+@njit(inline="always", **_FLAGS)
+def _chunk_sums(x, t, chunk, buf):
+    """Thread ``t``'s rows ``[t * chunk, (t + 1) * chunk)``: per-channel sums in ``T``."""
+    for i in range(t * chunk, min(x.shape[0], (t + 1) * chunk)):
+        for k in range(x.shape[1]):
+            buf[t, k] += x[i, k]
+
+
+@njit(inline="always", **_FLAGS)
+def _chunk_squares(x, t, chunk, mean, buf):
+    """Thread ``t``'s rows: per-channel ``(x - mean)^2`` summed by FMA in ``T``."""
+    for i in range(t * chunk, min(x.shape[0], (t + 1) * chunk)):
+        for k in range(x.shape[1]):
+            d = x[i, k] - mean[k]
+            buf[t, k] = fma(d, d, buf[t, k])
+
+
 @njit(**_FLAGS)
-def _rows_stats(x, tasks, route, n_t, eps, w, b, out):
+def _by_thread_serial(x, tasks, mean, buf, squares):
+    chunk = (x.shape[0] + tasks - 1) // tasks
+    for t in range(tasks):
+        if squares:
+            _chunk_squares(x, t, chunk, mean, buf)
+        else:
+            _chunk_sums(x, t, chunk, buf)
+
+
+@njit(parallel=True, **_FLAGS)
+def _by_thread_parallel(x, tasks, mean, buf, squares):
+    chunk = (x.shape[0] + tasks - 1) // tasks
+    for t in prange(tasks):  # parallel_for(0, N, 1): one chunk of rows per thread
+        if squares:
+            _chunk_squares(x, t, chunk, mean, buf)
+        else:
+            _chunk_sums(x, t, chunk, buf)
+
+
+@njit(inline="always", **_FLAGS)
+def _small_batch_channel(x, k, route, n_t, out):
+    """Channel ``k``'s mean and var_sum by the routes for ``N <= threads`` (module doc of
+    ``_rows_stats``); ``out[2, k]`` is scratch."""
+    n = x.shape[0]
+    if route == ROWS_TILED:
+        out[0, k] = 0.0
+        for i in range(n):
+            out[0, k] += x[i, k]
+        out[0, k] = out[0, k] / n_t[0]
+        out[1, k] = 0.0
+        for i in range(n):
+            d = x[i, k] - out[0, k]
+            out[1, k] = fma(d, d, out[1, k])
+    else:
+        s = 0.0
+        for i in range(n):
+            s += x[i, k]
+        out[0, k] = s / n
+        s = 0.0
+        for i in range(n):
+            d = x[i, k] - out[0, k]
+            if x.itemsize == 8 and i == n - 1 and n % 2 == 1:
+                s = fma(np.float64(d), np.float64(d), s)
+            else:
+                out[2, k] = d * d
+                s += out[2, k]
+        out[1, k] = s
+
+
+@njit(**_FLAGS)
+def _small_batch_serial(x, route, n_t, out):
+    for k in range(x.shape[1]):
+        _small_batch_channel(x, k, route, n_t, out)
+
+
+@njit(parallel=True, **_FLAGS)
+def _small_batch_parallel(x, route, n_t, out):
+    for k in prange(x.shape[1]):  # ATen's parallel_for over the channels
+        _small_batch_channel(x, k, route, n_t, out)
+
+
+@njit(**_FLAGS)
+def _rows_stats(x, tasks, route, n_t, eps, w, b, out, parallel):
     """The statistics of an ``(N, C)`` input (one value per (sample, channel): ATen's
     channels-last kernel), by ATen's route for ``N`` against the thread count:
 
@@ -100,56 +179,29 @@ def _rows_stats(x, tasks, route, n_t, eps, w, b, out):
     * ``ROWS_BY_CHANNEL`` (otherwise): scalar loops, double sums, ``mean = T(sum / N)``, each
       square rounded to ``T`` before the double add, except (float64) an odd ``N``'s last
       one, added by FMA: GCC's loop, vectorized two rows at a time with its scalar remainder
-      contracted (measured for N = 3, 5, 7)."""
+      contracted (measured for N = 3, 5, 7).
+
+    ``parallel``: the chunks (or channels) on Numba's threads; the bits depend on ``tasks``
+    only, as ATen's on its thread count."""
     n, c = x.shape
     if route == ROWS_BY_THREAD:
-        chunk = (n + tasks - 1) // tasks
         buf = np.zeros((tasks, c), x.dtype)
-        for t in range(tasks):
-            for i in range(t * chunk, min(n, (t + 1) * chunk)):
-                for k in range(c):
-                    buf[t, k] += x[i, k]
-        for k in range(c):
-            s = 0.0
-            for t in range(tasks):
-                s += buf[t, k]
-            out[0, k] = s / n
-        buf[:, :] = 0
-        for t in range(tasks):
-            for i in range(t * chunk, min(n, (t + 1) * chunk)):
-                for k in range(c):
-                    d = x[i, k] - out[0, k]
-                    buf[t, k] = fma(d, d, buf[t, k])
-        for k in range(c):
-            s = 0.0
-            for t in range(tasks):
-                s += buf[t, k]
-            out[1, k] = s
-    elif route == ROWS_TILED:
-        for k in range(c):
-            out[0, k] = 0.0
-            for i in range(n):
-                out[0, k] += x[i, k]
-            out[0, k] = out[0, k] / n_t[0]
-            out[1, k] = 0.0
-            for i in range(n):
-                d = x[i, k] - out[0, k]
-                out[1, k] = fma(d, d, out[1, k])
+        for squares in (False, True):
+            if parallel:
+                _by_thread_parallel(x, tasks, out[0], buf, squares)
+            else:
+                _by_thread_serial(x, tasks, out[0], buf, squares)
+            row = 1 if squares else 0
+            for k in range(c):
+                s = 0.0
+                for t in range(tasks):
+                    s += buf[t, k]
+                out[row, k] = s if squares else s / n
+            buf[:, :] = 0
+    elif parallel:
+        _small_batch_parallel(x, route, n_t, out)
     else:
-        for k in range(c):
-            s = 0.0
-            for i in range(n):
-                s += x[i, k]
-            out[0, k] = s / n
-            s = 0.0
-            for i in range(n):
-                d = x[i, k] - out[0, k]
-                if x.itemsize == 8 and i == n - 1 and n % 2 == 1:
-                    s = fma(np.float64(d), np.float64(d), s)
-                else:
-                    out[2, k] = d * d
-                    s += out[2, k]
-            out[1, k] = s
+        _small_batch_serial(x, route, n_t, out)
     for k in range(c):
         var = out[1, k] / n_t[0]
         if eps == 0.0 and var == 0:
@@ -213,7 +265,7 @@ def training_stats(x2, channels, eps, w, b):
         else:
             route = ROWS_BY_CHANNEL
         _rows_stats(x2.reshape(rows, channels), max(1, min(threads, rows)), route, n_t,
-                    float(eps), wt, bt, out)
+                    float(eps), wt, bt, out, x2.size >= PARALLEL_MIN_ELEMENTS)
     else:
         kernel = _stats_parallel if x2.size >= PARALLEL_MIN_ELEMENTS else _stats_serial
         kernel(x2, channels, n_t, float(eps), wt, bt, out)
@@ -238,13 +290,21 @@ def _affine_channels_last(x, a, b, out):
             out[i, k] = fma(x[i, k], a[k], b[k])
 
 
+@njit(parallel=True, **_FLAGS)
+def _affine_channels_last_parallel(x, a, b, out):
+    for i in prange(x.shape[0]):  # elementwise: any split gives the same bits
+        for k in range(x.shape[1]):
+            out[i, k] = fma(x[i, k], a[k], b[k])
+
+
 def affine(x2, alpha, beta):
     """``fma(x, alpha, beta)`` per row, the coefficients repeating down the rows."""
     out = empty(x2.shape, x2.dtype)
     if x2.size:
         if x2.shape[1] == 1:  # one value per (sample, channel): along the channels instead
             c = alpha.shape[0]
-            _affine_channels_last(x2.reshape(-1, c), alpha, beta, out.reshape(-1, c))
+            (_affine_channels_last_parallel if x2.size >= PARALLEL_MIN_ELEMENTS
+             else _affine_channels_last)(x2.reshape(-1, c), alpha, beta, out.reshape(-1, c))
         else:
             (_affine_parallel if x2.size >= PARALLEL_MIN_ELEMENTS else _affine_serial)(
                 x2, alpha, beta, out)

@@ -228,18 +228,64 @@ def _planes_parallel(x, dy, n_batch, channels, m, mean, invstd, w, train, need_g
         _channel(x, dy, c, n_batch, channels, m, mean, invstd, w, train, need_gx, gx, sums)
 
 
+@njit(inline="always", **_FLAGS)
+def _rows_chunk_sums(x, dy, t, chunk, mean, buf):
+    """Thread ``t``'s rows: per-channel ``sum += dy``, ``dotp = fma(x - mean, dy, dotp)`` in T."""
+    for i in range(t * chunk, min(x.shape[0], (t + 1) * chunk)):
+        for k in range(x.shape[1]):
+            buf[0, t, k] += dy[i, k]
+            buf[1, t, k] = fma(x[i, k] - mean[k], dy[i, k], buf[1, t, k])
+
+
+@njit(inline="always", **_FLAGS)
+def _rows_input_grad(x, dy, i, coef, full, train, gx):
+    """Row ``i`` of the input gradient; ``coef`` rows: mean, k, grad_mean, invstd, w."""
+    for k in range(x.shape[1]):
+        if train:
+            if k < full:  # the whole vectors: the product's subtraction one FMA
+                r = fma(-(x[i, k] - coef[0, k]), coef[1, k], dy[i, k] - coef[2, k]) * coef[3, k]
+            else:  # the partial last vector: GCC leaves it uncontracted
+                r = (dy[i, k] - coef[2, k] - (x[i, k] - coef[0, k]) * coef[1, k]) * coef[3, k]
+        else:
+            r = dy[i, k] * coef[3, k]
+        gx[i, k] = r * coef[4, k]
+
+
 @njit(**_FLAGS)
-def _rows_backward(x, dy, tasks, mean, invstd, w, train, need_gx, gx, sums):
-    """The channels-last kernel over an ``(N, C)`` pair (``sums`` rows: sum, dotp in T)."""
+def _rows_serial(x, dy, tasks, mean, buf, coef, full, train, gx, grads):
+    if grads:
+        for i in range(x.shape[0]):
+            _rows_input_grad(x, dy, i, coef, full, train, gx)
+    else:
+        chunk = (x.shape[0] + tasks - 1) // tasks
+        for t in range(tasks):
+            _rows_chunk_sums(x, dy, t, chunk, mean, buf)
+
+
+@njit(parallel=True, **_FLAGS)
+def _rows_parallel(x, dy, tasks, mean, buf, coef, full, train, gx, grads):
+    if grads:
+        for i in prange(x.shape[0]):  # elementwise: any split gives the same bits
+            _rows_input_grad(x, dy, i, coef, full, train, gx)
+    else:
+        chunk = (x.shape[0] + tasks - 1) // tasks
+        for t in prange(tasks):  # parallel_for(0, N, 1): one chunk of rows per thread
+            _rows_chunk_sums(x, dy, t, chunk, mean, buf)
+
+
+@njit(**_FLAGS)
+def _rows_backward(x, dy, tasks, mean, invstd, w, train, need_gx, gx, sums, parallel):
+    """The channels-last kernel over an ``(N, C)`` pair (``sums`` rows: sum, dotp in T);
+    ``parallel``: the row chunks on Numba's threads (the bits depend on ``tasks`` only)."""
     n, c = x.shape
     dt = x.dtype.type
-    chunk = (n + tasks - 1) // tasks
     buf = np.zeros((2, tasks, c), x.dtype)
-    for t in range(tasks):
-        for i in range(t * chunk, min(n, (t + 1) * chunk)):
-            for k in range(c):
-                buf[0, t, k] += dy[i, k]
-                buf[1, t, k] = fma(x[i, k] - mean[k], dy[i, k], buf[1, t, k])
+    coef = np.empty((5, c), x.dtype)
+    full = c - c % (_VECTOR_BYTES // x.itemsize)
+    if parallel:
+        _rows_parallel(x, dy, tasks, mean, buf, coef, full, train, gx, False)
+    else:
+        _rows_serial(x, dy, tasks, mean, buf, coef, full, train, gx, False)
     for k in range(c):
         s = 0.0
         d = 0.0
@@ -251,19 +297,16 @@ def _rows_backward(x, dy, tasks, mean, invstd, w, train, need_gx, gx, sums):
     if not need_gx:
         return
     nt = dt(n)
-    full = c - c % (_VECTOR_BYTES // x.itemsize)
-    for i in range(n):
-        for k in range(c):
-            if train:
-                kk = sums[1, k] * invstd[k] * invstd[k] / nt
-                gm = sums[0, k] / nt
-                if k < full:  # the whole vectors: the product's subtraction one FMA
-                    r = fma(-(x[i, k] - mean[k]), kk, dy[i, k] - gm) * invstd[k]
-                else:  # the partial last vector: GCC leaves it uncontracted
-                    r = (dy[i, k] - gm - (x[i, k] - mean[k]) * kk) * invstd[k]
-            else:
-                r = dy[i, k] * invstd[k]
-            gx[i, k] = r * w[k]
+    for k in range(c):
+        coef[0, k] = mean[k]
+        coef[1, k] = sums[1, k] * invstd[k] * invstd[k] / nt
+        coef[2, k] = sums[0, k] / nt
+        coef[3, k] = invstd[k]
+        coef[4, k] = w[k]
+    if parallel:
+        _rows_parallel(x, dy, tasks, mean, buf, coef, full, train, gx, True)
+    else:
+        _rows_serial(x, dy, tasks, mean, buf, coef, full, train, gx, True)
 
 
 def batch_norm_backward(x, dy, mean, invstd, w, train, eps, need_gx):
@@ -291,7 +334,8 @@ def batch_norm_backward(x, dy, mean, invstd, w, train, eps, need_gx):
         tasks = max(1, min(get_num_threads(), n_batch))
         _rows_backward(x.reshape(n_batch, channels), dy.reshape(n_batch, channels), tasks,
                        mean_t, inv_t, w_t, train, need_gx,
-                       gx.reshape(n_batch, channels) if need_gx else gx, sums)
+                       gx.reshape(n_batch, channels) if need_gx else gx, sums,
+                       x.size >= PARALLEL_MIN_ELEMENTS)
         return (gx if need_gx else None), sums[1] * inv_t, sums[0].copy()
     sums = np.empty((2, channels), np.float64)
     kernel = _planes_parallel if x.size >= PARALLEL_MIN_ELEMENTS else _planes_serial
