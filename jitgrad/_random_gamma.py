@@ -19,11 +19,11 @@ vectorised cascade sum, ``SumKernel.cpp``), divides and clamps to
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from . import _random_kernels as _rk
+from .codegen.kcache import lazy_kernels
 
 _THIRD_F = float(np.float32(1.0) / np.float32(3.0))  # 1.0f / 3.0f
 _C0331_F = float(np.float32(0.0331))                  # 0.0331f
@@ -122,37 +122,18 @@ def _k_dirichlet(s, cache, alpha, gam, out, k, lanes, tiny, top):
 _HELPERS = ("_std_normal", "_sample_gamma")
 _KERNELS = ("_k_standard_gamma_f32", "_k_standard_gamma_f64", "_k_dirichlet")
 
-_K = None
-_K_LOCK = threading.Lock()
+
+def _bind_callees(g):
+    _rk._kernels()
+    g["_uniform_f64"] = _rk._uniform_f64
+    from .ops._cascade_sum_kernels import _loop2d
+    g["_sum_loop2d"] = _loop2d
 
 
-class _Kernels:
-    pass
-
-
-def _kernels():
-    """Compile (or load from Numba's cache) the samplers on first use, over the generator's
-    compiled engine (``_random_kernels``)."""
-    global _K
-    if _K is not None:
-        return _K
-    with _K_LOCK:
-        if _K is not None:
-            return _K
-        from .codegen.kcache import njit_cached
-        _rk._kernels()
-        g = globals()
-        g["_uniform_f64"] = _rk._uniform_f64
-        from .ops._cascade_sum_kernels import _loop2d
-        g["_sum_loop2d"] = _loop2d
-        for name in _HELPERS:
-            g[name] = njit_cached(g[name], error_model="numpy")  # x / 0 is inf, as in C
-        k = _Kernels()
-        for name in _KERNELS:
-            g[name] = njit_cached(g[name], error_model="numpy")  # x / 0 is inf, as in C
-            setattr(k, name.lstrip("_"), g[name])
-        _K = k
-    return _K
+# the samplers, compiled (or loaded from Numba's cache) on first use over the generator's
+# compiled engine (``_random_kernels``); x / 0 is inf, as in C
+_kernels = lazy_kernels(globals(), _HELPERS + _KERNELS, prepare=_bind_callees,
+                        error_model="numpy")
 
 
 def standard_gamma(gen, alpha: np.ndarray) -> np.ndarray:

@@ -10,9 +10,10 @@ this CPU.
 import math
 import os
 import platform
-import threading
 
 import numpy as np
+
+from .codegen.kcache import lazy_kernels
 
 # ---------------------------------------------------------------------------
 # constants
@@ -530,33 +531,10 @@ def _make_fma():
     return fma
 
 
-class _Kernels:
-    pass
+def _bind_fma(g):
+    g["_fma"] = _make_fma()
 
 
-_K = None
-_K_LOCK = threading.Lock()
-
-
-def _kernels():
-    """Compile (or load from numba's cache) the kernels on first use."""
-    global _K
-    if _K is not None:
-        return _K
-    with _K_LOCK:
-        if _K is not None:
-            return _K
-        from .codegen.kcache import njit_cached
-
-        g = globals()
-        g["_fma"] = _make_fma()
-        for name in _HELPERS:
-            g[name] = njit_cached(g[name])
-        k = _Kernels()
-        for name in _KERNELS:
-            jitted = njit_cached(g[name])
-            g[name] = jitted
-            setattr(k, name.lstrip("_"), jitted)
-        _K = k
-    return _K
+# compile (or load from numba's cache) the kernels on first use
+_kernels = lazy_kernels(globals(), _HELPERS + _KERNELS, prepare=_bind_fma)
 

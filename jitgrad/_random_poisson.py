@@ -20,11 +20,11 @@ rest is double.
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 
 from . import _random_kernels as _rk
+from .codegen.kcache import lazy_kernels
 
 _uniform_f64 = _rk._uniform_f64  # rebound to the compiled draw by _kernels()
 _INT64_MIN = -9223372036854775808
@@ -187,33 +187,16 @@ _HELPERS = ("_to_int64", "_sample_poisson", "_stirling_tail", "_r", "_binomial_i
             "_btrs", "_sample_binomial")
 _KERNELS = ("_k_poisson", "_k_binomial")
 
-_K = None
-_K_LOCK = threading.Lock()
+
+def _bind_callees(g):
+    _rk._kernels()
+    g["_uniform_f64"] = _rk._uniform_f64
 
 
-class _Kernels:
-    pass
-
-
-def _kernels():
-    """Compile (or load from Numba's cache) the samplers on first use, over the generator's
-    compiled engine (``_random_kernels``)."""
-    global _K
-    if _K is not None:
-        return _K
-    with _K_LOCK:
-        if _K is not None:
-            return _K
-        from .codegen.kcache import njit_cached
-        _rk._kernels()
-        g = globals()
-        g["_uniform_f64"] = _rk._uniform_f64
-        k = _Kernels()
-        for name in _HELPERS + _KERNELS:
-            g[name] = njit_cached(g[name], error_model="numpy")  # x / 0 is inf, as in C
-            setattr(k, name.lstrip("_"), g[name])
-        _K = k
-    return _K
+# the samplers, compiled (or loaded from Numba's cache) on first use over the generator's
+# compiled engine (``_random_kernels``); x / 0 is inf, as in C
+_kernels = lazy_kernels(globals(), _HELPERS + _KERNELS, prepare=_bind_callees,
+                        error_model="numpy")
 
 
 def poisson(gen, lam: np.ndarray) -> np.ndarray:

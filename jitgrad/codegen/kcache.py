@@ -194,6 +194,32 @@ def njit_cached(fn=None, **flags):
     return wrap if fn is None else wrap(fn)
 
 
+def lazy_kernels(namespace, names, prepare=None, **flags):
+    """A module's ``_kernels()``: on the first call (once, under a lock) ``prepare(namespace)``
+    binds what the kernels call, then each of ``names`` (helpers first: a kernel's callees are
+    looked up in ``namespace``, the module's globals, when it compiles) is replaced there by its
+    ``njit_cached(**flags)`` dispatcher. Returns an object holding them as attributes, named
+    without the leading underscore. Importing the module compiles nothing."""
+    lock = threading.Lock()
+    loaded = None
+
+    def kernels():
+        nonlocal loaded
+        if loaded is not None:
+            return loaded
+        with lock:
+            if loaded is None:
+                if prepare is not None:
+                    prepare(namespace)
+                k = types.SimpleNamespace()
+                for name in names:
+                    namespace[name] = njit_cached(namespace[name], **flags)
+                    setattr(k, name.lstrip("_"), namespace[name])
+                loaded = k
+        return loaded
+    return kernels
+
+
 def key_of(source: str, target: str) -> str:
     h = hashlib.sha256(f"jitgrad-abi={ABI}\ntarget={target}\n".encode())
     h.update(source.encode())
