@@ -42,6 +42,21 @@ def check_lr(lr):
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def check_nonnegative(**values):
+    """PyTorch's ``if not 0.0 <= x: raise ValueError("Invalid <name> value: x")`` constructor
+    checks, in the order given (``eps`` is called "epsilon" in the message)."""
+    for name, v in values.items():
+        if not 0.0 <= v:
+            raise ValueError(f"Invalid {'epsilon' if name == 'eps' else name} value: {v}")
+
+
+def check_betas(betas):
+    """PyTorch's Adam-family check: both betas in [0, 1)."""
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
 def to_scalar_lr(lr):
     """PyTorch's optimizer._to_scalar: a 1-element tensor lr becomes 0-d, a number stays."""
     if isinstance(lr, Tensor) and lr.dim() != 0:
