@@ -172,3 +172,45 @@ def test_channels_last_input_and_gradient_bits(threads, n_threads, shape, dtype,
     assert our_strides == their_strides
     for a, e in zip(ours, theirs):
         assert _differing(a, e) == 0
+
+
+def _layout(lib, t, form):
+    if form == "channels_last":
+        return t.contiguous(memory_format=lib.channels_last)
+    if form == "transposed":  # strided in no memory format (H and W swapped in memory)
+        return t.transpose(2, 3).contiguous().transpose(2, 3)
+    return t
+
+
+@pytest.mark.parametrize("n_threads", [1, 2, 4])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 9, 5, 3), (8, 16, 7, 7), (16, 40, 15, 15)])
+@pytest.mark.parametrize("layouts", [("channels_last", "contiguous"),
+                                     ("contiguous", "channels_last"),
+                                     ("contiguous", "transposed"),
+                                     ("contiguous", "expanded"), ("channels_last", "expanded")])
+@pytest.mark.parametrize("training", [True, False])
+def test_mixed_layouts_take_the_tensor_iterator_route(threads, n_threads, shape, dtype, layouts,
+                                                      training):
+    """Input and output gradient not both contiguous in one memory format (an expanded
+    gradient is what y.sum().backward() passes): Normalization.cpp's TensorIterator route,
+    each channel walked in the iterator's order, the gradient's sum by at::sum."""
+    threads(n_threads)
+    x, g, w, b, rm, rv = _arrays(shape, dtype, 6)
+    x_form, g_form = layouts
+    results = []
+    for lib in (jitgrad, torch):
+        X = _layout(lib, lib.tensor(x), x_form).detach().requires_grad_(True)
+        W, B = lib.tensor(w, requires_grad=True), lib.tensor(b, requires_grad=True)
+        RM, RV = lib.tensor(rm.copy()), lib.tensor(rv.copy())
+        y = lib.nn.functional.batch_norm(X, RM, RV, W, B, training, 0.1, 1e-5)
+        if g_form == "expanded":
+            y.sum().backward()
+        else:
+            y.backward(_layout(lib, lib.tensor(g), g_form))
+        results.append(([t.detach().numpy() for t in (X.grad, W.grad, B.grad)],
+                        X.grad.stride()))
+    (ours, our_strides), (theirs, their_strides) = results
+    assert our_strides == their_strides
+    diffs = [_differing(a, e) for a, e in zip(ours, theirs)]
+    assert not any(diffs), diffs

@@ -45,7 +45,7 @@ from ...codegen.kcache import njit_cached as njit
 from ...math._intrinsics import fma
 from ._layer_norm_aten import _splat, _vector_env
 
-__all__ = ["batch_norm_backward"]
+__all__ = ["batch_norm_backward", "batch_norm_backward_general"]
 
 _FLAGS = dict(nogil=True, error_model="numpy", fastmath=False)
 _VECTOR_BYTES = 32                 # AVX2 widths (see above)
@@ -307,6 +307,71 @@ def _rows_backward(x, dy, tasks, mean, invstd, w, train, need_gx, gx, sums, para
         _rows_parallel(x, dy, tasks, mean, buf, coef, full, train, gx, True)
     else:
         _rows_serial(x, dy, tasks, mean, buf, coef, full, train, gx, True)
+
+
+@njit(inline="always", **_FLAGS)
+def _general_channel(xv, gv, c, mean, invstd, w, sums, train, need_gx, gxv, dotp):
+    """Channel ``c`` of ATen's TensorIterator route (rows of ``xv``/``gv``: the channel's
+    elements in the iterator's order): ``dotp += (x - mean) * dy`` (product in ``T``, sum in
+    double), then ``gi = (x - mean) * k`` and ``dx = (dy - grad_mean - gi) * invstd * w``,
+    unfused, in ``T``."""
+    dt = xv.dtype.type
+    mu = mean[c]
+    inv = invstd[c]
+    wc = w[c]
+    d = 0.0
+    for j in range(xv.shape[1]):
+        d += (xv[c, j] - mu) * gv[c, j]
+    dotp[c] = d
+    if not need_gx:
+        return
+    n = dt(xv.shape[1])
+    if train:
+        k = dt(d) * inv * inv / n
+        gm = sums[c] / n
+        for j in range(xv.shape[1]):
+            gi = (xv[c, j] - mu) * k
+            gxv[c, j] = (gv[c, j] - gm - gi) * inv * wc
+    else:
+        for j in range(xv.shape[1]):
+            gxv[c, j] = gv[c, j] * inv * wc
+
+
+@njit(**_FLAGS)
+def _general_serial(xv, gv, mean, invstd, w, sums, train, need_gx, gxv, dotp):
+    for c in range(xv.shape[0]):
+        _general_channel(xv, gv, c, mean, invstd, w, sums, train, need_gx, gxv, dotp)
+
+
+@njit(parallel=True, **_FLAGS)
+def _general_parallel(xv, gv, mean, invstd, w, sums, train, need_gx, gxv, dotp):
+    for c in prange(xv.shape[0]):  # parallel_for(0, C, 1): each channel serial
+        _general_channel(xv, gv, c, mean, invstd, w, sums, train, need_gx, gxv, dotp)
+
+
+def batch_norm_backward_general(xv, gv, dy_sum, mean, invstd, w, train, eps, need_gx):
+    """Normalization.cpp's route when the input and output gradient are not both contiguous
+    in one memory format (an expanded gradient, as ``y.sum().backward()`` gives, mixed
+    layouts, strided views): ``xv``/``gv`` are ``(C, M)`` arrays holding each channel's
+    elements in TensorIterator's order, ``dy_sum`` is ``at::sum`` of the gradient over all
+    but the channel dim (in ``T``). Returns ``(gx as (C, M) or None, grad_weight,
+    grad_bias)``; ``mean``/``invstd`` as for ``batch_norm_backward``."""
+    dt = xv.dtype
+    channels = xv.shape[0]
+    mean_t = np.ascontiguousarray(mean, dt)
+    if train:
+        inv_t = np.ascontiguousarray(invstd, dt)
+    else:  # 1 / std::sqrt(running_var + eps): the sum and root in double, stored in T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv_t = (1.0 / np.sqrt(np.asarray(invstd, dt).astype(np.float64) + eps)).astype(dt)
+    w_t = np.ones(channels, dt) if w is None else np.ascontiguousarray(w, dt)
+    sums = np.ascontiguousarray(dy_sum, dt)
+    gxv = np.empty(xv.shape, dt) if need_gx else np.empty((1, 1), dt)
+    dotp = np.empty(channels, np.float64)
+    kernel = _general_parallel if xv.size >= PARALLEL_MIN_ELEMENTS else _general_serial
+    kernel(xv, gv, mean_t, inv_t, w_t, sums, train, need_gx, gxv, dotp)
+    gw = (dotp * inv_t.astype(np.float64)).astype(dt)
+    return (gxv if need_gx else None), gw, sums.copy()
 
 
 def batch_norm_backward(x, dy, mean, invstd, w, train, eps, need_gx):

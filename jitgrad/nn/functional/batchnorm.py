@@ -3,8 +3,10 @@
 On the CPU, float32/float64 run ATen's arithmetic both ways (``_batch_norm_aten`` forward,
 ``_batch_norm_backward_aten`` backward: PyTorch's bits for the output, running buffers, saved
 statistics and the three gradients); a channels-last 4-D/5-D input takes ATen's channels-last
-kernels as its ``(N * spatial, C)`` rows (its output keeps the layout). Other dtypes (float16)
-run ``_norm_kernels``' float64 row kernels.
+kernels as its ``(N * spatial, C)`` rows (its output keeps the layout); an input and output
+gradient not both contiguous in one memory format (an expanded gradient, mixed layouts) take
+Normalization.cpp's TensorIterator route in the backward (``_backward_general``). Other dtypes
+(float16) run ``_norm_kernels``' float64 row kernels.
 
 The composition of differentiable ops (``_batch_norm_graph``) is the CUDA forward (shown as the
 one node by ``record_composition``) and the backward when a graph of the gradient is asked for
@@ -187,13 +189,42 @@ def _batch_norm_backward_aten(node, g, need_x, need_w, need_b):
         gx, gw, gb = BA.batch_norm_backward(x_rows, g_rows, *stats, w, train, a["eps"], need_x)
         if gx is not None:
             gx = _from_channels_last_rows(gx, x.shape)
-    else:  # (a channels-last input with another gradient layout: ATen's TensorIterator
-        # route, not reproduced; the contiguous kernel's arithmetic instead)
-        gx, gw, gb = BA.batch_norm_backward(np.ascontiguousarray(x), g._data, *stats, w, train,
-                                            a["eps"], need_x)
+    elif x.flags.c_contiguous and g._data.flags.c_contiguous:
+        gx, gw, gb = BA.batch_norm_backward(x, g._data, *stats, w, train, a["eps"], need_x)
+    else:
+        gx, gw, gb = _backward_general(BA, x, g, stats, w, train, a["eps"], need_x)
     return (Tensor._make(gx) if need_x else None,
             Tensor._make(gw) if need_w and has_w else None,
             Tensor._make(gb) if need_b and a["has_bias"] else None)
+
+
+def _backward_general(BA, x, g, stats, w, train, eps, need_x):
+    """Normalization.cpp's TensorIterator route, taken when the input and the output gradient
+    are not both contiguous in one memory format (``y.sum().backward()``'s expanded gradient,
+    mixed layouts, strided views): each channel's elements walked in the order TensorIterator
+    gives the input and gradient strides (channel dim squashed), the gradient's sum by
+    ``at::sum`` (jitgrad's sum, the same bits); the input gradient laid out as
+    ``empty_like(input, suggest_memory_format)``."""
+    from ..._iter_layout import reorder_dimensions
+    gd = g._data
+    shape = list(x.shape)
+    shape[1] = 1  # declare_static_shape(sizes, squash_dims=1)
+    perm = reorder_dimensions(shape, (x.strides, gd.strides))
+    order = [1] + [d for d in reversed(perm) if d != 1]  # channel, then outermost first
+    c = x.shape[1]
+    xv = np.ascontiguousarray(x.transpose(order)).reshape(c, -1)
+    gv = np.ascontiguousarray(gd.transpose(order)).reshape(c, -1)
+    with grad_mode.no_grad():
+        dy_sum = g.sum(dim=(0,) + tuple(range(2, x.ndim)))._data
+    gxv, gw, gb = BA.batch_norm_backward_general(xv, gv, dy_sum, *stats, w, train, eps, need_x)
+    gx = None
+    if gxv is not None:
+        if _channels_last_rows(x) is not None:
+            gx = _from_channels_last_rows(np.empty((x.size // c, c), x.dtype), x.shape)
+        else:
+            gx = np.empty(x.shape, x.dtype)
+        gx.transpose(order)[...] = gxv.reshape([x.shape[d] for d in order])
+    return gx, gw, gb
 
 
 def _batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
