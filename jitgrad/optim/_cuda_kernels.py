@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends.cuda_env import SIMULATOR, cuda, device_jit, kernel_jit
+from ._kernels import sgd_rule
 
 __all__ = ["sgd_pyfunc", "adam_pyfunc", "adam_capturable_pyfunc", "sgd_step", "adam_step",
            "adam_capturable_step", "launch_sgd", "launch_adam", "launch_adam_capturable"]
@@ -50,27 +51,16 @@ else:
         return math.pow(a, b)  # powf for float32 (no .f64)
 
 
+# the SGD element rule shared with the host kernel (``_kernels``), over the device's fma
+_sgd_element = device_jit(sgd_rule(_fma))
+
+
 def sgd_pyfunc(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has_wd,
                has_momentum, first_step, nesterov, maximize):
     """``_kernels.sgd_step`` with the loop spread over the grid (see its docstring)."""
     for i in range(cuda.grid(1), p.size, cuda.gridsize(1)):
-        gi = g[i]
-        if maximize:
-            gi = -gi
-        pi = p[i]
-        if has_wd:
-            gi = _fma(pi, weight_decay, gi)
-        if has_momentum:
-            if first_step:
-                b = gi
-            else:
-                b = _fma(gi, one_minus_dampening, buf[i] * momentum)
-            buf[i] = b
-            if nesterov:
-                gi = _fma(b, momentum, gi)
-            else:
-                gi = b
-        p[i] = _fma(gi, lr_neg, pi)
+        _sgd_element(i, p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has_wd,
+                     has_momentum, first_step, nesterov, maximize)
 
 
 @device_jit
