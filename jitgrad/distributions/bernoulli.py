@@ -5,7 +5,7 @@ import jitgrad as torch
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import BinaryProbs, _Number, broadcast_all, expand_probs
+from .utils import BinaryProbs, broadcast_all, expand_probs, set_probs_or_logits
 
 __all__ = ["Bernoulli"]
 
@@ -27,16 +27,7 @@ class Bernoulli(BinaryProbs, ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, _Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, _Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = torch.Size() if is_scalar else self._param.size()
+        batch_shape = set_probs_or_logits(self, probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

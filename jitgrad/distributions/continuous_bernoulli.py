@@ -11,13 +11,13 @@ from . import constraints
 from .exp_family import ExponentialFamily
 from .transform_base import _F
 from .utils import (
-    _Number,
     broadcast_all,
     clamp_probs,
     expand_probs,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
+    set_probs_or_logits,
 )
 
 __all__ = ["ContinuousBernoulli"]
@@ -33,25 +33,13 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, _Number)
-            (self.probs,) = broadcast_all(probs)
+        def checked_and_clamped(p):
             if validate_args is not None:
-                if not self.arg_constraints["probs"].check(self.probs).all():
+                if not self.arg_constraints["probs"].check(p).all():
                     raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            if logits is None:
-                raise AssertionError("logits is unexpectedly None")
-            is_scalar = isinstance(logits, _Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        if is_scalar:
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self._param.size()
+            return clamp_probs(p)
+
+        batch_shape = set_probs_or_logits(self, probs, logits, checked_and_clamped)
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 

@@ -10,7 +10,13 @@ from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import BinaryProbs, _Number, broadcast_all, clamp_probs, expand_probs
+from .utils import (
+    BinaryProbs,
+    broadcast_all,
+    clamp_probs,
+    expand_probs,
+    set_probs_or_logits,
+)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -24,21 +30,7 @@ class LogitRelaxedBernoulli(BinaryProbs, Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, _Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            if logits is None:
-                raise AssertionError("logits is unexpectedly None")
-            is_scalar = isinstance(logits, _Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        if is_scalar:
-            batch_shape = torch.Size()
-        else:
-            batch_shape = self._param.size()
+        batch_shape = set_probs_or_logits(self, probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

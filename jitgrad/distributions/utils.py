@@ -10,7 +10,8 @@ import jitgrad as torch
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni constant
 
 __all__ = ["broadcast_all", "logits_to_probs", "clamp_probs", "probs_to_logits", "BinaryProbs",
-           "expand_probs", "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+           "set_probs_or_logits", "expand_probs", "lazy_property", "tril_matrix_to_vec",
+           "vec_to_tril_matrix"]
 
 # torch.types._Number: a bool is a number here too
 _Number = (int, float, bool)
@@ -123,6 +124,26 @@ def vec_to_tril_matrix(vec, diag=0):
     tril_mask = arange < arange.view(-1, 1) + (diag + 1)
     mat[..., tril_mask] = vec
     return mat
+
+
+def set_probs_or_logits(dist, probs, logits, prepare_probs=None):
+    """``__init__``'s shared start for the distributions given by exactly one of ``probs`` /
+    ``logits``: PyTorch's error unless exactly one is given, then that one as a tensor
+    (``prepare_probs`` applied to probs) kept as ``_param`` too. Returns the batch shape,
+    ``()`` for a Python number."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        (value,) = broadcast_all(probs)
+        if prepare_probs is not None:
+            value = prepare_probs(value)
+        dist.probs = value
+    else:
+        (value,) = broadcast_all(logits)
+        dist.logits = value
+    dist._param = value
+    given = probs if probs is not None else logits
+    return torch.Size() if isinstance(given, _Number) else value.size()
 
 
 def expand_probs(dist, new, shape):
