@@ -77,3 +77,37 @@ DETACHED_VIEWS = [
 def test_detach_keeps_the_views_layout(code):
     *pre, last = code.split("; ")
     _check("\n".join(pre + [last]))
+
+
+MORE = [
+    # Tensor.squeeze takes the dims as varargs too (SqueezeBackward2); torch.squeeze does not
+    "x.reshape(1, 12, 1).requires_grad_().squeeze(0, 2)", "x.reshape(1, 3, 1, 4).squeeze(0, 2)",
+    "x.reshape(1, 12, 1).squeeze(0, 5)",
+    # an empty dim list reduces nothing in all/any (sum's reduces everything)
+    "x.all(())", "x.any([])", "x.to(torch.uint8).all(())", "torch.all(x, dim=())",
+    "torch.tensor(0.).any(())", "x.all((), keepdim=True)",
+    # nonzero/argwhere: the transpose of an (ndim, n) buffer, strides (1, n)
+    "torch.nonzero(x)", "torch.argwhere(x)", "x.nonzero()", "torch.nonzero(torch.zeros(3, 4))",
+    "torch.nonzero(torch.tensor(2.))", "torch.nonzero(torch.ones(3))",
+    "torch.nonzero(torch.zeros(0, 3))", "torch.nonzero(x).t()",
+    # an empty diagonal keeps the summed strides and the input's offset
+    "x.diagonal(-5)", "x.diagonal(5)", "x[:, :0].diagonal()", "torch.ones(0, 3).diagonal()",
+    "torch.ones(2, 0, 3).diagonal(0, 0, 2)", "x[1:, 2:2].diagonal(-1)",
+    # norm's p is a Number (linalg.vector_norm's ord)
+    "x.norm((0, 1))", "x.norm([0])", "torch.norm(x, (0, 1))", "x.norm(torch.tensor(1.))",
+    # the scans' missing dim in the parser's words
+    "x.cumsum()", "torch.cumsum(x)", "x.cumprod()", "x.cummax()", "torch.cummin(x)",
+    "x.logcumsumexp()",
+    # factories: a size sequence then more arguments; arange/linspace argument checks
+    "torch.zeros((2,), (3,))", "torch.ones([2], 3)", "torch.empty(torch.Size([2]), 3).shape",
+    "torch.arange()", "torch.arange('a')", "torch.arange(0, 'a')", "torch.arange(0, None)",
+    "torch.arange(None)", "torch.arange(0, 3, 'a')", "torch.arange(5, step=2)",
+    "torch.arange(end=3)", "torch.arange(1e20)", "torch.arange(0, -1e20, -1)",
+    "torch.arange(0, 1e20, dtype=torch.float32)", "torch.linspace(0, 1)", "torch.linspace(0)",
+    "torch.linspace(0, 1, 3.0)", "torch.linspace(0, 1, steps=3)",
+]
+
+
+@pytest.mark.parametrize("code", MORE)
+def test_more_calls(code):
+    _check(code)

@@ -15,6 +15,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import ieee_quiet, record, record_composition
 from .out import with_out
+from .parser_errors import parser_errors
 from .reduce_args import _cast_for, _wrap
 from .return_types import _return_type
 
@@ -108,6 +109,7 @@ def _cumprod_backward_unrolled(g, x, d):
 
 @with_out("cumprod", "dtype")
 @ieee_quiet
+@parser_errors
 def cumprod(input, dim, *, dtype=None):
     d = _wrap(dim, input._data.ndim)
     input = _cast_for(input, dtype)
@@ -154,11 +156,13 @@ def _cumextreme(input, dim, which):
     return (CummaxResult if which == "max" else CumminResult)(values, indices)
 
 
+@parser_errors
 def cummax(input, dim):
     """Running maximum along ``dim`` and the index it came from (values, indices)."""
     return _cumextreme(input, dim, "max")
 
 
+@parser_errors
 def cummin(input, dim):
     """Running minimum along ``dim`` and the index it came from (values, indices)."""
     return _cumextreme(input, dim, "min")
@@ -189,6 +193,7 @@ def _logcumsumexp_backward(node, g):
 
 @with_out("logcumsumexp")
 @ieee_quiet
+@parser_errors
 def logcumsumexp(input, dim):
     d = _wrap(dim, input._data.ndim)
     if not input.dtype.is_floating_point:

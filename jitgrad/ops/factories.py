@@ -20,6 +20,7 @@ from .._memory_format import (
 from .._size import check_device
 from ..tensor import Tensor
 from .factory_args import (
+    NOT_GIVEN,
     _device_full,
     _factory_dtype,
     _finish,
@@ -27,7 +28,9 @@ from .factory_args import (
     _like,
     _shape,
     _size_kw,
+    arange_args,
     check_storage,
+    linspace_steps,
 )
 
 
@@ -171,10 +174,10 @@ def _fmt_num(v):
     return repr(v) if isinstance(v, int) else format(v, "g")
 
 
-def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=False):
+def arange(start=NOT_GIVEN, end=NOT_GIVEN, step=NOT_GIVEN, dtype=None, device=None,
+           requires_grad=False):
+    start, end, step = arange_args(start, end, step)
     dev = check_device(device)
-    if end is None:
-        start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if dtype is None:
@@ -190,6 +193,8 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
         raise RuntimeError(f"unsupported range: {_fmt_num(start)} -> {_fmt_num(end)}")
     if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if np.ceil((fe - fs) / float(step)) > 9.223372036854775807e18:  # ATen's size in double
+        raise RuntimeError("invalid size, possible overflow?")
     if dt.is_floating_point:
         n = int(np.ceil((fe - fs) / float(step)))
         check_storage((n,), dt.np)
@@ -214,16 +219,12 @@ def arange(start=0, end=None, step=1, dtype=None, device=None, requires_grad=Fal
     return _finish(data.astype(dt.np), requires_grad, dev)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
+def linspace(start, end=NOT_GIVEN, steps=NOT_GIVEN, dtype=None, device=None, requires_grad=False):
+    steps = linspace_steps(start, end, steps)
     dev = check_device(device)
     dt = _factory_dtype(dtype)
-    if not isinstance(steps, (int, np.integer, Tensor)) or isinstance(steps, bool):
-        raise TypeError("linspace() received an invalid combination of arguments - got "
-                        f"({type(start).__name__}, {type(end).__name__}, "
-                        f"{type(steps).__name__}), but expected one of:")
     if dt is D.bool_:
         raise NotImplementedError('"linspace_cpu" not implemented for \'Bool\'')
-    steps = int(steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if isinstance(start, Tensor):

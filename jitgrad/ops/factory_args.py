@@ -89,6 +89,10 @@ def _size_type_error(size, name):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
+    if len(size) > 1 and isinstance(size[0], (tuple, list)) and name in ("zeros", "ones",
+                                                                         "empty"):
+        # a sequence first takes the whole size: what follows it is one argument too many
+        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
     for i, s in enumerate(size):
         try:
             operator.index(s)
@@ -117,3 +121,61 @@ def _device_full(shape, value, npdt):
 
 def _like(t, dtype):
     return D.to_dtype(dtype) if dtype is not None else t.dtype
+
+
+# ---------------------------------------------------------------- arange / linspace arguments
+_TAIL = ("torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, "
+         "bool pin_memory = False, bool requires_grad = False)\n")
+_ARANGE_OVERLOADS = (
+    " * (Number end, *, Tensor out = None, " + _TAIL
+    + " * (Number start, Number end, *, " + _TAIL
+    + " * (Number start, Number end, Number step = 1, *, Tensor out = None, " + _TAIL)
+_LINSPACE_OVERLOADS = "".join(
+    f" * ({a} start, {b} end, int steps, *, Tensor out = None, " + _TAIL
+    for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"),
+                 ("Number", "Number")))
+NOT_GIVEN = object()  # arange's start/step and linspace's steps when not passed
+
+
+def _parser_name(v) -> str:
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def _is_number(v) -> bool:
+    if isinstance(v, Tensor):
+        return v._data.ndim == 0
+    return isinstance(v, (int, float, np.number, np.bool_))
+
+
+def invalid_combination(name, given, overloads, keywords=()):
+    got = [_parser_name(v) for v in given] + [f"{k}={_parser_name(v)}" for k, v in keywords]
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected one of:\n{overloads}")
+
+
+def arange_args(start, end, step):
+    """``(start, end, step)`` of ``arange`` as PyTorch's parser takes them: ``arange(end)``,
+    ``arange(start, end[, step])``, ``arange(end=...)``; anything but Numbers is a TypeError."""
+    if end is NOT_GIVEN:  # arange(end)
+        if start is NOT_GIVEN or step is not NOT_GIVEN:
+            given = () if start is NOT_GIVEN else (start,)
+            raise invalid_combination("arange", given, _ARANGE_OVERLOADS,
+                                      () if step is NOT_GIVEN else (("step", step),))
+        if not _is_number(start):
+            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
+                            f"{_parser_name(start)}")
+        return 0, start, 1
+    start = 0 if start is NOT_GIVEN else start
+    given = (start, end) + (() if step is NOT_GIVEN else (step,))
+    if not all(_is_number(v) for v in given):
+        raise invalid_combination("arange", given, _ARANGE_OVERLOADS)
+    return start, end, 1 if step is NOT_GIVEN else step
+
+
+def linspace_steps(start, end, steps):
+    """``linspace``'s ``steps``: a required int (the overloads' only int)."""
+    if end is NOT_GIVEN or steps is NOT_GIVEN or isinstance(steps, (bool, np.bool_)) or \
+            not isinstance(steps, (int, np.integer, Tensor)):
+        given = tuple(v for v in (start, end, steps) if v is not NOT_GIVEN)
+        raise invalid_combination("linspace", given, _LINSPACE_OVERLOADS)
+    return int(steps)

@@ -96,13 +96,23 @@ def nonzero(input, *, as_tuple=False):
         return _cuda().device_nonzero(input, as_tuple)
     if input._data.ndim == 0:  # PyTorch reads a 0-d tensor as a 1-element one
         n = int(input._data != 0)
-        return (Tensor._make(np.zeros(n, np.int64)),) if as_tuple else \
-            Tensor._make(np.zeros((n, 0), np.int64))
+        if as_tuple:
+            return (Tensor._make(np.zeros(n, np.int64)),)
+        return _nonzero_layout(Tensor._make(np.zeros((n, 0), np.int64)))
     nz = np.nonzero(input._data)
     if as_tuple:
         return tuple(Tensor._make(a.astype(np.int64)) for a in nz)
-    return Tensor._make(np.stack(nz, axis=1).astype(np.int64) if nz else
-                        np.zeros((0, 0), np.int64))
+    # PyTorch's CPU kernel fills an (ndim, n) buffer and returns its transpose: strides (1, n)
+    return _nonzero_layout(Tensor._make(np.stack(nz, axis=0).astype(np.int64).T))
+
+
+def _nonzero_layout(out):
+    """``nonzero``'s ``(n, ndim)`` result reports strides ``(1, n)`` as PyTorch's (an empty one
+    cannot say them through its array: recorded, _layout)."""
+    if not out._data.size:
+        from .._layout import record_layout
+        record_layout(out, (1, out._data.shape[0]), 0)
+    return out
 
 
 # ----------------------------------------------------------------------------- masked_scatter

@@ -341,7 +341,7 @@ METHODS = {
     # shape
     "reshape": shape.reshape, "view": shape.view, "view_as": shape.view_as,
     "reshape_as": shape.reshape_as, "flatten": shape.flatten, "unflatten": shape.unflatten,
-    "squeeze": shape.squeeze, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
+    "squeeze": shape.squeeze_method, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
     "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to,
     "permute": shape.permute, "movedim": shape.movedim, "split": shape.split,
     "chunk": shape.chunk, "unbind": shape.unbind, "contiguous": shape.contiguous,

@@ -62,8 +62,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
                            dtype=dtype)
     if p == "fro" or p is None:
         p = 2
-    if not isinstance(p, (int, float)):
-        raise RuntimeError(f"norm: unsupported p={p!r}")
+    if isinstance(p, Tensor) and p._data.ndim == 0:  # a 0-d tensor is a Number
+        p = p.item()
+    if not isinstance(p, (int, float, np.integer, np.floating)):
+        # torch.norm hands p on to linalg.vector_norm, whose parser refuses it so
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
+                        f"not {type(p).__name__}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_word(input.dtype)}")

@@ -14,6 +14,7 @@ from .cascade_sum import cascade_sum
 from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
+from .parser_errors import parser_errors
 from .reduce_args import (
     NO_DIM,
     _asarray,
@@ -187,6 +188,10 @@ def logsumexp(input, dim=NO_DIM, keepdim=False):
 
 def _logical_reduce(input, dim, keepdim, which):
     # PyTorch: bool results, except that uint8 inputs give uint8 (0/1)
+    if isinstance(dim, (list, tuple)) and not dim:
+        # an empty dim list reduces nothing (unlike sum's): each element's truth value
+        data = input.detach().ne(0)._data
+        return Tensor._make(data.astype(np.uint8) if input._data.dtype == np.uint8 else data)
     axes = _dims(dim, input.ndim)
     if _on_device(input):
         data = _cuda().kred(which, input._data, axes, keepdim)
@@ -231,6 +236,7 @@ _SCAN_ACC = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.float16): n
 
 @with_out("cumsum", "dtype")
 @ieee_quiet
+@parser_errors
 def cumsum(input, dim, *, dtype=None):
     d = _wrap(dim, input._data.ndim)
     input = _cast_for(input, dtype)

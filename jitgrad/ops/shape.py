@@ -55,6 +55,7 @@ from .shape_views import (
     reshape,
     reshape_as,
     squeeze,
+    squeeze_method,  # noqa: F401 - Tensor.squeeze (ops/methods)
     swapaxes,
     swapdims,
     t,

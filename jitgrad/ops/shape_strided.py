@@ -49,10 +49,17 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     x = input._data
     offset, d1, d2 = _diagonal_args(x.ndim, offset, dim1, dim2)
     shape, st, off = _diag_geometry(x.shape, _elem_strides(x), offset, d1, d2)
-    return record("DiagonalBackward0", (input,), _strided(x, shape, st, off),
-                  _diagonal_backward, view_of=input,
-                  attrs={"shape": tuple(x.shape), "offset": offset, "d1": d1, "d2": d2},
-                  view_fn=lambda b: diagonal(b, offset, d1, d2))
+    out = record("DiagonalBackward0", (input,), _strided(x, shape, st, off),
+                 _diagonal_backward, view_of=input,
+                 attrs={"shape": tuple(x.shape), "offset": offset, "d1": d1, "d2": d2},
+                 view_fn=lambda b: diagonal(b, offset, d1, d2))
+    if not out._data.size and out._data.__class__ is np.ndarray:
+        # an empty diagonal: PyTorch's strides (the input's, summed) and offset (_layout)
+        from .._layout import layout, record_layout
+        in_st, in_off = layout(input)
+        _, st, off = _diag_geometry(x.shape, in_st, offset, d1, d2)
+        record_layout(out, st, in_off + off)
+    return out
 
 
 def _diagonal_scatter_backward(node, gg):

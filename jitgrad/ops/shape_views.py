@@ -299,6 +299,14 @@ def squeeze(input, dim=None):
     return out
 
 
+def squeeze_method(input, *dims, **kwargs):
+    """``Tensor.squeeze``: PyTorch's method also takes the dims as varargs
+    (``x.squeeze(0, 2)`` is ``x.squeeze((0, 2))``; ``torch.squeeze(x, 0, 2)`` is a TypeError)."""
+    if len(dims) > 1 and not kwargs:
+        return squeeze(input, dims)
+    return squeeze(input, *dims, **kwargs)
+
+
 def unsqueeze(input, dim):
     x = input._data
     nd = x.ndim
