@@ -311,30 +311,38 @@ def _rows_backward(x, dy, tasks, mean, invstd, w, train, need_gx, gx, sums, para
 
 @njit(inline="always", **_FLAGS)
 def _general_channel(xv, gv, c, mean, invstd, w, sums, train, need_gx, gxv, dotp):
-    """Channel ``c`` of ATen's TensorIterator route (rows of ``xv``/``gv``: the channel's
-    elements in the iterator's order): ``dotp += (x - mean) * dy`` (product in ``T``, sum in
-    double), then ``gi = (x - mean) * k`` and ``dx = (dy - grad_mean - gi) * invstd * w``,
-    unfused, in ``T``."""
+    """Channel ``c`` of ATen's TensorIterator route; ``xv``/``gv``/``gxv`` are 5-D views
+    ``(C, a, b, c, d)`` whose C-order walk is the iterator's order (no copies: strided and
+    expanded operands are read where they lie): ``dotp += (x - mean) * dy`` (product in
+    ``T``, sum in double), then ``gi = (x - mean) * k`` and ``dx = (dy - grad_mean - gi) *
+    invstd * w``, unfused, in ``T``."""
     dt = xv.dtype.type
+    _, n0, n1, n2, n3 = xv.shape
     mu = mean[c]
     inv = invstd[c]
     wc = w[c]
     d = 0.0
-    for j in range(xv.shape[1]):
-        d += (xv[c, j] - mu) * gv[c, j]
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    d += (xv[c, i0, i1, i2, i3] - mu) * gv[c, i0, i1, i2, i3]
     dotp[c] = d
     if not need_gx:
         return
-    n = dt(xv.shape[1])
-    if train:
-        k = dt(d) * inv * inv / n
-        gm = sums[c] / n
-        for j in range(xv.shape[1]):
-            gi = (xv[c, j] - mu) * k
-            gxv[c, j] = (gv[c, j] - gm - gi) * inv * wc
-    else:
-        for j in range(xv.shape[1]):
-            gxv[c, j] = gv[c, j] * inv * wc
+    n = dt(n0 * n1 * n2 * n3)
+    k = dt(d) * inv * inv / n
+    gm = sums[c] / n
+    for i0 in range(n0):
+        for i1 in range(n1):
+            for i2 in range(n2):
+                for i3 in range(n3):
+                    if train:
+                        gi = (xv[c, i0, i1, i2, i3] - mu) * k
+                        r = (gv[c, i0, i1, i2, i3] - gm - gi) * inv * wc
+                    else:
+                        r = gv[c, i0, i1, i2, i3] * inv * wc
+                    gxv[c, i0, i1, i2, i3] = r
 
 
 @njit(**_FLAGS)
@@ -349,12 +357,13 @@ def _general_parallel(xv, gv, mean, invstd, w, sums, train, need_gx, gxv, dotp):
         _general_channel(xv, gv, c, mean, invstd, w, sums, train, need_gx, gxv, dotp)
 
 
-def batch_norm_backward_general(xv, gv, dy_sum, mean, invstd, w, train, eps, need_gx):
+def batch_norm_backward_general(xv, gv, gxv, dy_sum, mean, invstd, w, train, eps):
     """Normalization.cpp's route when the input and output gradient are not both contiguous
     in one memory format (an expanded gradient, as ``y.sum().backward()`` gives, mixed
-    layouts, strided views): ``xv``/``gv`` are ``(C, M)`` arrays holding each channel's
-    elements in TensorIterator's order, ``dy_sum`` is ``at::sum`` of the gradient over all
-    but the channel dim (in ``T``). Returns ``(gx as (C, M) or None, grad_weight,
+    layouts, strided views): ``xv``/``gv`` are 5-D ``(C, a, b, c, d)`` views of the input
+    and gradient whose C-order walk is TensorIterator's order for each channel, ``gxv`` the
+    input gradient's view alike (written; None: not needed), ``dy_sum`` is ``at::sum`` of
+    the gradient over all but the channel dim (in ``T``). Returns ``(grad_weight,
     grad_bias)``; ``mean``/``invstd`` as for ``batch_norm_backward``."""
     dt = xv.dtype
     channels = xv.shape[0]
@@ -366,12 +375,14 @@ def batch_norm_backward_general(xv, gv, dy_sum, mean, invstd, w, train, eps, nee
             inv_t = (1.0 / np.sqrt(np.asarray(invstd, dt).astype(np.float64) + eps)).astype(dt)
     w_t = np.ones(channels, dt) if w is None else np.ascontiguousarray(w, dt)
     sums = np.ascontiguousarray(dy_sum, dt)
-    gxv = np.empty(xv.shape, dt) if need_gx else np.empty((1, 1), dt)
+    need_gx = gxv is not None
+    if not need_gx:
+        gxv = np.empty((1, 1, 1, 1, 1), dt)
     dotp = np.empty(channels, np.float64)
     kernel = _general_parallel if xv.size >= PARALLEL_MIN_ELEMENTS else _general_serial
     kernel(xv, gv, mean_t, inv_t, w_t, sums, train, need_gx, gxv, dotp)
     gw = (dotp * inv_t.astype(np.float64)).astype(dt)
-    return (gxv if need_gx else None), gw, sums.copy()
+    return gw, sums.copy()
 
 
 def batch_norm_backward(x, dy, mean, invstd, w, train, eps, need_gx):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd import grad_mode
+from ...backends.cpu import empty
 from ...ops.composite import record, record_composition
 from ...tensor import Tensor
 from .. import _device
@@ -211,19 +212,22 @@ def _backward_general(BA, x, g, stats, w, train, eps, need_x):
     shape[1] = 1  # declare_static_shape(sizes, squash_dims=1)
     perm = reorder_dimensions(shape, (x.strides, gd.strides))
     order = [1] + [d for d in reversed(perm) if d != 1]  # channel, then outermost first
-    c = x.shape[1]
-    xv = np.ascontiguousarray(x.transpose(order)).reshape(c, -1)
-    gv = np.ascontiguousarray(gd.transpose(order)).reshape(c, -1)
+    pad = (slice(None),) + (None,) * (5 - x.ndim)  # 5-D views (C, a, b, c, d), no copies
+
+    def view(a):
+        return a.transpose(order)[pad]
+
     with grad_mode.no_grad():
         dy_sum = g.sum(dim=(0,) + tuple(range(2, x.ndim)))._data
-    gxv, gw, gb = BA.batch_norm_backward_general(xv, gv, dy_sum, *stats, w, train, eps, need_x)
     gx = None
-    if gxv is not None:
+    if need_x:
         if _channels_last_rows(x) is not None:
-            gx = _from_channels_last_rows(np.empty((x.size // c, c), x.dtype), x.shape)
+            c = x.shape[1]
+            gx = _from_channels_last_rows(empty((x.size // c, c), x.dtype), x.shape)
         else:
-            gx = np.empty(x.shape, x.dtype)
-        gx.transpose(order)[...] = gxv.reshape([x.shape[d] for d in order])
+            gx = empty(x.shape, x.dtype)
+    gw, gb = BA.batch_norm_backward_general(view(x), view(gd), None if gx is None else view(gx),
+                                            dy_sum, *stats, w, train, eps)
     return gx, gw, gb
 
 
