@@ -9,7 +9,8 @@ routine (iteration order) and ``Tensor.dim_order``.
 from __future__ import annotations
 
 __all__ = ["dim_comparator", "sort_dims", "reorder_dimensions", "elementwise_output_strides",
-           "contiguous_strides", "is_contiguous_strides", "is_channels_last_strides"]
+           "elementwise_output_perm", "contiguous_strides", "is_contiguous_strides",
+           "is_channels_last_strides"]
 
 
 def dim_comparator(shape, operand_strides, reduction_outputs=0):
@@ -105,31 +106,30 @@ def _non_overlapping_and_dense(shape, strides) -> bool:
     return True
 
 
-def _channels_last_strides(shape) -> tuple:
-    n, c, h, w = shape
-    c, h, w = max(c, 1), max(h, 1), max(w, 1)
-    return (h * w * c, 1, w * c, c)
-
-
-def elementwise_output_strides(shape, operands):
-    """The strides ATen allocates an elementwise output with, or None for C-contiguous.
-    ``operands``: (shape, strides) of the inputs (and of a defined output that keeps its size),
-    in ATen's operand order; 0-dim operands (scalars) broadcast everywhere."""
+def elementwise_output_perm(shape, operands):
+    """The dims, outermost first, of the dense layout ATen allocates an elementwise output
+    with, or None for C-contiguous (``fast_set_up``, else ``reorder_dimensions`` and
+    ``allocate_or_resize_outputs``). ``operands``: (shape, strides in elements) of the inputs
+    (and of a defined output that keeps its size), in ATen's operand order; 0-dim operands
+    (scalars) broadcast everywhere."""
     nd = len(shape)
     if nd < 2:
         return None
     shape = tuple(shape)
     # fast_set_up: every operand of the output's shape, all contiguous / channels-last / dense
-    # with equal strides
+    # with equal strides (the output takes those strides)
     if all(tuple(s) == shape for s, _ in operands):
         if all(is_contiguous_strides(shape, st) for _, st in operands):
             return None
         if nd == 4 and all(is_channels_last_strides(shape, st) for _, st in operands):
-            return _channels_last_strides(shape)
+            return (0, 2, 3, 1)
         first = tuple(operands[-1][1])
         if (all(tuple(st) == first for _, st in operands)
                 and _non_overlapping_and_dense(shape, first)):
-            return first
+            # outermost first; a size-1 dim sharing a stride goes inside the larger dim, so
+            # the dense strides rebuilt from this order are the operands' own
+            perm = tuple(sorted(range(nd), key=lambda d: (-first[d], -shape[d], d)))
+            return None if perm == tuple(range(nd)) else perm
     # compute_strides: broadcast dims (size 1 against a larger size) get stride 0
     aligned = []
     for s, st in operands:
@@ -141,8 +141,17 @@ def elementwise_output_strides(shape, operands):
     perm = reorder_dimensions(shape, aligned)
     if perm == list(range(nd - 1, -1, -1)):
         return None
-    out, step = [0] * nd, 1
-    for d in perm:
+    return tuple(reversed(perm))
+
+
+def elementwise_output_strides(shape, operands):
+    """The strides ATen allocates an elementwise output with, or None for C-contiguous
+    (operands as ``elementwise_output_perm``)."""
+    perm = elementwise_output_perm(shape, operands)
+    if perm is None:
+        return None
+    out, step = [0] * len(shape), 1
+    for d in reversed(perm):
         out[d] = step
         step *= shape[d]
     return tuple(out)

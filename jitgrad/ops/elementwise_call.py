@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._compile import capture as _capture
+from .._iter_layout import elementwise_output_perm
 from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu, vml
@@ -55,6 +56,49 @@ def _flat(a: np.ndarray, shape, npdt) -> np.ndarray:
     # reshape(-1) is a view of a contiguous array and a C-order copy of any other, as
     # ascontiguousarray(a).reshape(-1) (0-d included), without its extra call
     return a.reshape(-1)
+
+
+def _output_perm(args, aux, shape):
+    """The dims, outermost first, of the layout PyTorch gives this op's output (TensorIterator:
+    ``_iter_layout.elementwise_output_perm``), or None for C-contiguous: always None when every
+    tensor operand is C-contiguous (one flag read each)."""
+    arrays = [a._data for a in args if isinstance(a, Tensor)]
+    for name, v in aux.items():  # ATen's operand order: where's condition first
+        if isinstance(v, Tensor):
+            if name == "cond":
+                arrays.insert(0, v._data)
+            else:
+                arrays.append(v._data)
+    for d in arrays:
+        if not d.flags.c_contiguous:
+            break
+    else:
+        return None
+    operands = [(d.shape, tuple(s // d.dtype.itemsize for s in d.strides)) for d in arrays]
+    if any(a is not None and not isinstance(a, Tensor) for a in args):
+        operands.append(((), ()))  # ATen wraps a Scalar operand as a 0-dim tensor
+    return elementwise_output_perm(shape, operands)
+
+
+def _permuted(flat, perm):
+    """``flat`` for a kernel run in ``perm``'s dim order: each operand (aligned to the output's
+    rank) permuted first, so the flat output is the permuted layout's buffer and operands
+    already in that layout are not copied."""
+    nd = len(perm)
+
+    def permuted_flat(a, shape, dtype):
+        if a.ndim != nd:
+            a = a.reshape((1,) * (nd - a.ndim) + tuple(a.shape))
+        return flat(a.transpose(perm), shape, dtype)
+
+    return permuted_flat
+
+
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
 
 
 def _dtypes(op: ElementwiseOp, operands):
@@ -215,8 +259,8 @@ def call(op: ElementwiseOp, *args, **aux):
         for a in args:
             if isinstance(a, Tensor):
                 d = a._data
-                if d.__class__ is not _ND:
-                    break
+                if d.__class__ is not _ND or not d.flags.c_contiguous:
+                    break  # other devices; PyTorch's output layout (_call_general)
                 if shape is None:
                     shape = d.shape
                     dt = d.dtype
@@ -259,31 +303,43 @@ def _call_general(op, args, aux):
     elif shape is None:
         shape = cond._data.shape if isinstance(cond, Tensor) else ()
     half = ct is D.float16
-    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _flat, half)
+    # PyTorch's output layout: the kernel runs in its dim order (operands permuted into it),
+    # and the output is that buffer viewed back in the tensor's dim order
+    perm = _output_perm(args, aux, shape)
+    kshape = shape if perm is None else tuple(shape[p] for p in perm)
+    flat = _flat if perm is None else _permuted(_flat, perm)
+    values, kinds = _operands(op, args, aux, kshape, _kernel_dtype(ct), flat, half)
     plan = _forward_plan(cpu, op, kinds)
     half = half and out_dt is D.float16
     # pooled: a forward pass keeps its intermediates alive together, and fresh pages for each
     # would fault on every step (backends/cpu.py)
-    out = cpu.empty(shape, np.float32 if half else out_dt.np)
+    out = cpu.empty(kshape, np.float32 if half else out_dt.np)
     if out.size:
         flat_out = out.reshape(-1)
         addr = 0 if half or op.aux else _vml_routine(op, len(plan.arrays), len(plan.scalars),
                                                       out.dtype, out.dtype)
-        if not (addr and vml.apply(addr, values[plan.arrays[0]], flat_out, _data_of(args))):
+        if not (addr and vml.apply(addr, values[plan.arrays[0]], flat_out,
+                                   _data_of(args, perm))):
             cpu.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                        + [values[p] for p in plan.scalars] + [flat_out])
     if half:
         with np.errstate(over="ignore"):  # beyond half's range: inf, silently (PyTorch)
             out = out.astype(np.float16)
+    if perm is not None:
+        out = out.transpose(_inverse(perm))
     result = Tensor._make(out)
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, aux, ct, out_dt, result)
     return _maybe_record(op, args, aux, values, result, ct, out_dt)
 
 
-def _data_of(args):
-    """The one tensor operand's array before flattening (backends/vml.py's host routines)."""
-    return next((a._data for a in args if isinstance(a, Tensor)), None)
+def _data_of(args, perm=None):
+    """The one tensor operand's array before flattening (backends/vml.py's host routines), in
+    the kernel's dim order ``perm``."""
+    d = next((a._data for a in args if isinstance(a, Tensor)), None)
+    if perm is not None and d is not None and d.ndim == len(perm):
+        d = d.transpose(perm)
+    return d
 
 
 def _vml_routine(op, n_arrays, n_scalars, cnp, out_np):
@@ -346,18 +402,23 @@ def _call_device(op, args, aux, ct, out_dt):
     cond = aux.get("cond")
     check_same_device(list(args) + [v for v in aux.values() if isinstance(v, Tensor)])
     shape = broadcast_shapes(*_shapes(args, cond))
-    values, kinds = _operands(op, args, aux, shape, _kernel_dtype(ct), _device_flat,
-                              ct is D.float16)
+    # PyTorch's output layout, as on the host (``_call_general``)
+    perm = _output_perm(args, aux, shape)
+    kshape = shape if perm is None else tuple(shape[p] for p in perm)
+    flat = _device_flat if perm is None else _permuted(_device_flat, perm)
+    values, kinds = _operands(op, args, aux, kshape, _kernel_dtype(ct), flat, ct is D.float16)
     plan = _forward_plan(B, op, kinds)
     # float16 as on the CPU: operands were cast to float32 (``_kernel_dtype``), the float32
     # kernel runs and its result is rounded to float16 by one cast kernel
     half = out_dt is D.float16
-    out = CudaArray.empty(shape, np.float32 if half else out_dt.np)
+    out = CudaArray.empty(kshape, np.float32 if half else out_dt.np)
     if out.size:
         B.launch(plan.mod, out.size, [values[p] for p in plan.arrays]
                  + [values[p] for p in plan.scalars] + [out.buf])
     if half:
         out = out.astype(np.float16)
+    if perm is not None:
+        out = out.transpose(_inverse(perm))
     result = Tensor._make(out)
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, aux, ct, out_dt, result)
