@@ -8,8 +8,10 @@ routine (iteration order) and ``Tensor.dim_order``.
 """
 from __future__ import annotations
 
+from ._memory_format import _non_overlapping_and_dense
+
 __all__ = ["dim_comparator", "sort_dims", "reorder_dimensions", "elementwise_output_strides",
-           "elementwise_output_perm", "contiguous_strides", "is_contiguous_strides",
+           "elementwise_output_perm", "dense_strides_like", "is_contiguous_strides",
            "is_channels_last_strides"]
 
 
@@ -58,12 +60,16 @@ def reorder_dimensions(shape, operand_strides, reduction_outputs=0) -> list:
     return sort_dims(len(shape), dim_comparator(shape, operand_strides, reduction_outputs))
 
 
-def contiguous_strides(shape) -> tuple:
-    out, step = [], 1
-    for n in reversed(shape):
-        out.append(step)
-        step *= max(n, 1)
-    return tuple(reversed(out))
+def dense_strides_like(shape, strides) -> tuple:
+    """ATen's ``infer_dense_strides``: dense strides keeping the dim order of a non-dense
+    tensor's ``strides`` (what preserve_format gives ``empty_like``/``clone``/``to`` of a
+    sliced or expanded tensor): ``reorder_dimensions`` of the one operand."""
+    out, step = [0] * len(shape), 1
+    for d in reorder_dimensions(shape, (strides,)):
+        out[d] = step
+        if shape[d] > 1:  # size 0 counted as 1
+            step *= shape[d]
+    return tuple(out)
 
 
 def is_contiguous_strides(shape, strides) -> bool:
@@ -87,18 +93,6 @@ def is_channels_last_strides(shape, strides) -> bool:
         return True
     expected = 1
     for d in (1, 3, 2, 0):
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
-
-
-def _non_overlapping_and_dense(shape, strides) -> bool:
-    if 0 in shape:
-        return True
-    expected = 1
-    for d in sorted(range(len(shape)), key=lambda d: (strides[d], shape[d])):
         if shape[d] != 1:
             if strides[d] != expected:
                 return False

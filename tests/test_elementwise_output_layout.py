@@ -201,3 +201,12 @@ def test_leaf_grad_in_channels_last():
         return leaf.grad
 
     _check(run)
+
+
+@pytest.mark.parametrize("shape,how", _cases(layouts=["sliced", "sliced_reversed", "expanded",
+                                                       "reversed", "rotated"]))
+def test_dense_strides_like_is_empty_like_of_a_non_dense_tensor(shape, how):
+    # the helper preserve_format needs for non-dense inputs (ATen's infer_dense_strides)
+    from jitgrad._iter_layout import dense_strides_like
+    t = _layout(torch, _values(shape, 15), how)
+    assert dense_strides_like(tuple(t.shape), t.stride()) == torch.empty_like(t).stride()
