@@ -116,6 +116,11 @@ def sigmoid_runs(x, out, row, chunk, vectorized, one):
 def _make_routine(np_dtype):
     one = np_dtype.type(1)
     dt = np_dtype
+    # run the parallel kernel once from Python first: that starts Numba's threading layer,
+    # whose runtime symbols (allocate_sched, ...) the cfunc's linking needs ("LLVM ERROR:
+    # Symbol not found" aborts the process when no parallel kernel has run yet)
+    tiny = np.zeros(2, dt)
+    _chunks_parallel(tiny, tiny.copy(), 2, 1, True, one)
 
     @cfunc(types.void(types.int32, types.voidptr, types.voidptr, types.int64),
            nopython=True, error_model="numpy")
