@@ -34,12 +34,20 @@ _VML_CHUNK = 1 << 30  # MKL_INT is int32: longer spans in pieces (elementwise)
 
 
 @njit(nogil=True, error_model="numpy")
+def _sigmoid_span(row, add):
+    """``row[j] = aten_sigmoid(add[j] + row[j])`` over whole 1-D slices: a loop of its own from
+    0, which LLVM vectorizes (over ``range(lo, hi)`` inside ``sigmoid_run`` it stayed scalar:
+    3-5x slower at 256 elements; the same bits either way, no fast-math here)."""
+    for j in range(row.size):
+        row[j] = aten_sigmoid(add[j] + row[j])
+
+
+@njit(nogil=True, error_model="numpy")
 def sigmoid_run(row, add, lo, hi, one):
     """``row[j] = sigmoid(add[j] + row[j])`` for ``lo <= j < hi``, one contiguous run of
     ATen's ``sigmoid_``: vector lanes, then its scalar tail."""
     vec_end = hi - (hi - lo) % (_PAIR_BYTES // row.itemsize)
-    for j in range(lo, vec_end):
-        row[j] = aten_sigmoid(add[j] + row[j])
+    _sigmoid_span(row[lo:vec_end], add[lo:vec_end])
     for j in range(vec_end, hi):
         row[j] = one / (one + math.exp(-(add[j] + row[j])))
 
