@@ -75,6 +75,9 @@ UNARY = {
     "gt_scalar": lambda t: t > 0,
     "square": lambda t: t * t,
     "add_double_row": lambda t: t + t.new_ones(t.shape[-1:]).double(),
+    # ATen allocates these C-contiguous whatever the input's layout
+    "rpow": lambda t: 2 ** t.round(),
+    "masked_fill": lambda t: t.masked_fill(t > 0, 1.0),
 }
 
 

@@ -58,7 +58,12 @@ def _flat(a: np.ndarray, shape, npdt) -> np.ndarray:
     return a.reshape(-1)
 
 
-def _output_perm(args, aux, shape):
+# ops whose ATen meta function allocates a C-contiguous output whatever the operands' layouts
+# (pow.Scalar: ``set_output_raw_strided(0, exp.sizes(), {}, ...)``)
+_CONTIGUOUS_OUTPUT = frozenset({"rpow"})
+
+
+def _output_perm(op, args, aux, shape):
     """The dims, outermost first, of the layout PyTorch gives this op's output (TensorIterator:
     ``_iter_layout.elementwise_output_perm``), or None for C-contiguous: always None when every
     tensor operand is C-contiguous (one flag read each)."""
@@ -73,6 +78,8 @@ def _output_perm(args, aux, shape):
         if not d.flags.c_contiguous:
             break
     else:
+        return None
+    if op.name in _CONTIGUOUS_OUTPUT:
         return None
     operands = [(d.shape, tuple(s // d.dtype.itemsize for s in d.strides)) for d in arrays]
     if any(a is not None and not isinstance(a, Tensor) for a in args):
@@ -305,7 +312,7 @@ def _call_general(op, args, aux):
     half = ct is D.float16
     # PyTorch's output layout: the kernel runs in its dim order (operands permuted into it),
     # and the output is that buffer viewed back in the tensor's dim order
-    perm = _output_perm(args, aux, shape)
+    perm = _output_perm(op, args, aux, shape)
     kshape = shape if perm is None else tuple(shape[p] for p in perm)
     flat = _flat if perm is None else _permuted(_flat, perm)
     values, kinds = _operands(op, args, aux, kshape, _kernel_dtype(ct), flat, half)
@@ -403,7 +410,7 @@ def _call_device(op, args, aux, ct, out_dt):
     check_same_device(list(args) + [v for v in aux.values() if isinstance(v, Tensor)])
     shape = broadcast_shapes(*_shapes(args, cond))
     # PyTorch's output layout, as on the host (``_call_general``)
-    perm = _output_perm(args, aux, shape)
+    perm = _output_perm(op, args, aux, shape)
     kshape = shape if perm is None else tuple(shape[p] for p in perm)
     flat = _device_flat if perm is None else _permuted(_device_flat, perm)
     values, kinds = _operands(op, args, aux, kshape, _kernel_dtype(ct), flat, ct is D.float16)

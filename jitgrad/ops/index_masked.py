@@ -66,11 +66,14 @@ def masked_fill(input, mask, value):
         from .functional import where
         check_same_device((input, mask))
         with grad_mode.no_grad():
-            data = where(mask, value, input.detach())._data.astype(input._data.dtype,
-                                                                  copy=False)
+            # C-contiguous whatever the layouts (ATen clones with MemoryFormat::Contiguous)
+            data = where(mask, value, input.detach()).contiguous()._data.astype(
+                input._data.dtype, copy=False)
         return record(name, inputs, data, _masked_fill_backward,
                       attrs={"mask": mask._data.broadcast_to(shape)})
-    data = np.where(mask._data, np.asarray(value).astype(input._data.dtype), input._data)
+    # C-contiguous whatever the operands' layouts (ATen clones with MemoryFormat::Contiguous)
+    data = np.ascontiguousarray(
+        np.where(mask._data, np.asarray(value).astype(input._data.dtype), input._data))
     return record(name, inputs, data, _masked_fill_backward,
                   attrs={"mask": np.broadcast_to(mask._data, shape)})
 
