@@ -14,6 +14,12 @@ Every file the cache owns heals: a wrong or unreadable ``.py`` is rewritten, a N
 read-only, not writable) is replaced, with one warning, by a private per-user temporary folder,
 and when that fails too kernels are compiled in memory for the rest of the process.
 
+Numba keys a cached kernel on its own source file only, so a kernel that calls (and inlines)
+code from another jitgrad module would load stale machine code after that module changed. Every
+dispatcher cache this module hardens therefore also stamps its index with
+``package_fingerprint()`` (the path, size and mtime of every ``.py`` file of the package): any
+edit to jitgrad recompiles the cached kernels used afterwards; an unchanged tree loads them.
+
 ``JITGRAD_CACHE_DIR`` sets the folder; ``JITGRAD_DISABLE_DISK_CACHE=1`` keeps everything in
 memory (the source is then rendered without ``cache=True``).
 """
@@ -31,8 +37,12 @@ import types
 import warnings
 
 # Bump when anything a generated module imports changes meaning (the scalar vocabulary,
-# cpu_env, the math module): Numba cannot see changes in files a cached kernel calls into.
+# cpu_env, the math module). Edits inside the package are also caught by package_fingerprint();
+# ABI is for changes it cannot see (e.g. a file's meaning changing with its stamp kept).
 ABI = 1
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_fingerprint: str | None = None
 
 _lock = threading.RLock()
 _modules: dict[str, types.ModuleType] = {}
@@ -268,10 +278,11 @@ def _import(key: str, source: str) -> types.ModuleType:
                 _locations[cache_dir()] = None
             _remove_entry(path)
             return _exec_module(name, f"<jitgrad kernel {key}>", _without_disk_cache(source))
-        for attr in ("serial", "parallel", "kernel"):
-            disp = getattr(mod, attr, None)
-            if disp is not None:
-                _harden(disp)
+        # every dispatcher the module defines (not only serial/parallel/kernel: e.g. the
+        # cascade sum's block_4xW), none it imported (those are hardened where they live)
+        for value in list(vars(mod).values()):
+            if getattr(getattr(value, "py_func", None), "__module__", None) == name:
+                _harden(value)
         return mod
 
 
@@ -295,20 +306,71 @@ def _exec_module(name: str, filename: str, source: str) -> types.ModuleType:
     return mod
 
 
+def package_fingerprint() -> str:
+    """A hash of (relative path, size, mtime) of every ``.py`` file under the jitgrad package,
+    computed once per process on first use (a stat per file, no reads). Part of every cached
+    kernel's index stamp: Numba's own stamp covers only the kernel's file, not the jitgrad
+    functions it inlines from other modules (or, for a generated module, imports)."""
+    global _fingerprint
+    if _fingerprint is None:
+        with _lock:
+            if _fingerprint is None:
+                _fingerprint = _scan_sources(_PACKAGE_DIR)
+    return _fingerprint
+
+
+def _scan_sources(root: str) -> str:
+    entries = []
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            listing = os.scandir(folder)
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name != "__pycache__":
+                            folders.append(entry.path)
+                    elif entry.name.endswith(".py"):
+                        st = entry.stat()
+                        entries.append((os.path.relpath(entry.path, root), st.st_size,
+                                        st.st_mtime_ns))
+                except OSError:  # vanished while listing: what is left still decides
+                    continue
+    h = hashlib.sha256(b"jitgrad-sources\n")
+    for rel, size, mtime_ns in sorted(entries):
+        h.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
+    return h.hexdigest()[:32]
+
+
 def _harden(disp) -> None:
-    """Make a dispatcher's Numba disk cache survive damaged entries.
+    """Make a dispatcher's Numba disk cache survive damaged entries and see package edits.
 
     Numba raises (e.g. ``UnpicklingError``) on a truncated or corrupted index (.nbi) or data file
     (.nbc) at the first call. Here a failed load is reported, the dispatcher's cache files are
     deleted, and the kernel is compiled again (and re-saved); a failed save only warns.
+
+    The index's stamp (Numba's: the kernel file's content hash) is paired with
+    ``package_fingerprint()`` at the first load or save (not here: decorating happens at import):
+    an index written under other jitgrad sources reads as empty, so the kernel is recompiled and
+    its entry rewritten (Numba reuses the data file names: stale entries do not pile up).
     """
     cache = getattr(disp, "_cache", None)
     cache_file = getattr(cache, "_cache_file", None)
-    if cache_file is None:  # NullCache: cache=False
+    if cache_file is None or getattr(cache, "_jitgrad_hardened", False):  # NullCache: no cache
         return
-    load, save = cache.load_overload, cache.save_overload
+    cache._jitgrad_hardened = True
+    load, save, flush = cache.load_overload, cache.save_overload, cache.flush
+    own_stamp = cache_file._source_stamp
+
+    def stamp_with_package():
+        cache_file._source_stamp = (own_stamp, package_fingerprint())
 
     def load_overload(sig, target_context):
+        stamp_with_package()
         try:
             return load(sig, target_context)
         except Exception as e:  # noqa: BLE001 - any damage means: rebuild
@@ -320,6 +382,7 @@ def _harden(disp) -> None:
             return None
 
     def save_overload(sig, data):
+        stamp_with_package()
         try:
             save(sig, data)
         except Exception as e:  # noqa: BLE001 - the kernel works; only caching failed
@@ -327,8 +390,13 @@ def _harden(disp) -> None:
                        f"jitgrad: could not save kernel cache entry "
                        f"{cache_file._index_path} ({type(e).__name__}: {e})")
 
+    def flush_index():
+        stamp_with_package()
+        flush()
+
     cache.load_overload = load_overload
     cache.save_overload = save_overload
+    cache.flush = flush_index
 
 
 def _remove_numba_entry(cache_file) -> None:
