@@ -83,6 +83,7 @@ from .ops.shape import (  # added with the shape-op PyTorch-parity sweep
     tensor_split, vsplit,
 )
 from .ops.softmax import log_softmax, softmax
+from .ops.real_parts import conj, conj_physical, imag, real  # real tensors' complex accessors
 from .ops.special import (  # added with issue 13: registry ops
     acosh, arccosh, arcsinh, arctan2, arctanh, asinh, atan2, atanh, bitwise_left_shift,
     bitwise_right_shift, erfc, erfinv,

@@ -1,6 +1,8 @@
 """torch.Size and torch.device look-alikes (they print the way PyTorch prints them)."""
 from __future__ import annotations
 
+import re
+
 
 class Size(tuple):
     __slots__ = ()
@@ -39,19 +41,40 @@ class Size(tuple):
         return (Size, (tuple(self),))
 
 
+# c10's device-string grammar: a type name, then optionally ':' and an index without leading 0s
+_DEVICE_STRING = re.compile(r"([a-zA-Z_]+)(?::([1-9]\d*|0))?")
+_TORCH_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, "
+                       "xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
+def _parse_device(s, index):
+    """``(type, index)`` of a device string, with c10's errors (only cpu and cuda exist here)."""
+    if s == "cpu" or s == "cuda":  # (the common strings, without the regex)
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
+        return s, index
+    if not s:
+        raise RuntimeError("Device string must not be empty")
+    m = _DEVICE_STRING.fullmatch(s)
+    if m is None:
+        raise RuntimeError(f"Invalid device string: '{s}'")
+    if m.group(1) not in ("cpu", "cuda"):
+        raise RuntimeError(f"Expected one of {_TORCH_DEVICE_TYPES} device type at start of "
+                           f"device string: {m.group(1)}")
+    if m.group(2) is not None:
+        index = int(m.group(2))
+    elif index is not None and index < 0:
+        raise RuntimeError("Device index must not be negative")
+    return m.group(1), index
+
+
 class device:
     __slots__ = ("type", "index")
 
     def __init__(self, type, index=None):  # noqa: A002 - PyTorch's parameter name
         if isinstance(type, device):
             type, index = type.type, type.index
-        type = str(type)
-        if ":" in type:
-            type, idx = type.split(":", 1)
-            index = int(idx)
-        if type not in ("cpu", "cuda"):
-            raise RuntimeError(
-                f"Expected one of cpu, cuda device type at start of device string: {type}")
+        type, index = _parse_device(str(type), index)
         self.type = type
         self.index = index
 

@@ -134,8 +134,6 @@ class TensorConversions:
             copy = rest[1]
         t = self
         if device is not None:
-            if isinstance(device, str) and device.split(":")[0] not in ("cpu", "cuda"):
-                raise RuntimeError(f"Invalid device string: '{device}'")
             dev = check_device(device)
             if dev != self.device:
                 from .ops.copies import to_device

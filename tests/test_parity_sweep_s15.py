@@ -111,3 +111,33 @@ MORE = [
 @pytest.mark.parametrize("code", MORE)
 def test_more_calls(code):
     _check(code)
+
+
+BATCH3 = [
+    # allclose checks dtypes and shapes as isclose does
+    "torch.allclose(x, x.long())", "x.allclose(x.int())", "torch.allclose(x, x[:2])",
+    "torch.allclose(x, 1.)", "torch.allclose(x, x + 1e-9)",
+    # lerp: PyTorch's overload error; a 0-d weight of another dtype takes part in promotion
+    "torch.lerp(x, 0., 0.5)", "torch.lerp(x, x, 'a')", "torch.lerp(x, x, None)",
+    "torch.lerp(x, x.flip(0), torch.tensor(0.25, dtype=torch.float64))",
+    "torch.lerp(x.int(), x.int(), torch.tensor(0.5))",
+    "torch.lerp(torch.tensor(1.), torch.tensor(2.), torch.tensor(0.3, dtype=torch.float64))",
+    "torch.lerp(x, x, torch.ones(4, dtype=torch.float64))",
+    "w = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)\n"
+    "x.requires_grad_()\n(torch.lerp(x, x.detach() * 2, w) * x.detach()).sum().backward()\n"
+    "(x.grad, w.grad)",
+    # the complex accessors of a real tensor
+    "x.real", "x.requires_grad_().real", "x.imag", "torch.real(x)", "torch.imag(x)",
+    "torch.real(3.)", "x.conj()", "torch.conj_physical(x)", "x.real is x", "x.conj() is x",
+    "x.real = torch.zeros(3, 4)\nx",
+    # device strings as c10 parses them
+    "torch.device('bogus')", "torch.device('cuda:x')", "torch.device('cpu:0:1')",
+    "torch.device('')", "torch.device('cpu:-1')", "torch.device('CPU')",
+    "torch.device('cuda', -2)", "torch.device('cuda:01')", "x.to('bogus')",
+    "torch.ones(2, device='bogus')", "torch.device('cpu')", "torch.device('cuda', 0)",
+]
+
+
+@pytest.mark.parametrize("code", BATCH3)
+def test_batch3(code):
+    _check(code)

@@ -389,10 +389,23 @@ def lerp(input, end, weight):
     """``input + weight * (end - input)`` (PyTorch's two-sided formula); LerpBackward0 (scalar
     weight) / LerpBackward1 (tensor weight)."""
     _need_tensor(input, "lerp", 1)
-    _need_tensor(end, "lerp", 2, "end")
+    if not isinstance(end, Tensor) or not isinstance(weight, (Tensor,) + _Number):
+        got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__
+                        for a in (input, end, weight))
+        raise TypeError(f"lerp() received an invalid combination of arguments - got ({got}), "
+                        "but expected one of:\n * (Tensor input, Tensor end, Tensor weight, *, "
+                        "Tensor out = None)\n * (Tensor input, Tensor end, Number weight, *, "
+                        "Tensor out = None)\n")
     if end.dtype is not input.dtype:
         raise RuntimeError(f"expected dtype {D.c_name(input.dtype)} for `end` but got dtype "
                            f"{D.c_name(end.dtype)}")
+    if isinstance(weight, Tensor) and weight._data.ndim == 0 and weight.dtype is not input.dtype:
+        # a 0-d weight of another dtype takes part in type promotion (as a wrapped scalar
+        # would not: a float64 one makes 0-d float32 inputs float64, 1-d ones stay float32)
+        ct = D.result_type(input, end, weight)
+        if ct is not input.dtype:
+            input, end = input.to(ct), end.to(ct)
+        weight = weight.to(ct)
     if not input.dtype.is_floating_point:
         raise _not_implemented("lerp_kernel_scalar" if not isinstance(weight, Tensor)
                                else "lerp_kernel_tensor", input.dtype)

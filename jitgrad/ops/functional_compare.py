@@ -292,7 +292,16 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"allclose(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
+    if input.dtype is not other.dtype:  # isclose's checks, before NumPy's own
+        raise RuntimeError(f"{D.scalar_name(input.dtype)} did not match "
+                           f"{D.scalar_name(other.dtype)}")
     if input._data.__class__ is np.ndarray and other._data.__class__ is np.ndarray:
+        if input._data.shape != other._data.shape:
+            from .elementwise_call import broadcast_shapes
+            broadcast_shapes(input._data.shape, other._data.shape)  # PyTorch's error
         return bool(np.allclose(input._data, other._data, rtol=rtol, atol=atol,
                                 equal_nan=equal_nan))
     # CUDA: the isclose kernel and a device all(); one 1-byte read for the answer

@@ -506,3 +506,8 @@ from . import reduce_args as _reduce_args  # noqa: E402
 
 for _name in _reduce_args.STRICT_KEEPDIM:
     setattr(Tensor, _name, _reduce_args.strict_keepdim(getattr(Tensor, _name), _name, True))
+
+# real/imag/conj/conj_physical of a real tensor (ops/real_parts.py)
+from . import real_parts as _real_parts  # noqa: E402
+
+_real_parts.install()
