@@ -135,6 +135,29 @@ class CudaArray:
         a = np.require(a, requirements="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
         return CudaArray(B.to_device(a.reshape(-1)), a.shape)
 
+    @staticmethod
+    def empty_strided(shape, st, dtype, fill=None) -> CudaArray:
+        """A fresh buffer of exactly ``shape``'s size viewed with the dense element strides
+        ``st`` (a channels-last or preserved layout: ATen's empty_strided), filled with
+        ``fill`` unless None."""
+        from .backends import cuda as B
+        n = 1
+        for s in shape:
+            n *= int(s)
+        buf = B.empty((n,), dtype)
+        if fill is not None and n:
+            B.kernels().layout.fill(buf, fill)
+        return CudaArray(buf, shape, st)
+
+    @staticmethod
+    def from_host_strided(a, st) -> CudaArray:
+        """Upload host array ``a`` keeping its dense element strides ``st`` (PyTorch's
+        ``.to(device)`` keeps them): its elements go in memory order, one transfer."""
+        from .backends import cuda as B
+        order = sorted(range(a.ndim), key=lambda d: (-st[d], d))  # outermost dim first
+        stored = np.ascontiguousarray(a.transpose(order)).reshape(-1)
+        return CudaArray(B.to_device(stored), a.shape, st)
+
     # ------------------------------------------------------------------ metadata
 
     @property
@@ -162,6 +185,8 @@ class CudaArray:
         return tuple(s * self.dtype.itemsize for s in self.st)
 
     def is_contiguous(self) -> bool:
+        if self.size == 0:  # ATen's compute_contiguous (and NumPy's flag): any strides
+            return True
         return all(a == b for a, b, s in zip(self.st, c_strides(self.shape), self.shape) if s != 1)
 
     @property
@@ -229,6 +254,24 @@ class CudaArray:
         if self.size == 0:
             return np.empty(self.shape, self.dtype)
         return B.to_host(self.flat()).reshape(self.shape)
+
+    def copy_strided(self, st, dtype=None) -> CudaArray:
+        """A copy (cast to ``dtype``) laid out with the dense element strides ``st``: the
+        strided copy kernel writes through them (clone/contiguous/to in a memory format)."""
+        out = CudaArray.empty_strided(self.shape, st, self.dtype if dtype is None else dtype)
+        if out.size:
+            from .backends import cuda as B
+            B.kernels().layout.copy_into(out.kview(), self.kview())
+        return out
+
+    def to_host_strided(self) -> np.ndarray:
+        """One device->host transfer of an array whose element strides are dense (not
+        overlapping, no gaps): the host array gets the same strides (PyTorch's ``.cpu()``)."""
+        from .backends import cuda as B
+        n = self.size
+        flat = B.to_host(self.buf[self.offset:self.offset + n])
+        isz = self.dtype.itemsize
+        return np.lib.stride_tricks.as_strided(flat, self.shape, tuple(s * isz for s in self.st))
 
     def strided(self, shape, st, offset) -> CudaArray:
         """A view sharing ``buf``."""

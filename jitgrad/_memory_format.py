@@ -14,6 +14,11 @@ ATen has two different questions, and the entry points use different ones:
 * ``suggest_memory_format`` (``is_channels_last_strides_2d``): the strides *look* channels-last,
   with ambiguous cases (C == 1, N111 tensors) falling back to contiguous. ``to(memory_format=)``
   returns ``self`` when the suggested format is the requested one.
+
+CUDA storages (``CudaArray``) keep any strides, so the same layouts are made directly:
+``format_strides`` names the strides a copy in a format gets (the one rule for both devices),
+``CudaArray.empty_strided`` / ``copy_strided`` allocate and copy through them, and
+``to_device_data`` moves a tensor between devices keeping them, as PyTorch's ``_to_copy``.
 """
 from __future__ import annotations
 
@@ -21,7 +26,8 @@ import numpy as np
 
 __all__ = ["CHANNELS_LAST_RANK", "check_rank", "channels_last_strides", "contiguous_in_order",
            "is_contiguous_in", "suggest_memory_format", "new_host", "copy_host",
-           "record_if_empty", "keeps_numpy_layout", "dense_strided"]
+           "record_if_empty", "keeps_numpy_layout", "dense_strided", "preserved_strides",
+           "format_strides", "copy_device", "to_device_data"]
 
 CHANNELS_LAST_RANK = {"channels_last": 4, "channels_last_3d": 5}
 _ORDER = {4: (1, 3, 2, 0), 5: (1, 4, 3, 2, 0)}  # innermost stored dim first
@@ -152,3 +158,60 @@ def dense_strided(np_new, shape, strides, dtype, *fill):
     buf = np_new((n,), *fill, dtype=dtype)
     isz = buf.itemsize
     return np.lib.stride_tricks.as_strided(buf, tuple(shape), tuple(s * isz for s in strides))
+
+
+def preserved_strides(shape, strides) -> tuple:
+    """ATen's preserve_format strides for a copy (empty_like / clone / _to_copy): a
+    non-overlapping dense tensor's own (an empty tensor counts as dense), else
+    infer_dense_strides."""
+    n = 1
+    for s in shape:
+        n *= s
+    if n == 0 or _non_overlapping_and_dense(shape, strides):
+        return tuple(strides)
+    from ._iter_layout import dense_strides_like
+    return dense_strides_like(shape, strides)
+
+
+def format_strides(shape, strides, memory_format) -> tuple:
+    """The strides of a copy / ``*_like`` result of a tensor of ``shape``/``strides`` in
+    ``memory_format`` (None: preserve_format); a channels-last format checks the rank."""
+    if memory_format in CHANNELS_LAST_RANK:
+        check_rank(memory_format, len(shape))
+        return channels_last_strides(shape)
+    if memory_format == "contiguous_format":
+        from ._layout import contiguous_strides
+        return contiguous_strides(shape)
+    return preserved_strides(shape, strides)
+
+
+def copy_device(d, memory_format, dtype=None):
+    """A copy of CUDA storage ``d`` (cast to ``dtype``) in ``memory_format``: the strides
+    ``format_strides`` names, written through by the strided copy kernel."""
+    st = format_strides(d.shape, d.st, memory_format)
+    from ._layout import contiguous_strides
+    if st == contiguous_strides(d.shape):
+        return d.astype(d.dtype if dtype is None else dtype)  # the contiguous copy kernel
+    return d.copy_strided(st, dtype)
+
+
+def to_device_data(t, dev):
+    """``t``'s data on ``dev`` with ``t``'s preserve_format strides (PyTorch's ``.to(device)``
+    / ``.cpu()`` keep a dense tensor's, channels-last included): one transfer."""
+    d = t._data
+    st = preserved_strides(d.shape, t.stride())
+    from ._layout import contiguous_strides
+    dense_c = st == contiguous_strides(d.shape)
+    if dev.type == "cuda":
+        from ._cuda_array import CudaArray
+        if dense_c or d.size == 0:
+            out = CudaArray.from_host(d)
+            return out if dense_c else CudaArray(out.buf, d.shape, st)
+        return CudaArray.from_host_strided(d, st)  # (packs a non-dense input into ``st``)
+    if dense_c:
+        return d.to_host()
+    if d.size == 0:
+        return np.empty(d.shape, d.dtype)  # (the caller records the strides)
+    if st != d.st:
+        d = d.copy_strided(st)
+    return d.to_host_strided()

@@ -8,10 +8,12 @@ import numpy as np
 from .. import _dtype as D
 from .._memory_format import (
     CHANNELS_LAST_RANK,
+    copy_device,
     copy_host,
     dense_strided,
     keeps_numpy_layout,
     record_if_empty,
+    to_device_data,
 )
 from ..tensor import Tensor
 from .composite import record
@@ -26,7 +28,9 @@ def cast(t: Tensor, dt, memory_format=None) -> Tensor:
     PyTorch's preserve_format, unless ``memory_format=contiguous_format``)."""
     dt = D.to_dtype(dt)
     d = t._data
-    if memory_format in CHANNELS_LAST_RANK and d.__class__ is np.ndarray:
+    if d.__class__ is not np.ndarray:  # CUDA: the layout the format names, as on the host
+        data = copy_device(d, memory_format, dt.np)
+    elif memory_format in CHANNELS_LAST_RANK:
         data = copy_host(d, memory_format, dt.np)
     else:
         data = d.astype(dt.np, order="C") if memory_format == "contiguous_format" and \
@@ -61,7 +65,10 @@ def clone(t: Tensor, memory_format=None) -> Tensor:
             data = np.array(d, copy=True, order="C" if memory_format == "contiguous_format"
                             else "K")
     else:
-        data = d.copy()
+        if memory_format not in (None, "preserve_format", "contiguous_format") and \
+                memory_format not in CHANNELS_LAST_RANK:
+            _check_memory_format(memory_format, d.ndim)
+        data = copy_device(d, memory_format)
     out = record("CloneBackward0", (t,), data, _clone_backward)
     if not data.size and data.__class__ is np.ndarray and memory_format != "contiguous_format":
         # ATen counts an empty tensor non-overlapping and dense, so preserve_format keeps its
@@ -85,16 +92,16 @@ def _to_device_backward(node, g):
 def to_device(t: Tensor, dev) -> Tensor:
     """``t.to(device)``: one counted transfer, recorded as ToCopyBackward0 (the gradient goes
     back to ``t``'s device)."""
-    d = t._data
-    if dev.type == "cuda":
-        from .._cuda_array import CudaArray
-        data = CudaArray.from_host(d)
-    else:
-        data = d.to_host()
+    data = to_device_data(t, dev)  # t's dense strides kept (channels-last included)
     if not t.dtype.is_floating_point:
-        return Tensor._make(data)
-    return record("ToCopyBackward0", (t,), data, _to_device_backward,
-                  attrs={"device": t.device})
+        out = Tensor._make(data)
+    else:
+        out = record("ToCopyBackward0", (t,), data, _to_device_backward,
+                     attrs={"device": t.device})
+    if data.size == 0 and data.__class__ is np.ndarray:
+        from .._layout import record_layout  # NumPy's empty array forgets them
+        record_layout(out, t.stride(), 0)
+    return out
 
 
 def accumulate_(dst: Tensor, g: Tensor) -> None:

@@ -10,9 +10,11 @@ from functools import partial
 import numpy as np
 
 from .. import _dtype as D
+from .._cuda_array import CudaArray
 from .._memory_format import (
     CHANNELS_LAST_RANK,
     dense_strided,
+    format_strides,
     keeps_numpy_layout,
     new_host,
     record_if_empty,
@@ -58,10 +60,13 @@ def ones(*size, dtype=None, device=None, requires_grad=False,
 def empty(*size, dtype=None, device=None, requires_grad=False, layout=None,
           pin_memory=False, memory_format=None, **kw):
     size = _size_kw(size, kw, "empty")
-    if memory_format in CHANNELS_LAST_RANK and check_device(device).type != "cuda":
+    if memory_format in CHANNELS_LAST_RANK:
         dt = _factory_dtype(dtype)
-        data = new_host(partial(_host_alloc, np.empty), _shape(size, "empty", dt.np), dt.np,
-                        memory_format)
+        shape = _shape(size, "empty", dt.np)
+        if check_device(device).type == "cuda":  # the same strides, kept by the storage
+            return _finish(CudaArray.empty_strided(
+                shape, format_strides(shape, None, memory_format), dt.np), requires_grad)
+        data = new_host(partial(_host_alloc, np.empty), shape, dt.np, memory_format)
         return record_if_empty(_finish(data, requires_grad), memory_format)
     return _make(np.empty, size, dtype, device, requires_grad, "empty")
 
@@ -294,6 +299,14 @@ def _like_device(t, device, name):
     return None if dev.type == "cpu" else dev
 
 
+def _like_on_device(t, dtype, memory_format, fill, requires_grad):
+    """A CUDA ``*_like`` result: the strides ``memory_format`` gives ``t`` on the host
+    (preserve_format keeps a dense input's), filled on the device (None: uninitialized)."""
+    st = format_strides(tuple(t._data.shape), t.stride(), memory_format)
+    return _finish(CudaArray.empty_strided(t._data.shape, st, _like(t, dtype).np, fill),
+                   requires_grad)
+
+
 def _like_host(np_like, np_new, t, dtype, memory_format, *fill):
     """A host array shaped as ``t``: PyTorch's preserve_format keeps a dense input's strides
     (a transposed input gives a transposed result), contiguous_format gives C order."""
@@ -326,21 +339,21 @@ def _like_finish(data, t, memory_format, requires_grad):
 
 def zeros_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
     if _like_device(t, device, "zeros_like") is not None:
-        return _finish(_device_full(t._data.shape, 0, _like(t, dtype).np), requires_grad)
+        return _like_on_device(t, dtype, memory_format, 0, requires_grad)
     data = _like_host(np.zeros_like, np.zeros, t, dtype, memory_format)
     return _like_finish(data, t, memory_format, requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
     if _like_device(t, device, "ones_like") is not None:
-        return _finish(_device_full(t._data.shape, 1, _like(t, dtype).np), requires_grad)
+        return _like_on_device(t, dtype, memory_format, 1, requires_grad)
     data = _like_host(np.ones_like, np.ones, t, dtype, memory_format)
     return _like_finish(data, t, memory_format, requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=None, layout=None):
     if _like_device(t, device, "empty_like") is not None:
-        return _finish(_device_full(t._data.shape, None, _like(t, dtype).np), requires_grad)
+        return _like_on_device(t, dtype, memory_format, None, requires_grad)
     data = _like_host(np.empty_like, np.empty, t, dtype, memory_format)
     return _like_finish(data, t, memory_format, requires_grad)
 
@@ -351,7 +364,6 @@ def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memor
                                _one_cpu_element(t.shape, check_device(device) if device
                                                 is not None else t.device))
     if _like_device(t, device, "full_like") is not None:
-        return _finish(_device_full(t._data.shape, fill_value, _like(t, dtype).np),
-                       requires_grad)
+        return _like_on_device(t, dtype, memory_format, fill_value, requires_grad)
     data = _like_host(np.full_like, np.full, t, dtype, memory_format, fill_value)
     return _like_finish(data, t, memory_format, requires_grad)

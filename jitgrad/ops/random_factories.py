@@ -97,14 +97,31 @@ def _host_like(t, device):
                                                 check_device(device).type == "cpu")
 
 
+def _in_memory_order(out, t, memory_format):
+    """A CUDA ``*_like`` draw laid out as ``empty_like(t, memory_format)`` (the host path is
+    ``_random_like``): the draws fill the storage in memory order, as ATen's do."""
+    d = out._data
+    if d.__class__ is np.ndarray:
+        return out
+    from .._layout import contiguous_strides
+    from .._memory_format import format_strides
+    st = format_strides(d.shape, t.stride(), memory_format)
+    if st == contiguous_strides(d.shape):
+        return out
+    from .._cuda_array import CudaArray
+    out._data = CudaArray(d.buf, d.shape, st)  # the fresh storage read in that order
+    return out
+
+
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
     if memory_format != "contiguous_format" and _host_like(t, device):
         out = _random_like(t, generator, dtype, memory_format, requires_grad, normal=False)
         if out is not None:
             return out
-    return rand(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
-                requires_grad=requires_grad, device=t.device if device is None else device)
+    out = rand(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+               requires_grad=requires_grad, device=t.device if device is None else device)
+    return _in_memory_order(out, t, memory_format)
 
 
 def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -113,8 +130,9 @@ def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=Fals
         out = _random_like(t, generator, dtype, memory_format, requires_grad, normal=True)
         if out is not None:
             return out
-    return randn(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
-                 requires_grad=requires_grad, device=t.device if device is None else device)
+    out = randn(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+                requires_grad=requires_grad, device=t.device if device is None else device)
+    return _in_memory_order(out, t, memory_format)
 
 
 def randint_like(t, low=0, high=None, dtype=None, device=None):

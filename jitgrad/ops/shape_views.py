@@ -534,9 +534,9 @@ def _clone_backward(node, g):
 def contiguous(input, memory_format=None):
     """The tensor itself when C-contiguous, else a C-contiguous copy (CloneBackward0)."""
     x = input._data
-    if (memory_format == "channels_last" or memory_format == "channels_last_3d") and \
-            x.__class__ is np.ndarray:
-        # ATen: self when is_contiguous(memory_format), else clone(memory_format) (rank checked)
+    if memory_format == "channels_last" or memory_format == "channels_last_3d":
+        # ATen: self when is_contiguous(memory_format), else clone(memory_format) (rank checked;
+        # host and CUDA alike: _memory_format)
         if input.is_contiguous(memory_format):
             return input
         from .copies import clone
