@@ -199,6 +199,12 @@ def to_device_data(t, dev):
     """``t``'s data on ``dev`` with ``t``'s preserve_format strides (PyTorch's ``.to(device)``
     / ``.cpu()`` keep a dense tensor's, channels-last included): one transfer."""
     d = t._data
+    if d.size:  # the common case, plain C strides (size-1 dims included): no stride work
+        from ._cuda_array import CudaArray, c_strides
+        if dev.type == "cuda" and d.__class__ is np.ndarray and keeps_numpy_layout(d):
+            return CudaArray.from_host(d)
+        if dev.type != "cuda" and d.__class__ is CudaArray and d.st == c_strides(d.shape):
+            return d.to_host()
     st = preserved_strides(d.shape, t.stride())
     from ._layout import contiguous_strides
     dense_c = st == contiguous_strides(d.shape)
