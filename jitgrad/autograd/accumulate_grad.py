@@ -42,9 +42,7 @@ def _dense_strides(variable):
     dense, as ATen's ``is_non_overlapping_and_dense`` judges it (dims of size 1 aside; an empty
     tensor counts as dense), else None."""
     d = variable._data
-    if d.__class__ is not np.ndarray:
-        return None
-    st = variable.stride()
+    st = variable.stride()  # (host or CUDA storage: the same rule)
     if d.size == 0:
         return st
     expected = 1
@@ -66,7 +64,7 @@ def _obeys_layout_contract(g, variable) -> bool:
     """PyTorch's obeys_layout_contract: ``g`` has a dense leaf's strides (dims of size 1
     aside), or is contiguous for any other leaf: only such a gradient is stolen."""
     a, v = g._data, variable._data
-    if a.__class__ is not np.ndarray or v.__class__ is not np.ndarray or a.shape != v.shape:
+    if a.__class__ is not v.__class__ or a.shape != v.shape:
         return False
     if v.size and a.flags.c_contiguous and v.flags.c_contiguous:  # the common case: no sort
         return True
@@ -100,9 +98,9 @@ def _leaf_layout_copy(g, variable, fill=True):
     """A copy of ``g``'s array laid out as clone_obey_contract lays it: the leaf's strides when
     the leaf is non-overlapping and dense, else contiguous (``fill=False``: uninitialised)."""
     data = g._data
-    if data.__class__ is not np.ndarray:
-        return data.copy()
     st = _dense_strides(variable)
+    if data.__class__ is not np.ndarray:  # CUDA: the strided copy kernel writes the layout
+        return data.copy() if st is None or not data.size else data.copy_strided(st)
     if st is None or not data.size:
         return np.array(data, order="C", copy=True) if fill else \
             np.empty(data.shape, dtype=data.dtype)
@@ -159,8 +157,8 @@ def accumulate_into_leaf(variable, g) -> None:
                 obeys = _obeys_layout_contract(g, variable)
                 steal = owned and obeys and _whole_allocation(data)
             else:
-                obeys = True
-                steal = owned and spans_whole_buffer(data)
+                obeys = _obeys_layout_contract(g, variable)
+                steal = owned and obeys and spans_whole_buffer(data)
             if not steal:
                 # copy a user's tensor or one laid out unlike the leaf (PyTorch's
                 # clone_obey_contract), and a slice of a shared buffer: its own memory

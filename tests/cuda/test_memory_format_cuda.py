@@ -204,3 +204,22 @@ def test_module_to(device, fmt):
         return [(n, p.stride(), str(p.device).split(":")[0] == _where(L),
                  p.detach().cpu().numpy().tolist()) for n, p in m.named_parameters()]
     _check(run)
+
+
+# --- AccumulateGrad lays a copied gradient out like a dense leaf (clone_obey_contract) ----------
+
+@pytest.mark.parametrize("leaf", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("grad_layout", ["contiguous", "channels_last"])
+def test_leaf_gradient_layout(device, leaf, grad_layout):
+    def run(L):
+        a = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+        x = L.tensor(a, device=_where(L))
+        if leaf == "channels_last":
+            x = x.contiguous(memory_format=L.channels_last)
+        x.requires_grad_(True)
+        g = L.ones(2, 3, 4, 5, device=_where(L))
+        if grad_layout == "channels_last":
+            g = g.contiguous(memory_format=L.channels_last)
+        (x * 2).backward(g)
+        return x.grad.stride(), x.grad.cpu().numpy().tolist()
+    _check(run)
