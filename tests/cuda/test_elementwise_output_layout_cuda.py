@@ -64,7 +64,7 @@ OPS = {
 @pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("shape,how", [(s, h) for s in SHAPES for h in LAYOUTS
                                        if h != "channels_last" or len(s) == 4])
-def test_output_layout_matches_pytorch(op, shape, how):
+def test_output_layout_matches_pytorch(device, op, shape, how):
     rng = np.random.default_rng(0)
     a = rng.standard_normal(shape).astype(np.float32)
     b = rng.standard_normal(shape).astype(np.float32)
