@@ -134,3 +134,30 @@ BATCH3 = [
 @pytest.mark.parametrize("code", BATCH3)
 def test_batch3(code):
     _check(code)
+
+
+BATCH4 = [
+    # where needs both values (or neither); None is no Number
+    "torch.where(x > 5, None, 2.)", "torch.where(x > 5, x)", "torch.where(x > 5, 1., None)",
+    "torch.where(x > 5, None, None)",
+    # equal takes Tensors only (the method names other as its first argument)
+    "x.equal(3)", "torch.equal(x, 3)", "torch.equal(3, x)",
+    # CopyBackwards prints its C++ name, like AccumulateGrad and CopySlices
+    "y = x.requires_grad_().clone()\ny.copy_(torch.zeros(3, 4))\ny.grad_fn.name()",
+    # clamp_ with a Tensor bound words the cast error with ScalarType names
+    "x.long().clamp_(min=torch.tensor(0.5))", "x.int().clamp_(min=torch.tensor(0.5))",
+    "x.to(torch.uint8).clamp_(min=torch.tensor(0.5))",
+    # addcmul/addcdiv's value is a Number
+    "torch.addcmul(x, x, x, value='a')", "torch.addcdiv(x, x, x, value=None)",
+    "torch.addcmul(x, x, x, value=torch.ones(2))", "torch.addcmul(x, x, x, value=1j)",
+    # x[k] = v takes Tensors and Numbers only
+    "x[0] = 'a'", "x[0] = None", "x[:, 0] = [1, 2, 3]", "x[0] = (1,)",
+    "y = x.long()\ny.__setitem__(0, 'a')", "y = x.bool()\ny.__setitem__(0, {})",
+]
+
+
+@pytest.mark.parametrize("code", BATCH4)
+def test_batch4(code):
+    if "\n" not in code and " = " in code:  # an assignment: describe x afterwards
+        code += "\nx"
+    _check(code)

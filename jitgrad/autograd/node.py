@@ -94,6 +94,7 @@ class Node:
 
 # C++ nodes PyTorch names with their namespace
 _CPP_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad",
+              "CopyBackwards": "torch::autograd::CopyBackwards",
               "CopySlices": "torch::autograd::CopySlices",
               "Error": "torch::autograd::DelayedError",
               "NotImplemented": "torch::autograd::NotImplemented"}

@@ -49,6 +49,7 @@ from .functional_compare import (
     clip,
     eq,
     equal,
+    equal_method,  # noqa: F401 - Tensor.equal (ops/methods)
     fmax,
     fmin,
     ge,

@@ -422,6 +422,15 @@ def _addc(name, input, tensor1, tensor2, value):
     _need_tensor(input, name, 1)
     _need_tensor(tensor1, name, 2, "tensor1")
     _need_tensor(tensor2, name, 3, "tensor2")
+    if isinstance(value, Tensor) and value._data.ndim == 0:
+        value = value.item()  # a 0-d tensor is a Number to PyTorch's parser
+    elif not isinstance(value, _Number) or isinstance(value, complex):
+        if isinstance(value, complex):
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{D.c_name(D.result_type(input, tensor1, tensor2))} without "
+                               "overflow")
+        raise TypeError(f"{name}(): argument 'value' must be Number, not "
+                        f"{'Tensor' if isinstance(value, Tensor) else type(value).__name__}")
     ct = D.result_type(input, tensor1, tensor2)
     if ct is D.bool_ and name == "addcmul":
         raise _not_implemented("addcmul_cpu_out", ct)

@@ -142,10 +142,29 @@ def minimum(input, other):
     return _tensor_binary("minimum", input, other)
 
 
-def where(condition, input=None, other=None):
-    if input is None and other is None:
+_WHERE_OVERLOADS = (" * (Tensor condition)\n"
+                    " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
+                    " * (Tensor condition, Number self, Tensor other)\n"
+                    " * (Tensor condition, Tensor input, Number other)\n"
+                    " * (Tensor condition, Number self, Number other)\n")
+_NOT_GIVEN = object()
+
+
+def _where_error(condition, input, other):
+    def name(v):
+        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    got = [name(condition)] + [name(v) for v in (input, other) if v is not _NOT_GIVEN]
+    return TypeError(f"where() received an invalid combination of arguments - got "
+                     f"({', '.join(got)}), but expected one of:\n{_WHERE_OVERLOADS}")
+
+
+def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):
+    if input is _NOT_GIVEN and other is _NOT_GIVEN:
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
+    # both values or none (where(c, x) is no overload); None is neither a Tensor nor a Number
+    if input is _NOT_GIVEN or other is _NOT_GIVEN or input is None or other is None:
+        raise _where_error(condition, input, other)
     if not isinstance(condition, Tensor):
         raise TypeError("where(): argument 'condition' must be Tensor")
     if condition.dtype is not D.bool_:
@@ -213,11 +232,19 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
 
 def equal(input, other) -> bool:
+    _need_tensor(input, "equal", 1)
+    _need_tensor(other, "equal", 2)
     if tuple(input.shape) != tuple(other.shape):
         return False
     if input._data.__class__ is np.ndarray and other._data.__class__ is np.ndarray:
         return bool(np.array_equal(input._data, other._data))
     return bool(eq(input, other).all())  # CUDA: a device compare and all(), one 1-byte read
+
+
+def equal_method(self, other) -> bool:
+    """``Tensor.equal``: ``other`` is the method's first argument in PyTorch's errors."""
+    _need_tensor(other, "equal", 1, "other")
+    return equal(self, other)
 
 
 def logical_not(input):

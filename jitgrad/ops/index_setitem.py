@@ -250,6 +250,11 @@ def _node_name(x: Tensor, comps, value, is_t) -> str:
 def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value``. Inside a graph this records CopySlices on ``x`` (or, when ``x`` is a
     view made by indexing, on its base, and ``x`` becomes a view of the new base)."""
+    if not isinstance(value, (Tensor, int, float, np.number, np.bool_, np.ndarray)):
+        # PyTorch assigns Tensors and Numbers only (a list is not read as data)
+        from ..autograd.node import _tensor_type_name
+        raise TypeError(f"can't assign a {type(value).__name__} to a "
+                        f"{_tensor_type_name(x, legacy=True)}")
     if key is False:
         return  # PyTorch: x[False] = v does nothing
     if type(key) is list:

@@ -421,7 +421,10 @@ def copy_(self, src, non_blocking=False):
 
 def clamp_(self, min=None, max=None):  # noqa: A002
     from .functional import clamp
-    return apply_inplace(self, clamp, min, max, _cast_word=_ctype_word)
+    # (C type names for a scalar bound, as ATen's scalar clamp; a Tensor bound goes through
+    # TensorIterator's check, which says the ScalarType names)
+    word = _word if isinstance(min, Tensor) or isinstance(max, Tensor) else _ctype_word
+    return apply_inplace(self, clamp, min, max, _cast_word=word)
 
 
 def unary_inplace(fn):

@@ -290,7 +290,7 @@ METHODS = {
     "erf": F.erf, "relu": F.relu, "clamp": F.clamp, "clip": F.clamp, "clamp_min": F.clamp_min,
     "clamp_max": F.clamp_max, "maximum": F.maximum, "minimum": F.minimum,
     "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge,
-    "greater": F.gt, "less": F.lt, "not_equal": F.ne, "equal": F.equal,
+    "greater": F.gt, "less": F.lt, "not_equal": F.ne, "equal": F.equal_method,
     "logical_not": F.logical_not, "logical_and": F.logical_and, "logical_or": F.logical_or,
     "logical_xor": F.logical_xor, "isnan": F.isnan, "isinf": F.isinf, "isfinite": F.isfinite,
     "floor": F.floor, "ceil": F.ceil, "round": F.round, "trunc": F.trunc, "frac": F.frac,
