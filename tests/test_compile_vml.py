@@ -182,7 +182,7 @@ def test_split_kernels_take_constants_and_addresses_as_arrays():
 
 
 def _groups(compiled):
-    import gc
-    program = next(iter(compiled._variants.values()))
-    return [o for o in gc.get_referents(*gc.get_referents(program)) if isinstance(o, fused.Group)] \
-        or [o for o in gc.get_objects() if isinstance(o, fused.Group)]
+    """This compiled function's own fused groups (its programs' ("group", Group) items; a scan
+    of every live object would also find other tests' groups in a full-suite run)."""
+    return [it for program in compiled._variants.values()
+            for kind, it in program.items if kind == "group"]
