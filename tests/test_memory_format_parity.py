@@ -71,8 +71,7 @@ CONVERSIONS = {
 def test_conversion(op, which, grad, shape):
     def run(L):
         x, c = _inputs(L, shape)
-        # (no detach: jitgrad's detach drops an empty tensor's recorded strides, not the
-        # subject here)
+        # (the sources are used as made, without detach(): detach is not the subject here)
         src = (x if which == "contiguous" else c).requires_grad_(grad)
         return _describe(CONVERSIONS[op](L, src), src)
     _check(run)
