@@ -1,11 +1,12 @@
 """The optimizers' per-parameter update kernels for CUDA parameters (numba.cuda, grid-stride).
 
-The device twins of ``_kernels.sgd_step``/``adam_step``: the same arithmetic statement by
-statement, one launch per parameter, every scalar already cast to the parameter's dtype by the
-caller (so a float32 update compiles without ``.f64``: ``tests/cuda/test_device_nn_ptx.py``), the
-same fused multiply-adds (``cuda.fma``: correctly rounded, like the CPU's ``llvm.fma``), no
-fastmath (a NaN gradient reaches the parameter). Options arrive as runtime booleans: they are
-uniform across the grid, so the branches cost nothing and there is one kernel per dtype.
+The device twins of ``_kernels.sgd_step``/``adam_step``: the same element rules
+(``sgd_rule``/``adam_rules``, written once there), one launch per parameter, every scalar
+already cast to the parameter's dtype by the caller (so a float32 update compiles without
+``.f64``: ``tests/cuda/test_device_nn_ptx.py``), the same fused multiply-adds (``cuda.fma``:
+correctly rounded, like the CPU's ``llvm.fma``), no fastmath (a NaN gradient reaches the
+parameter). Options arrive as runtime booleans: they are uniform across the grid, so the
+branches cost nothing and there is one kernel per dtype.
 
 Importing this module imports numba.cuda: the optimizers import it only when a parameter lives
 on the device (``import jitgrad`` must not pay for numba.cuda).
@@ -15,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends.cuda_env import SIMULATOR, cuda, device_jit, kernel_jit
-from ._kernels import sgd_rule
+from ._kernels import adam_rules, sgd_rule
 
 __all__ = ["sgd_pyfunc", "adam_pyfunc", "adam_capturable_pyfunc", "sgd_step", "adam_step",
            "adam_capturable_step", "launch_sgd", "launch_adam", "launch_adam_capturable"]
@@ -51,8 +52,10 @@ else:
         return math.pow(a, b)  # powf for float32 (no .f64)
 
 
-# the SGD element rule shared with the host kernel (``_kernels``), over the device's fma
+# the SGD and Adam element rules shared with the host kernels (``_kernels``), over the
+# device's fma and sqrt
 _sgd_element = device_jit(sgd_rule(_fma))
+_adam_moments, _adam_param = (device_jit(f) for f in adam_rules(_fma, _sqrt))
 
 
 def sgd_pyfunc(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, has_wd,
@@ -63,44 +66,20 @@ def sgd_pyfunc(p, g, buf, lr_neg, weight_decay, momentum, one_minus_dampening, h
                      has_momentum, first_step, nesterov, maximize)
 
 
-@device_jit
-def _adam_moments(i, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_decay,
-                  one_minus_beta1, beta2, one_minus_beta2, decoupled, has_wd, amsgrad, maximize):
-    """Element ``i`` of an Adam/AdamW step up to the parameter's update: weight decay, the
-    moments written back (and their running max with amsgrad); returns (p after decay, m, v)."""
-    gi = g[i]
-    if maximize:
-        gi = -gi
-    pi = p[i]
-    if has_wd:
-        if decoupled:
-            pi = pi * decay_factor
-        else:
-            gi = _fma(pi, weight_decay, gi)
-    m = _fma(one_minus_beta1, gi - exp_avg[i], exp_avg[i])
-    exp_avg[i] = m
-    v = _fma(one_minus_beta2 * gi, gi, exp_avg_sq[i] * beta2)
-    exp_avg_sq[i] = v
-    if amsgrad:
-        vm = max_exp_avg_sq[i]
-        if v > vm or v != v:
-            vm = v
-        max_exp_avg_sq[i] = vm
-        v = vm
-    return pi, m, v
-
-
 def adam_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor, weight_decay,
                 one_minus_beta1, beta2, one_minus_beta2, bias_correction2_sqrt, eps,
                 step_size_neg, decoupled, has_wd, amsgrad, maximize):
     """``_kernels.adam_step`` with the loop spread over the grid (see its docstring)."""
     for i in range(cuda.grid(1), p.size, cuda.gridsize(1)):
-        pi, m, v = _adam_moments(i, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor,
-                                 weight_decay, one_minus_beta1, beta2, one_minus_beta2,
-                                 decoupled, has_wd, amsgrad, maximize)
-        denom = _sqrt(v) / bias_correction2_sqrt + eps
-        p[i] = pi + step_size_neg * m / denom
-
+        pi, m, v, vmax = _adam_moments(
+            g[i], p[i], exp_avg[i], exp_avg_sq[i], max_exp_avg_sq[i], decay_factor,
+            weight_decay, one_minus_beta1, beta2, one_minus_beta2, decoupled, has_wd, amsgrad,
+            maximize)
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+        if amsgrad:
+            max_exp_avg_sq[i] = vmax
+        p[i] = _adam_param(pi, m, vmax, step_size_neg, bias_correction2_sqrt, eps)
 
 
 def adam_capturable_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, one, lr,
@@ -109,8 +88,9 @@ def adam_capturable_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, on
     """Adam/AdamW with ``capturable=True``: the step count is read on the device (``step_t``,
     one element, already incremented by ``increment_pyfunc``) and the bias corrections are
     computed from it there, with PyTorch's capturable formula (``_single_tensor_adam``):
-    ``denom = sqrt(v) / (sqrt(bc2) * -step_size) + eps / -step_size; p += m / denom``. Every
-    scalar argument is the same from step to step, so a CUDA graph can replay the update."""
+    ``denom = sqrt(v) / (sqrt(bc2) * -step_size) + eps / -step_size; p += m / denom`` (the
+    shared rule with ``numer = 1``). Every scalar argument is the same from step to step, so
+    a CUDA graph can replay the update."""
     step = step_t[0]
     bias_correction1 = one - _pow(beta1, step)
     bias_correction2 = one - _pow(beta2, step)
@@ -119,10 +99,15 @@ def adam_capturable_pyfunc(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, step_t, on
     scale = bias_correction2_sqrt * step_size_neg
     eps_term = eps / step_size_neg
     for i in range(cuda.grid(1), p.size, cuda.gridsize(1)):
-        pi, m, v = _adam_moments(i, p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, decay_factor,
-                                 weight_decay, one_minus_beta1, beta2, one_minus_beta2,
-                                 decoupled, has_wd, amsgrad, maximize)
-        p[i] = pi + m / (_sqrt(v) / scale + eps_term)
+        pi, m, v, vmax = _adam_moments(
+            g[i], p[i], exp_avg[i], exp_avg_sq[i], max_exp_avg_sq[i], decay_factor,
+            weight_decay, one_minus_beta1, beta2, one_minus_beta2, decoupled, has_wd, amsgrad,
+            maximize)
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+        if amsgrad:
+            max_exp_avg_sq[i] = vmax
+        p[i] = _adam_param(pi, m, vmax, one, scale, eps_term)
 
 
 def increment_pyfunc(step_t, one):
