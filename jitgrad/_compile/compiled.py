@@ -242,7 +242,7 @@ class Program:
         self.external_meta = [(t._data.shape, t._data.dtype, t.device.type, t._requires_grad)
                               for _, t in self.externals]
         self.result = rec.result
-        self.items = self._plan(rec, requires)
+        self.items = self._plan(rec, requires, keep)
         # the whole step on arrays, without graph or engine, where every step has a rule
         self.lowered = lower.plan(rec, keep) if keep is not None else None
         # mode="reduce-overhead": a CUDA step replayed as one CUDA graph (graphed.py)
@@ -258,9 +258,10 @@ class Program:
                 return f"a tensor the function reads changed ({meta[0]} -> {d.shape})"
         return None
 
-    def _plan(self, rec, requires):
+    def _plan(self, rec, requires, keep=None):
         """Runs of fusable elementwise steps become Groups. ``requires``: requires_grad of
-        every value as recorded (the replay's guards keep it so)."""
+        every value as recorded (the replay's guards keep it so); ``keep``: the recorded
+        tensors (their strides seed each group's output layouts)."""
         steps = rec.steps
         used_after = _uses_after(steps, rec.result)
         items, run = [], []
@@ -269,7 +270,7 @@ class Program:
             if len(run) >= 2:
                 end = run[-1][0]
                 escapes = {s.out for _, s in run if used_after.get(s.out, -1) > end}
-                items.append(("group", Group([s for _, s in run], escapes, requires)))
+                items.append(("group", Group([s for _, s in run], escapes, requires, keep)))
             else:
                 items.extend(("step", s) for _, s in run)
             run.clear()

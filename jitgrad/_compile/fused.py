@@ -26,7 +26,15 @@ from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu, vml
 from ..codegen.loops import LoopSpec, Stmt
-from ..ops.elementwise_call import _cpu_out, _device_flat, _device_out, _flat, _scalar
+from ..ops.elementwise_call import (
+    _cpu_out,
+    _device_flat,
+    _device_out,
+    _flat,
+    _inverse,
+    _permuted,
+    _scalar,
+)
 from ..ops.registry import OPS
 from ..tensor import Tensor
 from . import split_kernels
@@ -53,7 +61,7 @@ class _Target:
 class Group:
     """Consecutive fusable ElementwiseSteps of one shape, dtype and grad mode."""
 
-    def __init__(self, steps, escapes, requires_grad):
+    def __init__(self, steps, escapes, requires_grad, keep=None):
         self.steps = steps
         self.shape = steps[0].shape
         self.np_dtype = steps[0].ct.np
@@ -96,6 +104,44 @@ class Group:
                 i for i in sorted(stored) if i not in self.escapes)}
             self._split = None  # (module, constant arrays, VML addresses), on first use
         self._backward = {}
+        # input strides -> the layout eager gives the escaping values for them (``_layout``),
+        # seeded with the recorded run's; a layout not seen yet is learnt from an eager run
+        self._layouts = {}
+        self._c_order = (None, None, self.shape)
+        if keep is not None:
+            key = tuple(keep[i]._data.strides for i in self.inputs)
+            self._layouts[key] = self._layout_of([keep[i]._data for i in self.escapes])
+
+    # ------------------------------------------------------------------ layouts
+    def _layout_of(self, arrays):
+        """The layout eager gave the escaping values ``arrays``: ``(perm, inv, kshape)`` (the
+        kernel runs in ``perm``'s dim order into a C-contiguous buffer of ``kshape``, viewed
+        back through ``inv``), or ``EAGER`` when they differ from each other
+        or are not dense (one loop cannot write them; eager ops can). C-contiguous is
+        ``(None, None, shape)``."""
+        if len(self.shape) < 2:
+            return self._c_order
+        layout = None
+        for a in arrays:
+            got = _dense_layout(a, self.shape)
+            if got is None or (layout is not None and got != layout):
+                return EAGER
+            layout = got
+        return self._c_order if layout is None else layout
+
+    def _layout(self, ins, values):
+        """The layout of this run's escaping values (eager's for these inputs' strides), or
+        None after computing them with eager ops (a layout seen for the first time)."""
+        if len(self.shape) < 2:  # any dense layout of 0 or 1 dims is C-contiguous
+            return self._c_order
+        key = tuple(t._data.strides for t in ins)
+        layout = self._layouts.get(key)
+        if layout is None or layout is EAGER:
+            self._run_eagerly(values)
+            if layout is None and len(self._layouts) < _MAX_LAYOUTS:
+                self._layouts[key] = self._layout_of([values[i]._data for i in self.escapes])
+            return None
+        return layout
 
     # ------------------------------------------------------------------ kernel sources
     def _operand(self, step, name):
@@ -255,16 +301,23 @@ class Group:
                 # (x[mask], nonzero). The kernel is for the recorded shape; the eager ops are
                 # right for any
                 return self._run_eagerly(values)
+        layout = self._layout(ins, values)
+        if layout is None:
+            return  # ran eagerly
+        perm, inv, kshape = layout
+        flat = tg.flat if perm is None else _permuted(tg.flat, perm)
         if self.segments is None:
-            outs = [tg.empty(shape, dt) for _ in self.escapes]
+            outs = [tg.empty(kshape, dt) for _ in self.escapes]
             n = outs[0].size if outs else 0
             if n:
-                tg.backend.launch(self.forward, n, [tg.flat(t._data, shape, dt) for t in ins]
+                tg.backend.launch(self.forward, n, [flat(t._data, kshape, dt) for t in ins]
                                   + self.consts + [tg.out(o) for o in outs])
             stored = None
         else:
-            stored, work = self._run_segments(ins)
+            stored, work = self._run_segments(ins, flat, kshape)
             outs = [stored[i] for i in self.escapes]
+        if inv is not None:  # eager's layout: the buffer viewed in the tensor's dim order
+            outs = [o.transpose(inv) for o in outs]
         tensors = [Tensor._make(o) for o in outs]
         for i, t in zip(self.escapes, tensors):
             values[i] = t
@@ -273,6 +326,7 @@ class Group:
                 [values[i]._edge() or (None, 0) for i in self.grad_inputs],
                 [(tuple(values[i]._data.shape), values[i].dtype) for i in self.grad_inputs])
             node.group = self
+            node.layout = layout
             saved = [SavedTensor(t) for t in ins]
             for k, i in enumerate(self.grad_outputs):
                 t = values[i]
@@ -295,22 +349,24 @@ class Group:
         """The backward kernel's arrays after the inputs (``split_kernels.backward_source``):
         the constant arrays, the work array (2-D) and each escaping VML result, from what
         ``run`` saved after the inputs (``saved``: the work array, then the escaping ones)."""
-        shape, dt, tg = self.shape, self.np_dtype, self.target
+        dt, (perm, _, kshape) = self.np_dtype, node.layout
+        flat = self.target.flat if perm is None else _permuted(self.target.flat, perm)
         consts = self._split_kernel()[1]
-        return consts + [saved[0].array(node)] + [tg.flat(s.array(node), shape, dt)
+        return consts + [saved[0].array(node)] + [flat(s.array(node), kshape, dt)
                                                   for s in saved[1:]]
 
-    def _run_segments(self, ins):
-        """The forward split at VML steps (see ``_segments``): (escaping stored value ->
-        its array, the work array holding the other stored values as rows)."""
-        shape, dt, tg = self.shape, self.np_dtype, self.target
+    def _run_segments(self, ins, flatten, kshape):
+        """The forward split at VML steps (see ``_segments``), in the dim order of ``kshape``
+        (inputs flattened by ``flatten``): (escaping stored value -> its array of ``kshape``,
+        the work array holding the other stored values as rows)."""
+        dt, tg = self.np_dtype, self.target
         n = 1
-        for d in shape:
+        for d in kshape:
             n *= d
-        flat = {i: tg.flat(t._data, shape, dt) for i, t in zip(self.inputs, ins)}
+        flat = {i: flatten(t._data, kshape, dt) for i, t in zip(self.inputs, ins)}
         stored = {}
         for i in self.stored_escapes:
-            o = stored[i] = tg.empty(shape, dt)
+            o = stored[i] = tg.empty(kshape, dt)
             flat[i] = tg.out(o)
         work = tg.empty((len(self.work_rows), n), dt)
         if not n:
@@ -349,7 +405,7 @@ class Group:
 
 
 class FusedGroupNode(Node):
-    __slots__ = ("group", "saved")
+    __slots__ = ("group", "saved", "layout")
 
     def apply(self, grads):
         group = self.group
@@ -359,21 +415,27 @@ class FusedGroupNode(Node):
         if not any(present):
             return [None] * len(group.grad_inputs)
         mod, spec = group.backward_module(present)
-        shape, dt, tg = group.shape, group.np_dtype, group.target
+        dt, tg = group.np_dtype, group.target
+        # the forward's dim order: saved values and gradients flattened alike, so element k of
+        # each is the same element; the input gradients come out in the forward's layout
+        perm, inv, kshape = self.layout
+        flat = tg.flat if perm is None else _permuted(tg.flat, perm)
         k = len(group.inputs)
-        arrays = [tg.flat(s.array(self), shape, dt) for s in self.saved[:k]]
+        arrays = [flat(s.array(self), kshape, dt) for s in self.saved[:k]]
         if group.segments is None:
-            arrays += [tg.flat(g._data, shape, dt) for g in grads if g is not None]
+            arrays += [flat(g._data, kshape, dt) for g in grads if g is not None]
             arrays += group.consts
         else:  # constants packed, work array whole (split_kernels.backward_source)
             arrays += group.split_arrays(self, self.saved[k:])
-            arrays += [tg.flat(g._data, shape, dt) for g in grads if g is not None]
-        outs = [tg.empty(shape, dt) for _ in spec.outputs]
+            arrays += [flat(g._data, kshape, dt) for g in grads if g is not None]
+        outs = [tg.empty(kshape, dt) for _ in spec.outputs]
         n = 1
-        for d in shape:
+        for d in kshape:
             n *= d
         if n and outs:
             tg.backend.launch(mod, n, arrays + [tg.out(o) for o in outs])
+        if inv is not None:
+            outs = [o.transpose(inv) for o in outs]
         done = dict(zip((name for name, _ in spec.outputs), outs))
         return [Tensor._make(done[f"d{i}"]) if f"d{i}" in done else None
                 for i in group.grad_inputs]
@@ -396,6 +458,27 @@ class FusedGroupNode(Node):
 
 
 CompiledFunctionBackward = node_class("CompiledFunctionBackward", FusedGroupNode)
+
+
+EAGER = object()  # Group layouts: run the group's steps as eager ops
+_MAX_LAYOUTS = 8  # input-stride combinations one group keeps a layout for
+
+
+def _dense_layout(a, shape):
+    """``a``'s layout (strides exactly, size-1 dims included) as ``(perm, inv, kshape)``
+    (``perm`` None for C order), or None when no dim order of a dense buffer gives them."""
+    st = a.strides
+    nd = len(shape)
+    perm = tuple(sorted(range(nd), key=lambda d: (-st[d], -shape[d], d)))
+    built, step = [0] * nd, a.itemsize
+    for d in reversed(perm):
+        built[d] = step
+        step *= shape[d]
+    if tuple(built) != tuple(st):
+        return None
+    if perm == tuple(range(nd)):
+        return None, None, tuple(shape)
+    return perm, _inverse(perm), tuple(shape[p] for p in perm)
 
 
 def _vml_address(step, np_dtype):

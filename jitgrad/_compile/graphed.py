@@ -68,6 +68,10 @@ class GraphedReplay:
     def replay(self, tensors, values):
         """The step's result, or ``FALLBACK`` when nothing ran and this call must replay the
         ordinary way (``off`` says why)."""
+        if self.static is not None and _layouts_differ(tensors, self.static):
+            # the graph's kernels run in the static inputs' layout, and so would their
+            # results' layouts: an argument laid out otherwise replays the ordinary way
+            return FALLBACK
         if self.graph is not None:
             reason = self._guard()
             if reason is None:
@@ -91,7 +95,9 @@ class GraphedReplay:
             inputs = tensors
         else:
             if self.static is None:
-                self.static = [t.detach().contiguous().clone() for t in tensors]
+                # clone keeps a dense argument's strides: the step's results get eager's
+                # layouts (a transposed batch gives transposed elementwise results)
+                self.static = [t.detach().clone() for t in tensors]
             self._copy_in(tensors, values)
             inputs = self.static
         before = self._host_state(inputs)
@@ -281,8 +287,8 @@ class GraphedReplay:
         from ..backends import cuda
         for i, path in self.program.arg_slots:
             src, dst = tensors[path], self.static[path]
-            if src._data.size:
-                cuda.copy_device(dst._data.buf, src._data.flat())
+            if src._data.size:  # the same dense strides (replay's guard): the same span
+                cuda.copy_device(_span(dst._data), _span(src._data))
             values[i] = dst
 
 
@@ -308,12 +314,32 @@ def _on_cuda(t):
 
 
 def _argument_problem(tensors):
+    from .._memory_format import _non_overlapping_and_dense
     for t in tensors:
         if not _on_cuda(t):
             return "an argument is on the CPU"
         if t._requires_grad or t._grad_fn is not None:
             return "an argument requires grad (a graph reads a copy of it)"
+        d = t._data
+        if not _non_overlapping_and_dense(d.shape, d.st):
+            # its static copy would be dense, and eager's results for it may be laid out
+            # otherwise than for that copy
+            return "an argument is not dense (a slice with gaps, an expanded tensor)"
     return None
+
+
+def _layouts_differ(tensors, static):
+    for t, s in zip(tensors, static):
+        if t._data.st != s._data.st:
+            return True
+    return False
+
+
+def _span(a):
+    """The ``size`` elements a dense array occupies in its buffer, from its first."""
+    if a.offset == 0 and a.buf.shape[0] == a.size:
+        return a.buf
+    return a.buf[a.offset:a.offset + a.size]
 
 
 def _host_part(opt):
@@ -331,14 +357,39 @@ def _host_part(opt):
 
 def _copy_results(template, values):
     """The step's result with every tensor replaced by a fresh copy with the same grad_fn name
-    (its graph freed, as the taped run's was)."""
+    (its graph freed, as the taped run's was). Each buffer a result lies in is copied whole,
+    once, and the result is the same view of the copy: strides, storage offset (a view's base
+    is copied too, sharing the version counter), and results sharing storage still share it,
+    as eager's results do."""
+    from .._cuda_array import CudaArray
+    from ..backends import cuda
     from .compiled import _fill
     from .lower_ops import freed_result
+    buffers, bases = {}, {}
+
+    def same_view(a):
+        buf = buffers.get(id(a.buf))
+        if buf is None:
+            buf = buffers[id(a.buf)] = cuda.empty(a.buf.shape, a.dtype)
+            if a.buf.shape[0]:
+                cuda.copy_device(buf, a.buf)
+        return CudaArray(buf, a.shape, a.st, a.offset, a.is_view)
+
     copies = {}
     for r in walk_refs(template):
         t = values[r.i]
         node = t._grad_fn
-        data = t._data.copy()
-        copies[r.i] = freed_result(data, type(node).__name__) if node is not None else \
-            t.__class__._make(data)
+        data = same_view(t._data)
+        copies[r.i] = bases[id(t)] = freed_result(data, type(node).__name__) \
+            if node is not None else t.__class__._make(data)
+    for r in walk_refs(template):  # a view's base: a result's copy, or a copy of its own
+        t, out = values[r.i], copies[r.i]
+        base = t._base
+        if base is not None and base._data.buf is t._data.buf:
+            copy = bases.get(id(base))
+            if copy is None:
+                copy = bases[id(base)] = base.__class__._make(same_view(base._data))
+            out._base, out._vc = copy, copy._vc
+            if "_creation" in t.__dict__:
+                out._creation = t._creation
     return _fill(template, copies)
