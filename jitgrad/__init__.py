@@ -149,9 +149,6 @@ for _name in ("clamp", "clip", "clamp_min", "clamp_max"):
 for _name in ("zeros", "ones", "empty", "full", "linspace", "rand", "randn"):
     globals()[_name] = _with_out(_name, "dtype", resize_warning=None)(globals()[_name])
 arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)(arange)
-from .ops.reduce_args import STRICT_KEEPDIM as _STRICT_KEEPDIM, strict_keepdim as _strict_keepdim
-for _name in _STRICT_KEEPDIM:  # keepdim is a strict bool (torch.sum(x, 0, 1) is a TypeError)
-    globals()[_name] = _strict_keepdim(globals()[_name], _name, False)
 del _name
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                      multinomial, normal, seed, set_rng_state)

@@ -312,14 +312,15 @@ METHODS = {
     "sum": _sum, "mean": _reduce_sums.mean_method, "var": reduce.var, "std": reduce.std,
     "prod": _reduce_sums.prod_method,
     "max": _reduce_extremes.max_method, "min": _reduce_extremes.min_method,
-    "amax": reduce.amax, "amin": reduce.amin,
-    "argmax": reduce.argmax, "argmin": reduce.argmin, "norm": reduce.norm,
-    "logsumexp": reduce.logsumexp, "all": reduce.all, "any": reduce.any,
+    "amax": _reduce_extremes.amax_method, "amin": _reduce_extremes.amin_method,
+    "argmax": _reduce_extremes.argmax_method, "argmin": _reduce_extremes.argmin_method,
+    "norm": reduce.norm,
+    "logsumexp": _reduce_sums.logsumexp_method, "all": reduce.all, "any": reduce.any,
     "cumsum": reduce.cumsum, "count_nonzero": reduce.count_nonzero,
     # sorting and selection (ops/sort.py)
     "sort": _sort_ops.sort, "argsort": _sort_ops.argsort, "msort": _sort_ops.msort,
-    "topk": _sort_ops.topk, "kthvalue": _sort_ops.kthvalue, "median": _sort_ops.median,
-    "nanmedian": _sort_ops.nanmedian, "unique": _sort_ops.unique,
+    "topk": _sort_ops.topk, "kthvalue": _sort_ops.kthvalue, "median": _sort_ops.median_method,
+    "nanmedian": _sort_ops.nanmedian_method, "unique": _sort_ops.unique,
     "aminmax": reduce.aminmax,
     # the methods need dim (only the functional forms fall back to the implicit-dim warning)
     "softmax": lambda self, dim, dtype=None: softmax.softmax(self, dim, dtype=dtype),
@@ -409,7 +410,7 @@ from . import grids as _grids  # noqa: E402
 from . import nan_reduce as _nan_reduce  # noqa: E402
 from . import special as _special  # noqa: E402
 from . import triangular as _triangular  # noqa: E402
-from .numpy_aliases import accept_numpy_aliases as _numpy_aliases  # noqa: E402
+from .reduce_args import reduction_entry  # noqa: E402
 
 
 def _shift_inplace(fn):
@@ -444,10 +445,10 @@ _MISC_METHODS = {
     "repeat_interleave": _grids.repeat_interleave,
     "cumprod": _cumulative.cumprod, "cummax": _cumulative.cummax,
     "cummin": _cumulative.cummin, "logcumsumexp": _cumulative.logcumsumexp,
-    "nansum": _nan_reduce.nansum, "nanmean": _nan_reduce.nanmean,
+    "nansum": _nan_reduce.nansum_method, "nanmean": _nan_reduce.nanmean,
     "histc": _bucketing.histc,
     # (the method's TypeErrors: reduce_sums.keepdim_without_dim)
-    "sum": _reduce_sums.sum_method_form(_numpy_aliases(_sum, "sum")),
+    "sum": _reduce_sums.sum_method_form(reduction_entry(_sum, "sum", method=True)),
 }
 for _fn_name in ("atan2", "arctan2", "erfc", "erfinv", "tril", "triu", "cumprod"):
     _MISC_METHODS[_fn_name + "_"] = inplace.unary_inplace(_MISC_METHODS[_fn_name])
@@ -500,12 +501,6 @@ Tensor.nanquantile = _quantile_ops.nanquantile
 Tensor.frexp = _frexp_ops.frexp
 Tensor.mode = _mode_ops.mode
 Tensor.histogram = _histogram_ops.histogram
-
-# the reductions' keepdim is a strict bool (reduce_args.strict_keepdim), checked once here
-from . import reduce_args as _reduce_args  # noqa: E402
-
-for _name in _reduce_args.STRICT_KEEPDIM:
-    setattr(Tensor, _name, _reduce_args.strict_keepdim(getattr(Tensor, _name), _name, True))
 
 # real/imag/conj/conj_physical of a real tensor (ops/real_parts.py)
 from . import real_parts as _real_parts  # noqa: E402

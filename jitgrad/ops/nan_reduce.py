@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .. import _dtype as D
 from .composite import record
-from .reduce_args import _attrs, _dims, _expand_back, _type_word
+from .reduce_args import _attrs, _dims, _expand_back, _type_word, reduction_entry
 
 __all__ = ["nansum", "nanmean"]
 
@@ -53,8 +53,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     return nansum(input, dim, keepdim, dtype=dtype) / count
 
 
-# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser), as on the reductions
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser), as on the reductions, and
+# nansum's keepdim a strict bool (reduce_args.reduction_entry; the method's TypeErrors count
+# positions from self)
 from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
 
-nansum = _aliases(nansum)
+nansum, nansum_method = reduction_entry(nansum), reduction_entry(nansum, method=True)
 nanmean = _aliases(nanmean)

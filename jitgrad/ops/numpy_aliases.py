@@ -13,27 +13,25 @@ from __future__ import annotations
 import functools
 import inspect
 
-__all__ = ["accept_numpy_aliases"]
+__all__ = ["accept_numpy_aliases", "alias_renamer"]
 
 _ALIASES = (("axis", "dim"), ("keepdims", "keepdim"))
 _ALIAS_NAMES = frozenset(a for a, _ in _ALIASES)
 
 
-def accept_numpy_aliases(fn, name=None):
-    """``fn`` accepting ``axis=``/``keepdims=`` for its ``dim``/``keepdim`` parameters."""
+def alias_renamer(fn, name=None):
+    """The renaming step of ``accept_numpy_aliases`` for ``fn``: ``rename(args, kwargs)`` gives
+    the keywords with ``axis=``/``keepdims=`` renamed ``dim=``/``keepdim=`` (PyTorch's TypeError
+    where an alias meets its real name), or None when ``fn`` has neither parameter. For entry
+    points that check more of the call in the same layer (``reduce_args.reduction_entry``)."""
     params = list(inspect.signature(fn).parameters)
     name = name or fn.__name__
     pairs = tuple((alias, real, params.index(real) if real in params else None)
                   for alias, real in _ALIASES if real in params)
     if not pairs:
-        return fn
+        return None
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if not kwargs:  # the common call: nothing to rename
-            return fn(*args)
-        if _ALIAS_NAMES.isdisjoint(kwargs):  # keywords, none of them an alias
-            return fn(*args, **kwargs)
+    def rename(args, kwargs):
         for alias, real, pos in pairs:
             if alias in kwargs and (real in kwargs or (pos is not None and len(args) > pos)):
                 # PyTorch names the first alias given (in keyword order) as the culprit
@@ -42,5 +40,21 @@ def accept_numpy_aliases(fn, name=None):
         for alias, real, _ in pairs:
             if alias in kwargs:
                 kwargs[real] = kwargs.pop(alias)
-        return fn(*args, **kwargs)
+        return kwargs
+    return rename
+
+
+def accept_numpy_aliases(fn, name=None):
+    """``fn`` accepting ``axis=``/``keepdims=`` for its ``dim``/``keepdim`` parameters."""
+    rename = alias_renamer(fn, name)
+    if rename is None:
+        return fn
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not kwargs:  # the common call: nothing to rename
+            return fn(*args)
+        if _ALIAS_NAMES.isdisjoint(kwargs):  # keywords, none of them an alias
+            return fn(*args, **kwargs)
+        return fn(*args, **rename(args, kwargs))
     return wrapper

@@ -3,10 +3,14 @@ axes, the attrs a VJP reads back to bring a reduced gradient to the input's shap
 and the host/device test (CUDA tensors take ``reduce_cuda``, imported on first use)."""
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
+from .numpy_aliases import _ALIAS_NAMES, alias_renamer
 
 _type_word = D.scalar_name
 
@@ -159,9 +163,16 @@ def keepdim_without_dim(name, args, kwargs, method):
 
 
 # reductions whose ``keepdim`` PyTorch's parser takes as a strict bool (an int, None or NumPy
-# bool is a TypeError there, never truthiness: ``x.sum(0, 1)`` is not ``keepdim=True``)
-STRICT_KEEPDIM = ("sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin",
-                  "logsumexp", "nansum", "median", "nanmedian")
+# bool is a TypeError there, never truthiness: ``x.sum(0, 1)`` is not ``keepdim=True``), each
+# with what a ``keepdim=`` keyword without a dim is: checked on its own where the overload with
+# keepdim has a default dim (``x.amax(keepdim=1)``), the missing dim where it has none
+# (``x.median(keepdim=True)``), or sum/mean/prod/max/min's invalid combination, raised before
+# (``keepdim_without_dim``)
+_ALONE, _MISSING_DIM, _NO_OVERLOAD = "checked alone", "missing dim", "no overload"
+STRICT_KEEPDIM = {"sum": _NO_OVERLOAD, "mean": _NO_OVERLOAD, "prod": _NO_OVERLOAD,
+                  "max": _NO_OVERLOAD, "min": _NO_OVERLOAD, "logsumexp": _MISSING_DIM,
+                  "median": _MISSING_DIM, "nanmedian": _MISSING_DIM, "amax": _ALONE,
+                  "amin": _ALONE, "argmax": _ALONE, "argmin": _ALONE, "nansum": _ALONE}
 
 
 def _bool_type_name(v) -> str:
@@ -169,23 +180,35 @@ def _bool_type_name(v) -> str:
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
-def strict_keepdim(fn, name, method):
-    """``fn`` (a reduction taking ``(input, dim, keepdim)``) refusing a non-bool ``keepdim`` with
-    PyTorch's TypeError; ``method``: the bound method (``keepdim`` is then position 2)."""
-    pos = 2 if method else 3
+def reduction_entry(fn, name=None, method=False):
+    """``fn`` (a reduction ``(input, dim, keepdim, ...)`` named in ``STRICT_KEEPDIM``) taking its
+    arguments as PyTorch's parser does, in one layer: NumPy's ``axis=``/``keepdims=`` for
+    ``dim=``/``keepdim=`` (``numpy_aliases``) and ``keepdim`` a strict bool. ``method``: the
+    Tensor method's form, whose TypeError counts positions from ``self`` (``x.sum(0, 1)`` names
+    position 2, ``torch.sum(x, 0, 1)`` position 3)."""
+    name = name or fn.__name__
+    rename = alias_renamer(fn, name)
+    at = list(inspect.signature(fn).parameters).index("keepdim")  # (in args, self included)
+    position = at if method else at + 1
+    without_dim = STRICT_KEEPDIM[name]
+    missing_dim = without_dim is _MISSING_DIM
 
-    def checked(*args, **kwargs):
-        if len(args) > 2 and args[2].__class__ is not bool:
-            raise TypeError(f"{name}(): argument 'keepdim' (position {pos}) must be bool, not "
-                            f"{_bool_type_name(args[2])}")
-        if kwargs and (len(args) > 1 or "dim" in kwargs or "axis" in kwargs):
-            # (keepdim= without a dim: no overload has it, keepdim_without_dim's TypeError)
-            k = kwargs.get("keepdim", False)
-            if k.__class__ is not bool:
-                raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
-                                f"{_bool_type_name(k)}")
+    @functools.wraps(fn)
+    def reduction(*args, **kwargs):
+        if len(args) > at and args[at].__class__ is not bool:
+            raise TypeError(f"{name}(): argument 'keepdim' (position {position}) must be bool, "
+                            f"not {_bool_type_name(args[at])}")
+        if not kwargs:  # the common call
+            return fn(*args)
+        if not _ALIAS_NAMES.isdisjoint(kwargs):
+            kwargs = rename(args, kwargs)
+        k = kwargs.get("keepdim", False)
+        if k.__class__ is not bool or missing_dim and "keepdim" in kwargs:
+            if len(args) > 1 or "dim" in kwargs or without_dim is _ALONE:
+                if k.__class__ is not bool:
+                    raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
+                                    f"{_bool_type_name(k)}")
+            elif missing_dim:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
         return fn(*args, **kwargs)
-    checked.__name__ = checked.__qualname__ = getattr(fn, "__name__", name)
-    checked.__doc__ = fn.__doc__
-    checked.__wrapped__ = fn
-    return checked
+    return reduction

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from .composite import record
 from .out import with_out
 from .reduce_args import (
+    STRICT_KEEPDIM,
     _attrs,
     _cuda,
     _dims,
@@ -20,6 +21,7 @@ from .reduce_args import (
     _np_axes,
     _wrap,
     keepdim_without_dim,
+    reduction_entry,
 )
 from .return_types import _return_type
 
@@ -233,12 +235,21 @@ def argmin(input, dim=None, keepdim=False):
     return _arg(input, dim, keepdim, "min")
 
 
-# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser) on every reduction here
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser) on every reduction here, and
+# keepdim a strict bool where PyTorch's is (reduction_entry; one form for the methods, whose
+# TypeErrors count positions from self)
 from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
 
+_method_forms = {}
 for _name in __all__:
-    globals()[_name] = _aliases(globals()[_name])
+    if _name in STRICT_KEEPDIM:
+        _method_forms[_name] = reduction_entry(globals()[_name], method=True)
+        globals()[_name] = reduction_entry(globals()[_name])
+    else:
+        globals()[_name] = _aliases(globals()[_name])
 del _name
+amax_method, amin_method = _method_forms["amax"], _method_forms["amin"]
+argmax_method, argmin_method = _method_forms["argmax"], _method_forms["argmin"]
 
 
 def _keepdim_checked(fn, method):
@@ -256,5 +267,6 @@ def _keepdim_checked(fn, method):
     return checked
 
 
-max_method, min_method = _keepdim_checked(max, True), _keepdim_checked(min, True)  # noqa: A001
+max_method = _keepdim_checked(_method_forms["max"], True)
+min_method = _keepdim_checked(_method_forms["min"], True)
 max, min = _keepdim_checked(max, False), _keepdim_checked(min, False)  # noqa: A001

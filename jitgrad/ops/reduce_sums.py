@@ -17,6 +17,7 @@ from .out import with_out
 from .parser_errors import parser_errors
 from .reduce_args import (
     NO_DIM,
+    STRICT_KEEPDIM,
     _asarray,
     _attrs,
     _cast_for,
@@ -29,6 +30,7 @@ from .reduce_args import (
     _type_word,
     _wrap,
     keepdim_without_dim,
+    reduction_entry,
 )
 
 __all__ = ["sum", "mean", "prod", "logsumexp", "all", "any", "count_nonzero", "cumsum"]
@@ -167,6 +169,12 @@ def logsumexp(input, dim=NO_DIM, keepdim=False):
     if dim is NO_DIM:  # PyTorch's parser words it so (Python's own message differs)
         raise TypeError('logsumexp() missing 1 required positional arguments: "dim"')
     axes = _dims(dim, input._data.ndim)
+    if not keepdim and input._data.ndim and input._data.size and isinstance(
+            dim, (list, tuple)) and not dim:
+        # ATen reduces over every dim for an empty dim list but keeps the maxima it adds back
+        # unsqueezed (squeezing no dims): its in-place add into the 0-d result fails so
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                           f"{[1] * input._data.ndim}")
     x = input._data if input.dtype.is_floating_point else input._data.astype(
         D.get_default_dtype().np)
     if _on_device(input):
@@ -252,12 +260,20 @@ def cumsum(input, dim, *, dtype=None):
                   attrs={"dim": d})
 
 
-# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser) on every reduction here
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser) on every reduction here, and
+# keepdim a strict bool where PyTorch's is (reduction_entry; one form for the methods, whose
+# TypeErrors count positions from self)
 from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
 
+_method_forms = {}
 for _name in __all__:
-    globals()[_name] = _aliases(globals()[_name])
+    if _name in STRICT_KEEPDIM:
+        _method_forms[_name] = reduction_entry(globals()[_name], method=True)
+        globals()[_name] = reduction_entry(globals()[_name])
+    else:
+        globals()[_name] = _aliases(globals()[_name])
 del _name
+logsumexp_method = _method_forms["logsumexp"]
 
 _sum_general = sum
 _ALL_AXES = tuple(tuple(range(n)) for n in range(65))  # a full reduction's axes, per ndim
@@ -306,6 +322,8 @@ def _make_mean(method):
     at least one cannot raise a floating-point warning (no 0/0, no overflow), so the errstate
     only matters for an empty mean, which goes to the general path. One closure per form
     (``method``): the TypeErrors are worded for the method or the function."""
+    general = _method_forms["mean"] if method else _mean_general
+
     def mean(*args, **kwargs):
         if len(args) == 1 and not kwargs:
             x = args[0]
@@ -321,7 +339,7 @@ def _make_mean(method):
                     return record("MeanBackward0", (x,), data, _mean_backward, attrs=attrs)
         if kwargs and len(args) < 2:  # (a dim given by position: nothing to check)
             _check_keepdim("mean", args, kwargs, method)
-        return _mean_general(*args, **kwargs)
+        return general(*args, **kwargs)
     return functools.wraps(_mean_general)(mean)
 
 
@@ -340,7 +358,7 @@ def prod(*args, **kwargs):
 def prod_method(*args, **kwargs):
     if kwargs and len(args) < 2:  # (a dim given by position: nothing to check)
         _check_keepdim("prod", args, kwargs, True)
-    return _prod_general(*args, **kwargs)
+    return _method_forms["prod"](*args, **kwargs)
 
 
 def sum_method_form(general):

@@ -346,9 +346,15 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False,  # noq
     return outs[0] if len(outs) == 1 else tuple(outs)
 
 
-# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser), as on the reductions
+# axis= / keepdims= (NumPy's names, accepted by PyTorch's parser), as on the reductions, and
+# median's keepdim a strict bool (reduce_args.reduction_entry; the methods' TypeErrors count
+# positions from self)
 from .numpy_aliases import accept_numpy_aliases as _aliases  # noqa: E402
+from .reduce_args import reduction_entry as _reduction_entry  # noqa: E402
 
+median_method = _reduction_entry(median, method=True)
+nanmedian_method = _reduction_entry(nanmedian, method=True)
 for _name in __all__:
-    globals()[_name] = _aliases(globals()[_name])
+    globals()[_name] = (_reduction_entry if _name in ("median", "nanmedian") else _aliases)(
+        globals()[_name])
 del _name
