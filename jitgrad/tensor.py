@@ -1,9 +1,10 @@
 """Tensor: a NumPy array (the CPU storage) plus the autograd fields PyTorch users rely on.
 
-Math methods are attached by ``jitgrad.ops.methods``; this module holds storage, autograd
-metadata (``requires_grad``, ``grad``, ``grad_fn``, version counter, view base), hashing, pickling
-and printing. The conversions (to NumPy/Python values, other dtypes and devices) are written in
-``_tensor_conversions`` and bound into the class at the end of this module.
+Math methods are attached by ``jitgrad.ops.methods``; this module holds storage and autograd
+metadata (``requires_grad``, ``grad``, ``grad_fn``, version counter, view base, detach). The
+conversions (to NumPy/Python values, other dtypes and devices) are written in
+``_tensor_conversions``, the object protocol (hashing, pickling, deepcopy, printing) in
+``_tensor_protocol``; both are bound into the class at the end of this module.
 """
 from __future__ import annotations
 
@@ -465,10 +466,8 @@ class Tensor:
         # PyTorch: a non-differentiable view, sharing storage and version counter but with no
         # ``_base`` (writing into it is allowed even when ``self`` is a leaf requiring grad;
         # nodes that saved ``self`` see the version bump)
-        t = Tensor._make(self._data, False)
+        t = self._alias_without_history()
         t._vc = self._vc
-        if self._base is not None or "_torch_layout" in self.__dict__:
-            _keep_view_layout(t, self)
         return t
 
     def detach_(self):
@@ -487,6 +486,12 @@ class Tensor:
 
     @property
     def data(self):
+        return self._alias_without_history()  # (its own version counter, as PyTorch's)
+
+    def _alias_without_history(self):
+        """``detach()``/``.data``: a tensor over the same data, not requiring grad, with no
+        ``_base``; a view's (or a tensor with a recorded layout's) ``stride()`` and
+        ``storage_offset()`` are kept, as PyTorch's result shares the view's storage."""
         t = Tensor._make(self._data, False)
         if self._base is not None or "_torch_layout" in self.__dict__:
             _keep_view_layout(t, self)
@@ -501,62 +506,8 @@ class Tensor:
                                "point or complex dtype")
         self._data = value._data
 
-    # ------------------------------------------------------------------ object protocol
-    # (conversions to NumPy/Python values and other dtypes/devices: _tensor_conversions)
-
-    def __hash__(self):
-        return id(self)
-
-    def __reduce_ex__(self, proto):
-        lay = self._copy_layout()
-        return (_rebuild, (self._host().copy(), self._requires_grad) + ((lay,) if lay else ()))
-
-    def _copy_layout(self):
-        """What a copy of this empty tensor records so it reports the same ``stride()`` and
-        ``storage_offset()`` as PyTorch's copy (which copies the whole storage), or None. (A
-        non-empty copy is compact here: its strides, real ones, differ from PyTorch's anyway.)"""
-        if self._data.__class__ is not np.ndarray or self._data.size:
-            return None
-        off = self.storage_offset()
-        st = self.stride()
-        if not off and st == tuple(s // self._data.itemsize for s in self._data.strides):
-            return None
-        return st, off
-
-    def __deepcopy__(self, memo):
-        if self._grad_fn is not None:
-            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
-                               "support the deepcopy protocol at the moment.")
-        t = type(self).__new__(type(self))
-        t._init(self._data.copy(), self._requires_grad)
-        lay = self._copy_layout()
-        if lay:
-            from ._layout import record_layout
-            record_layout(t, *lay)
-        if self._grad is not None:
-            t._grad = self._grad.clone()
-        memo[id(self)] = t
-        return t
-
-    # ------------------------------------------------------------------ printing
-
-    def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import format_tensor
-        gf = self._grad_fn
-        return format_tensor(
-            self._host(), dtype=self._data.dtype.name, device=str(self.device),
-            requires_grad=self._requires_grad and gf is None,
-            grad_fn_name=type(gf).__name__ if gf is not None else None,  # as PyTorch
-            default_dtype=D.get_default_dtype().name)
-
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        if self._data.ndim == 0:
-            return self.item().__format__(spec)
-        if spec:
-            raise TypeError("unsupported format string passed to Tensor.__format__")
-        return str(self)
+    # (hashing, pickling, deepcopy and printing: _tensor_protocol; conversions to NumPy/Python
+    # values and other dtypes/devices: _tensor_conversions; both bound at the end of this module)
 
 
 _plain_init = Tensor._init  # what _make writes out (unless something wraps it)
@@ -592,7 +543,10 @@ def _rebuild(data, requires_grad, layout=None):
     return t
 
 
-# The conversions are written in _tensor_conversions and bound here, into the class itself.
+# The conversions and the object protocol are written in their modules and bound here, into the
+# class itself.
 from ._tensor_conversions import bind as _bind_conversions  # noqa: E402
+from ._tensor_protocol import bind as _bind_protocol  # noqa: E402
 
 _bind_conversions(Tensor)
+_bind_protocol(Tensor)
