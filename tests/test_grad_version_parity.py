@@ -102,3 +102,67 @@ def _index(lib):
                                      _create_graph, _index])
 def test_grad_version(program):
     assert program(jg) == program(torch)
+
+
+# A leaf's hook result: PyTorch stores it itself (its .grad keeps the result's version and
+# memory) when nothing else holds it and it is laid out like the leaf, and copies it
+# (clone_obey_contract: version 1 for a dense leaf) when the hook or the user keeps it or its
+# layout is unlike the leaf's. Both libraries run each program; layouts are channels-last and
+# contiguous leaves, the result laid out one way or the other.
+_KEPT = []
+HOOKS = {
+    "temporary_like_leaf": lambda lib: lambda g: g.to(memory_format=lib.channels_last) * 1,
+    "temporary_contiguous": lambda lib: lambda g: g.contiguous() * 1,
+    "kept_by_hook": lambda lib: lambda g: _KEPT.append(g.to(memory_format=lib.channels_last)
+                                                       * 1) or _KEPT[-1],
+    "identity": lambda lib: lambda g: g,
+    "identity_kept_by_hook": lambda lib: lambda g: _KEPT.append(g) or g,
+    "written_in_place": lambda lib: lambda g: (g.to(memory_format=lib.channels_last) * 1).mul_(2),
+    "view_of_temporary": lambda lib: lambda g: (g.to(memory_format=lib.channels_last) * 1)[:],
+}
+
+
+def _hooked_leaf(lib, hook, channels_last, device="cpu"):
+    t = lib.ones(2, 3, 4, 5)
+    if channels_last:
+        t = t.to(memory_format=lib.channels_last)
+    x = t.to(device).requires_grad_()
+    x.register_hook(HOOKS[hook](lib))
+    (x * 2).sum().backward()
+    out = [x.grad._version, x.grad.stride(), x.grad.sum().item()]
+    _KEPT.clear()
+    return out
+
+
+@pytest.mark.parametrize("channels_last", [True, False], ids=["channels_last", "contiguous"])
+@pytest.mark.parametrize("hook", sorted(HOOKS))
+def test_hook_result_stolen_or_copied(hook, channels_last):
+    assert _hooked_leaf(jg, hook, channels_last) == _hooked_leaf(torch, hook, channels_last)
+
+
+def _hook_returns_users_detach(lib, device="cpu"):
+    # stored itself, the gradient shares the user's memory and version counter
+    u = lib.ones(2, 3, 4, 5, device=device).to(memory_format=lib.channels_last) * 1
+    x = lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last).to(device).requires_grad_()
+    x.register_hook(lambda g: u.detach())
+    (x * 2).sum().backward()
+    first = x.grad._version
+    with lib.no_grad():
+        u.add_(1)
+    return [first, x.grad._version, x.grad.sum().item(), x.grad.stride()]
+
+
+def test_hook_result_detached_from_users_tensor_is_stored_itself():
+    assert _hook_returns_users_detach(jg) == _hook_returns_users_detach(torch)
+
+
+def _stolen_then_accumulated(lib):
+    x = lib.ones(2, 3, 4, 5).to(memory_format=lib.channels_last).requires_grad_()
+    x.register_hook(lambda g: g.to(memory_format=lib.channels_last) * 1)
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()  # in place into the stolen gradient: one bump
+    return [x.grad._version, x.grad.stride(), x.grad.sum().item()]
+
+
+def test_hook_result_stolen_then_accumulated():
+    assert _stolen_then_accumulated(jg) == _stolen_then_accumulated(torch)

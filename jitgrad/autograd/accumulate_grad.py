@@ -3,6 +3,7 @@
 views are copied; later gradients add in place (out of place with create_graph)."""
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -77,7 +78,10 @@ def _obeys_layout_contract(g, variable) -> bool:
 
 def _whole_allocation(a) -> bool:
     """``a`` is all of its memory (no array can see bytes outside it): a fresh C-contiguous
-    array, or a permuted view of a fresh array of the same bytes (a transposed gradient)."""
+    array, or a permuted view of a fresh array of the same bytes (a transposed gradient); on
+    CUDA a dense array over all of its buffer (channels-last too)."""
+    if a.__class__ is not np.ndarray:
+        return a.spans_buffer() and _dense_bytes(a)
     if spans_whole_buffer(a):
         return True
     base = a.base
@@ -124,14 +128,28 @@ def _record_empty_layout(grad, variable):
             record_layout(grad, st, 0)
 
 
+# the reference count read below is CPython 3.11's (tests/test_grad_version_parity.py checks it
+# against PyTorch); 3.14 borrows references on the stack, so a count could read low: copy there
+_COUNTS_KNOWN = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+
 def accumulate_into_leaf(variable, g) -> None:
     owned = not _is_users(g._data)  # the engine's own arrays may be adopted without a copy
     if variable._hooks:
         for h in list(variable._hooks):
+            refs = sys.getrefcount(g)
             r = h(g)
             if r is not None:
                 _check_hook_result(g, r, h)
-                g, owned = r, False  # a hook may hand back a tensor the user keeps
+                # PyTorch steals a hook's result that nothing else holds (its use_count): a
+                # temporary the hook made, or the engine's gradient handed back untouched; one
+                # the hook or the user keeps is copied. References to a new ``r``: this local
+                # and getrefcount's argument; to ``g`` handed back: what it had, plus ``r``
+                if r is g:
+                    owned = owned and _COUNTS_KNOWN and sys.getrefcount(g) == refs + 1
+                else:
+                    owned = _COUNTS_KNOWN and sys.getrefcount(r) == 2
+                g = r
     if variable._grad is None:
         if grad_mode.is_grad_enabled():
             # create_graph: PyTorch copies into a fresh tensor laid out like the leaf
@@ -153,12 +171,8 @@ def accumulate_into_leaf(variable, g) -> None:
                 _record_empty_layout(c, variable)
         else:
             data = g._data
-            if data.__class__ is np.ndarray:
-                obeys = _obeys_layout_contract(g, variable)
-                steal = owned and obeys and _whole_allocation(data)
-            else:
-                obeys = _obeys_layout_contract(g, variable)
-                steal = owned and obeys and spans_whole_buffer(data)
+            obeys = _obeys_layout_contract(g, variable)
+            steal = owned and obeys and _whole_allocation(data)
             if not steal:
                 # copy a user's tensor or one laid out unlike the leaf (PyTorch's
                 # clone_obey_contract), and a slice of a shared buffer: its own memory
@@ -168,9 +182,9 @@ def accumulate_into_leaf(variable, g) -> None:
                 c._vc.value = _copy_version(variable) if not owned or not obeys \
                     else g._vc.value
                 _record_empty_layout(c, variable)
-            else:  # adopted (PyTorch steals it): it keeps its version
+            else:  # adopted: PyTorch stores ``new_grad.detach()``, which shares its version
                 variable._grad = grad = Tensor._make(data, False)
-                grad._vc.value = g._vc.value
+                grad._vc = g._vc
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + g
     else:
