@@ -55,6 +55,23 @@ def _accumulate_grad_class():
     return _AccumulateGrad
 
 
+def _alias_without_history(name, share_version):
+    """``detach()`` and ``.data``'s getter (one body, no call between them and it): a tensor
+    over the same data, not requiring grad, with no ``_base``, sharing ``self``'s version
+    counter if ``share_version``; a view's (or a tensor with a recorded layout's) ``stride()``
+    and ``storage_offset()`` are kept, as PyTorch's result shares the view's storage."""
+    def alias(self):
+        t = Tensor._make(self._data, False)
+        if share_version:
+            t._vc = self._vc
+        if self._base is not None or "_torch_layout" in self.__dict__:
+            _keep_view_layout(t, self)
+        return t
+    alias.__name__, alias.__qualname__ = name, f"Tensor.{name}"
+    alias.__code__ = alias.__code__.replace(co_name=name)  # (tracebacks and profiles name it)
+    return alias
+
+
 class Tensor:
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_grad", "_vc",
                  "_base", "_retains_grad", "_hooks", "_grad_acc", "_view_fn", "_creation",
@@ -462,13 +479,10 @@ class Tensor:
         engine.backward([self], [gradient], retain_graph=retain_graph,
                         create_graph=create_graph, inputs=inputs)
 
-    def detach(self):
-        # PyTorch: a non-differentiable view, sharing storage and version counter but with no
-        # ``_base`` (writing into it is allowed even when ``self`` is a leaf requiring grad;
-        # nodes that saved ``self`` see the version bump)
-        t = self._alias_without_history()
-        t._vc = self._vc
-        return t
+    # PyTorch: a non-differentiable view, sharing storage and version counter but with no
+    # ``_base`` (writing into it is allowed even when ``self`` is a leaf requiring grad; nodes
+    # that saved ``self`` see the version bump)
+    detach = _alias_without_history("detach", share_version=True)
 
     def detach_(self):
         if self._base is not None and (self._grad_fn is not None or self._base._requires_grad):
@@ -484,18 +498,8 @@ class Tensor:
         self._requires_grad = False
         return self
 
-    @property
-    def data(self):
-        return self._alias_without_history()  # (its own version counter, as PyTorch's)
-
-    def _alias_without_history(self):
-        """``detach()``/``.data``: a tensor over the same data, not requiring grad, with no
-        ``_base``; a view's (or a tensor with a recorded layout's) ``stride()`` and
-        ``storage_offset()`` are kept, as PyTorch's result shares the view's storage."""
-        t = Tensor._make(self._data, False)
-        if self._base is not None or "_torch_layout" in self.__dict__:
-            _keep_view_layout(t, self)
-        return t
+    # (its own version counter, as PyTorch's: writes through it are not seen by autograd)
+    data = property(_alias_without_history("data", share_version=False))
 
     @data.setter
     def data(self, value):
