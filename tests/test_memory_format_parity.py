@@ -6,6 +6,8 @@ import pytest
 import jitgrad
 
 torch = pytest.importorskip("torch", reason="needs PyTorch")
+from tests._memory_format_cases import LIKES  # noqa: E402 - after the skip, as the harness
+from tests._parity import agree  # noqa: E402 - after the skip: the harness needs PyTorch
 
 FORMATS = ("contiguous_format", "channels_last", "channels_last_3d")
 SHAPES4 = [(2, 3, 4, 5), (2, 1, 4, 5), (2, 3, 1, 1), (1, 3, 1, 4), (2, 1, 1, 1), (1, 1, 1, 1),
@@ -29,18 +31,6 @@ def _describe(t, src=None):
     return {"shape": tuple(t.shape), "stride": t.stride(), "is_contiguous": fmts,
             "values": t.detach().cpu().numpy().tolist(), "grad_fn": gf and type(gf).__name__,
             "alias": t is src, "requires_grad": t.requires_grad}
-
-
-def _outcome(fn, lib):
-    try:
-        return fn(lib)
-    except Exception as e:  # noqa: BLE001 - the error itself is what is compared
-        return (type(e).__name__, str(e))
-
-
-def _check(fn):
-    want, got = _outcome(fn, torch), _outcome(fn, jitgrad)
-    assert got == want
 
 
 # --- strides / is_contiguous / values / nodes of conversions ------------------------------------
@@ -74,19 +64,10 @@ def test_conversion(op, which, grad, shape):
         # (the sources are used as made, without detach(): detach is not the subject here)
         src = (x if which == "contiguous" else c).requires_grad_(grad)
         return _describe(CONVERSIONS[op](L, src), src)
-    _check(run)
+    agree(run)
 
 
-# --- factories ----------------------------------------------------------------------------------
-
-LIKES = {
-    "empty_like": lambda L, t, **k: L.empty_like(t, **k),
-    "zeros_like": lambda L, t, **k: L.zeros_like(t, **k),
-    "ones_like": lambda L, t, **k: L.ones_like(t, **k),
-    "full_like": lambda L, t, **k: L.full_like(t, 2.5, **k),
-    "randn_like": lambda L, t, **k: L.randn_like(t, **k),
-    "rand_like": lambda L, t, **k: L.rand_like(t, **k),
-}
+# --- factories (tests/_memory_format_cases.LIKES) -----------------------------------------------
 
 
 @pytest.mark.parametrize("shape", SHAPES4 + SHAPES5 + [(3, 4), (8, 5)])
@@ -104,7 +85,7 @@ def test_like(op, fmt, which, shape):
         if op == "empty_like":
             del d["values"]
         return d
-    _check(run)
+    agree(run)
 
 
 @pytest.mark.parametrize("shape", SHAPES4 + SHAPES5 + [(3, 4)])
@@ -114,7 +95,7 @@ def test_empty(fmt, shape):
         d = _describe(L.empty(*shape, memory_format=getattr(L, fmt), requires_grad=True))
         del d["values"]
         return d
-    _check(run)
+    agree(run)
 
 
 def test_empty_dtype_and_values_of_zeros_like():
@@ -122,7 +103,7 @@ def test_empty_dtype_and_values_of_zeros_like():
         t = L.empty(2, 3, 4, 5, dtype=L.float64, memory_format=L.channels_last)
         z = L.zeros_like(t, dtype=L.int64)
         return t.dtype == L.float64, t.stride(), z.stride(), z.dtype == L.int64, z.sum().item()
-    _check(run)
+    agree(run)
 
 
 # --- nn.Module.to -------------------------------------------------------------------------------
@@ -135,14 +116,14 @@ def test_module_to(fmt):
                             L.nn.BatchNorm2d(4))
         m.to(memory_format=getattr(L, fmt))
         return [(n, p.stride(), type(p).__name__) for n, p in m.named_parameters()]
-    _check(run)
+    agree(run)
 
 
 def test_module_to_dtype_and_format():
     def run(L):
         m = L.nn.Conv2d(3, 4, 3).to(L.float64, memory_format=L.channels_last)
         return m.weight.stride(), m.weight.dtype == L.float64, m.weight.requires_grad
-    _check(run)
+    agree(run)
 
 
 # --- autograd through a channels-last copy ------------------------------------------------------
@@ -154,7 +135,7 @@ def test_backward_through_channels_last_copy():
         y = x.to(L.float64, memory_format=L.channels_last)
         (y * y).sum().backward()
         return x.grad.stride(), x.grad.numpy().tolist()
-    _check(run)
+    agree(run)
 
 
 # --- ambiguous layouts: size-1 dims (ATen's two channels-last tests disagree there) -------------
@@ -185,14 +166,14 @@ def test_size_one_dims(op, shape):
         L.manual_seed(0)
         out = CHAINS[op](L, x)
         return out if isinstance(out, tuple) else _describe(out)
-    _check(run)
+    agree(run)
 
 
 def test_transposed_matrix_to_contiguous_format_is_itself():
     def run(L):
         x = L.ones(3, 4).t()
         return x.to(memory_format=L.contiguous_format) is x, x.contiguous() is x
-    _check(run)
+    agree(run)
 
 
 @pytest.mark.parametrize("fmt", ["channels_last", "channels_last_3d"])
@@ -218,4 +199,4 @@ def test_rank_errors(entry, fmt):
         t = L.ones(2, 3, 4)
         out = calls[entry](L, t, getattr(L, fmt))
         return _describe(out) if isinstance(out, L.Tensor) else out
-    _check(run)
+    agree(run)

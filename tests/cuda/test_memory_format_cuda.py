@@ -14,6 +14,7 @@ import pytest
 import jitgrad
 
 torch = pytest.importorskip("torch", reason="needs PyTorch")
+from tests._memory_format_cases import LIKES  # noqa: E402 - next to the harness import
 from tests._parity import agree  # noqa: E402 - after the skip: the harness needs PyTorch
 
 FORMATS = ("contiguous_format", "channels_last", "channels_last_3d")
@@ -95,14 +96,6 @@ def test_backward_through_channels_last_copy(device):
 
 # --- factories on the device --------------------------------------------------------------------
 
-LIKES = {
-    "empty_like": lambda L, t, **k: L.empty_like(t, **k),
-    "zeros_like": lambda L, t, **k: L.zeros_like(t, **k),
-    "ones_like": lambda L, t, **k: L.ones_like(t, **k),
-    "full_like": lambda L, t, **k: L.full_like(t, 2.5, **k),
-    "randn_like": lambda L, t, **k: L.randn_like(t, **k),
-    "rand_like": lambda L, t, **k: L.rand_like(t, **k),
-}
 _NO_VALUES = ("empty_like", "randn_like", "rand_like")  # (CUDA's generator is not the CPU's)
 
 
