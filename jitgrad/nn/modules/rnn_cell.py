@@ -84,6 +84,9 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
+        ret = rnn_cells_fused.rnn_step(self, input, hx)
+        if ret is not None:  # repeats the last checked call
+            return ret
         self._check_input(input, "RNNCell")
         if hx is not None and hx.dim() not in (1, 2):
             raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
@@ -98,6 +101,8 @@ class RNNCell(RNNCellBase):
         rnn_stack.check_cell_hidden(input, hx, self.weight_hh.size(1), 0)
         params = self._params()
         if rnn_cells_fused.usable(input, (hx,), params, 1):
+            if is_batched:
+                rnn_cells_fused.remember(self, input, (hx,), params, 1)
             ret = rnn_cells_fused.rnn_cell(input, hx, params, cell is rnn_stack.relu_cell)
         else:
             ret = cell(params.linear_ih(input), hx, params)
@@ -110,6 +115,9 @@ class LSTMCell(RNNCellBase):
                          dtype=dtype)
 
     def forward(self, input, hx=None):
+        ret = rnn_cells_fused.lstm_step(self, input, hx)
+        if ret is not None:  # repeats the last checked call
+            return ret
         self._check_input(input, "LSTMCell")
         if hx is not None:
             for idx, value in enumerate(hx):
@@ -131,6 +139,8 @@ class LSTMCell(RNNCellBase):
         rnn_stack.check_cell_hidden(input, hx[1], self.weight_hh.size(1), 1)
         params = self._params()
         if rnn_cells_fused.usable(input, hx, params, 4):
+            if is_batched:
+                rnn_cells_fused.remember(self, input, hx, params, 4)
             hy, cy = rnn_cells_fused.lstm_cell(input, tuple(hx), params)
         else:
             hy, cy = rnn_stack.lstm_cell(params.linear_ih(input), tuple(hx), params)
@@ -143,6 +153,9 @@ class GRUCell(RNNCellBase):
                          dtype=dtype)
 
     def forward(self, input, hx=None):
+        ret = rnn_cells_fused.gru_step(self, input, hx)
+        if ret is not None:  # repeats the last checked call
+            return ret
         self._check_input(input, "GRUCell")
         if hx is not None and hx.dim() not in (1, 2):
             raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
@@ -151,6 +164,8 @@ class GRUCell(RNNCellBase):
         rnn_stack.check_cell_hidden(input, hx, self.weight_hh.size(1), 0)
         params = self._params()
         if rnn_cells_fused.usable(input, (hx,), params, 3):
+            if is_batched:
+                rnn_cells_fused.remember(self, input, (hx,), params, 3)
             ret = rnn_cells_fused.gru_cell(input, hx, params)
             return ret if is_batched else ret.squeeze(0)
         # PyTorch's output shows AddBackward0 over the separate ops' nodes: keep those when a

@@ -43,17 +43,21 @@ from ..._settings import get_num_threads
 from ...autograd import grad_mode
 from ...backends import blas, vml
 from ...ops.composite import record
+from ...ops.elementwise_call import call
+from ...ops.registry import OPS
 from ...tensor import Tensor
 from . import _rnn_cell_kernels as K
 from . import rnn_stack
 
-__all__ = ["usable", "lstm_cell", "gru_cell", "rnn_cell"]
+__all__ = ["usable", "remember", "lstm_step", "gru_step", "rnn_step", "lstm_cell", "gru_cell",
+           "rnn_cell"]
 
 _SLOTS = ("input", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "hx", "cx")
 _CONSTS = {np.dtype(np.float32): np.array([0, 1], np.float32),
            np.dtype(np.float64): np.array([0, 1], np.float64)}
 
 
+_ADD, _SUB, _MUL, _TANH, _RELU = (OPS[n] for n in ("add", "sub", "mul", "tanh", "relu"))
 _GEMMS = {}
 
 
@@ -106,85 +110,232 @@ def _bias(b, n, dt):
     return np.zeros(n, dt) if b is None else _array(b, dt)
 
 
-def _record(name, slots, outs, backward, attrs):
-    """The fused node over ``slots`` (input, w_ih, w_hh, b_ih, b_hh, hx[, cx]). Saved (so
-    version-checked) as PyTorch's addmm saves them: each matrix only when its partner in the
-    product needs a gradient (the input for w_ih's, w_ih for the input's, ...), biases never;
-    cx (LSTM: ``sigmoid(f) * cx``) when a gate can need a gradient. The slots themselves are
-    kept unchecked in ``attrs`` for create_graph's per-op rebuild."""
-    need = [t is not None and t._requires_grad for t in slots]
-    save = [(n, slots[i]) for n, i, partner in (("input", 0, 1), ("weight_ih", 1, 0),
-                                                  ("weight_hh", 2, 5), ("hx", 5, 2))
-            if need[partner]]
-    if len(slots) == 7 and any(need[:6]):
-        save.append(("cx", slots[6]))
-    attrs["slots"] = slots
-    return record(name, slots, outs, backward, save=save, attrs=attrs)
+# ----------------------------------------------------------------------------- checked steps
+# A cell called step after step with the same shapes repeats the module's checks and
+# ``usable`` (~5 us of a ~45 us small step). The module remembers the last call that passed
+# them (``remember``); a call whose input and states are exact host Tensors of that dtype and
+# those shapes, and whose parameters' storages are the same arrays, passes them again and
+# runs from the remembered arrays (``lstm_step``, ...). Anything else misses and the module
+# checks it as before: a replaced parameter or ``.data``, a dtype change (``.to``) or a move
+# gives other arrays; in-place updates (an optimizer's) write into the remembered arrays, whose
+# values the kernels read at each call; requires_grad and grad mode are read at each call.
 
 
-def _records(slots):
-    return grad_mode.is_grad_enabled() and any(
-        t is not None and t._requires_grad for t in slots)
+class _CheckedStep:
+    """The last checked call of one cell: dtype, the input's and states' shapes, the
+    parameters' storages (identity only) and the kernels' weight arrays (those storages; a
+    zero bias for a missing one)."""
+
+    __slots__ = ("dt", "shapes", "storages", "arrays")
+
+    def __init__(self, dt, shapes, storages, arrays):
+        self.dt, self.shapes, self.storages, self.arrays = dt, shapes, storages, arrays
+
+    def __reduce__(self):  # a pickled or copied cell checks its first call again
+        return (_forgotten, ())
 
 
-def _prepare(input, hx, params, gates):
+def _forgotten():
+    return None
+
+
+def _storage(t):
+    return getattr(t, "_data", None)
+
+
+def remember(cell, input, hiddens, params, gates):
+    """After a batched call passed the module's checks and ``usable``: keep what the next call
+    needs to skip them. Parameters whose storage the kernels would copy (not C-contiguous) are
+    not remembered: the copy would go stale under in-place updates."""
     dt = input._data.dtype
-    x, h = _array(input, dt), _array(hx, dt)
-    hid = h.shape[1]
-    return (dt, x, _array(params.w_ih, dt), _array(params.w_hh, dt),
-            _bias(params.b_ih, gates * hid, dt), _bias(params.b_hh, gates * hid, dt), h)
+    weights = (params.w_ih, params.w_hh, params.b_ih, params.b_hh)
+    storages = tuple(_storage(w) for w in weights)
+    n = gates * params.w_hh._data.shape[1]
+    arrays = (_array(params.w_ih, dt), _array(params.w_hh, dt), _bias(params.b_ih, n, dt),
+              _bias(params.b_hh, n, dt))
+    if any(s is not None and a is not s for s, a in zip(storages, arrays)):
+        cell.__dict__.pop("_fused_step", None)
+        return
+    shapes = [input._data.shape] + [h._data.shape for h in hiddens]
+    cell.__dict__["_fused_step"] = _CheckedStep(dt, shapes, storages, (dt, *arrays))
+
+
+def _checked(cell, input, hiddens):
+    """The cell's parameters (w_ih, w_hh, b_ih, b_hh) and remembered arrays when this call
+    repeats its remembered one; None otherwise."""
+    step = cell.__dict__.get("_fused_step")
+    if step is None or input.__class__ is not Tensor:
+        return None
+    dt = step.dt
+    d = input._data
+    if d.__class__ is not np.ndarray or d.dtype != dt:
+        return None
+    shapes = [d.shape]
+    for t in hiddens:
+        if t.__class__ is not Tensor:
+            return None
+        a = t._data
+        if a.__class__ is not np.ndarray or a.dtype != dt:
+            return None
+        shapes.append(a.shape)
+    if shapes != step.shapes:
+        return None
+    weights = (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)
+    s = step.storages
+    if (_storage(weights[0]) is not s[0] or _storage(weights[1]) is not s[1]
+            or _storage(weights[2]) is not s[2] or _storage(weights[3]) is not s[3]):
+        return None
+    return weights, step.arrays
+
+
+def lstm_step(cell, input, hx):
+    """``LSTMCell.forward`` for a call that repeats the remembered one, else None."""
+    if hx.__class__ is not tuple or len(hx) != 2:
+        return None
+    checked = _checked(cell, input, hx)
+    if checked is None:
+        return None
+    return _lstm(input, hx[0], hx[1], *checked)
+
+
+def gru_step(cell, input, hx):
+    """``GRUCell.forward`` for a call that repeats the remembered one, else None."""
+    checked = _checked(cell, input, (hx,))
+    if checked is None:
+        return None
+    return _gru(input, hx, *checked)
+
+
+def rnn_step(cell, input, hx):
+    """``RNNCell.forward`` for a call that repeats the remembered one, else None."""
+    nonlinearity = cell.nonlinearity
+    if nonlinearity != "tanh" and nonlinearity != "relu":
+        return None
+    checked = _checked(cell, input, (hx,))
+    if checked is None:
+        return None
+    return _rnn(input, hx, *checked, nonlinearity == "relu")
+
+
+# ----------------------------------------------------------------------------- forward
+
+
+def _record(name, slots, need, outs, backward, attrs):
+    """The fused node over ``slots`` (input, w_ih, w_hh, b_ih, b_hh, hx[, cx]; ``need``: which
+    require grad). Saved (so version-checked) as PyTorch's addmm saves them: each matrix only
+    when its partner in the product needs a gradient (the input for w_ih's, w_ih for the
+    input's, ...), biases never; cx (LSTM: ``sigmoid(f) * cx``) when a gate can need a
+    gradient. The slots themselves are kept unchecked in ``attrs`` for create_graph's per-op
+    rebuild."""
+    plan = _SAVE_PLANS.get(need)
+    if plan is None:
+        plan = [(n, i) for n, i, partner in (("input", 0, 1), ("weight_ih", 1, 0),
+                                             ("weight_hh", 2, 5), ("hx", 5, 2))
+                if need[partner]]
+        if len(need) == 7 and any(need[:6]):
+            plan.append(("cx", 6))
+        plan = _SAVE_PLANS[need] = tuple(plan)
+    attrs["slots"] = slots
+    return record(name, slots, outs, backward, save=[(n, slots[i]) for n, i in plan],
+                  attrs=attrs)
+
+
+_SAVE_PLANS = {}  # need -> ((saved name, slot), ...)
+
+
+def _need(slots):
+    """Which slots require grad, or None when no graph is recorded."""
+    if not grad_mode.is_grad_enabled():
+        return None
+    need = tuple([t is not None and t._requires_grad for t in slots])
+    return need if True in need else None
+
+
+def _params_arrays(input, params, gates):
+    """(dt, w_ih, w_hh, b_ih, b_hh) for the kernels, and the weights as slots."""
+    dt = input._data.dtype
+    n = gates * params.w_hh._data.shape[1]
+    weights = (params.w_ih, params.w_hh, params.b_ih, params.b_hh)
+    return weights, (dt, _array(params.w_ih, dt), _array(params.w_hh, dt),
+                     _bias(params.b_ih, n, dt), _bias(params.b_hh, n, dt))
 
 
 def lstm_cell(input, hidden, params):
     """``rnn_stack.lstm_cell`` on the unprojected input: (hy, cy)."""
     hx, cx = hidden
-    dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 4)
-    c = _array(cx, dt)
+    return _lstm(input, hx, cx, *_params_arrays(input, params, 4))
+
+
+def _lstm(input, hx, cx, weights, arrays):
+    dt, w_ih, w_hh, b_ih, b_hh = arrays
+    x, h, c = _array(input, dt), _array(hx, dt), _array(cx, dt)
     batch, hid = h.shape
     acts, gh = np.empty((batch, 4 * hid), dt), np.empty((batch, 4 * hid), dt)
-    og, tc, kept, added, hy, cy = (np.empty((batch, hid), dt) for _ in range(6))
+    shape, empty = (batch, hid), np.empty
+    og, tc, kept, added = empty(shape, dt), empty(shape, dt), empty(shape, dt), empty(shape, dt)
+    hy, cy = empty(shape, dt), empty(shape, dt)
     K.lstm_forward(x, w_ih, w_hh, b_ih, b_hh, h, c, _gemm(dt), _CONSTS[dt], vml.routine("tanh", dt),
                    acts, gh, og, tc, kept, added, hy, cy)
-    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx, cx)
-    if not _records(slots):
-        return Tensor._make(hy), Tensor._make(cy)
-    t_og, t_tc, t_kept, t_added = _record("FusedLstmCellBackward0", slots,
-                                          [og, tc, kept, added], _lstm_backward,
-                                          {"acts": acts, "tc": tc})
-    cy_t = t_kept + t_added
-    return t_og * t_tc, cy_t
+    slots = (input, *weights, hx, cx)
+    need = _need(slots)
+    if need is None:
+        t_hy, t_cy = Tensor._make(hy), Tensor._make(cy)
+    else:
+        t_og, t_tc, t_kept, t_added = _record("FusedLstmCellBackward0", slots, need,
+                                              [og, tc, kept, added], _lstm_backward,
+                                              {"acts": acts, "tc": tc})
+        # the presenting ops through ``call`` (what ``a * b`` and ``a + b`` of two Tensors run)
+        t_hy, t_cy = call(_MUL, t_og, t_tc), call(_ADD, t_kept, t_added)
+    # RNN.cpp's cy is ``forgetgate.mul(cx).add_(...)``: one in-place write, its _version 1
+    t_cy._vc.value += 1
+    return t_hy, t_cy
 
 
 def gru_cell(input, hx, params):
     """``rnn_stack.gru_cell`` on the unprojected input: hy."""
-    dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 3)
+    return _gru(input, hx, *_params_arrays(input, params, 3))
+
+
+def _gru(input, hx, weights, arrays):
+    dt, w_ih, w_hh, b_ih, b_hh = arrays
+    x, h = _array(input, dt), _array(hx, dt)
     batch, hid = h.shape
     acts, gh = np.empty((batch, 3 * hid), dt), np.empty((batch, 3 * hid), dt)
-    n, z, hy = (np.empty((batch, hid), dt) for _ in range(3))
+    n, z, hy = np.empty((batch, hid), dt), np.empty((batch, hid), dt), np.empty((batch, hid), dt)
     K.gru_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], vml.routine("tanh", dt),
                   acts, gh, n, z, hy)
-    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx)
-    if not _records(slots):
-        return Tensor._make(hy)
-    t_n, t_z = _record("FusedGruCellBackward0", slots, [n, z], _gru_backward,
-                       {"acts": acts, "gh": gh})
-    # RNN.cpp's (hidden - new_gate).mul_(input_gate).add_(new_gate) as real ops: hx's two
-    # gradients (through the sub, then through linear_hh in the node) arrive as PyTorch's do
-    return (hx - t_n) * t_z + t_n
+    slots = (input, *weights, hx)
+    need = _need(slots)
+    if need is None:
+        out = Tensor._make(hy)
+    else:
+        t_n, t_z = _record("FusedGruCellBackward0", slots, need, [n, z], _gru_backward,
+                           {"acts": acts, "gh": gh})
+        # RNN.cpp's (hidden - new_gate).mul_(input_gate).add_(new_gate) as real ops: hx's two
+        # gradients (through the sub, then through linear_hh in the node) arrive as PyTorch's
+        out = call(_ADD, call(_MUL, call(_SUB, hx, t_n), t_z), t_n)
+    out._vc.value += 2  # those two in-place writes: PyTorch's output has _version 2
+    return out
 
 
 def rnn_cell(input, hx, params, relu):
     """``rnn_stack.tanh_cell`` (``relu`` False) or ``relu_cell`` on the unprojected input."""
-    dt, x, w_ih, w_hh, b_ih, b_hh, h = _prepare(input, hx, params, 1)
+    return _rnn(input, hx, *_params_arrays(input, params, 1), relu)
+
+
+def _rnn(input, hx, weights, arrays, relu):
+    dt, w_ih, w_hh, b_ih, b_hh = arrays
+    x, h = _array(input, dt), _array(hx, dt)
     batch, hid = h.shape
     pre, gh = np.empty((batch, hid), dt), np.empty((batch, hid), dt)
     K.simple_forward(x, w_ih, w_hh, b_ih, b_hh, h, _gemm(dt), _CONSTS[dt], pre, gh)
-    slots = (input, params.w_ih, params.w_hh, params.b_ih, params.b_hh, hx)
-    if _records(slots):
-        t_pre = _record("FusedRnnCellBackward0", slots, pre, _rnn_backward, {})
+    slots = (input, *weights, hx)
+    need = _need(slots)
+    if need is not None:
+        t_pre = _record("FusedRnnCellBackward0", slots, need, pre, _rnn_backward, {})
     else:
         t_pre = Tensor._make(pre)
-    return t_pre.relu() if relu else t_pre.tanh()
+    return call(_RELU if relu else _TANH, t_pre)
 
 
 # ----------------------------------------------------------------------------- backward
