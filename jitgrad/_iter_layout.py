@@ -11,8 +11,8 @@ from __future__ import annotations
 from ._memory_format import _non_overlapping_and_dense
 
 __all__ = ["dim_comparator", "sort_dims", "reorder_dimensions", "elementwise_output_strides",
-           "elementwise_output_perm", "dense_strides_like", "is_contiguous_strides",
-           "is_channels_last_strides"]
+           "elementwise_output_perm", "elementwise_output_layout", "dense_strides_like",
+           "is_contiguous_strides", "is_channels_last_strides"]
 
 
 def dim_comparator(shape, operand_strides, reduction_outputs=0):
@@ -106,24 +106,37 @@ def elementwise_output_perm(shape, operands):
     ``allocate_or_resize_outputs``). ``operands``: (shape, strides in elements) of the inputs
     (and of a defined output that keeps its size), in ATen's operand order; 0-dim operands
     (scalars) broadcast everywhere."""
+    return elementwise_output_layout(shape, operands)[0]
+
+
+def elementwise_output_layout(shape, operands):
+    """``(perm, strides)``: ``perm`` as ``elementwise_output_perm``; ``strides`` (elements) the
+    output's own where they differ from the dense ones ``perm`` rebuilds, else None. They can
+    differ only at size-1 dims, whose strides no contiguity check reads: ``fast_set_up``'s
+    dense case gives the output the operands' strides as they are (a (1, 2, 2) tensor with
+    strides (7, 1, 2) times itself has strides (7, 1, 2)), where the sorted order rebuilds
+    them from the sizes inside (4 there)."""
     nd = len(shape)
     if nd < 2:
-        return None
+        return None, None
     shape = tuple(shape)
     # fast_set_up: every operand of the output's shape, all contiguous / channels-last / dense
     # with equal strides (the output takes those strides)
     if all(tuple(s) == shape for s, _ in operands):
         if all(is_contiguous_strides(shape, st) for _, st in operands):
-            return None
+            return None, None
         if nd == 4 and all(is_channels_last_strides(shape, st) for _, st in operands):
-            return (0, 2, 3, 1)
+            return (0, 2, 3, 1), None
         first = tuple(operands[-1][1])
         if (all(tuple(st) == first for _, st in operands)
                 and _non_overlapping_and_dense(shape, first)):
             # outermost first; a size-1 dim sharing a stride goes inside the larger dim, so
-            # the dense strides rebuilt from this order are the operands' own
+            # the dense strides rebuilt from this order are the operands' own, but for size-1
+            # dims of any other stride
             perm = tuple(sorted(range(nd), key=lambda d: (-first[d], -shape[d], d)))
-            return None if perm == tuple(range(nd)) else perm
+            if perm == tuple(range(nd)):
+                return None, None
+            return perm, (first if first != _dense_strides(shape, perm) else None)
     # compute_strides: broadcast dims (size 1 against a larger size) get stride 0
     aligned = []
     for s, st in operands:
@@ -134,18 +147,24 @@ def elementwise_output_perm(shape, operands):
         aligned.append(row)
     perm = reorder_dimensions(shape, aligned)
     if perm == list(range(nd - 1, -1, -1)):
-        return None
-    return tuple(reversed(perm))
+        return None, None
+    return tuple(reversed(perm)), None
 
 
-def elementwise_output_strides(shape, operands):
-    """The strides ATen allocates an elementwise output with, or None for C-contiguous
-    (operands as ``elementwise_output_perm``)."""
-    perm = elementwise_output_perm(shape, operands)
-    if perm is None:
-        return None
+def _dense_strides(shape, perm) -> tuple:
+    """The dense strides of ``shape`` with the dims ``perm`` (outermost first), as ATen's
+    ``compatible_stride`` builds them (a size-1 dim takes the product of the sizes inside)."""
     out, step = [0] * len(shape), 1
     for d in reversed(perm):
         out[d] = step
         step *= shape[d]
     return tuple(out)
+
+
+def elementwise_output_strides(shape, operands):
+    """The strides ATen allocates an elementwise output with, or None for C-contiguous
+    (operands as ``elementwise_output_perm``)."""
+    perm, strides = elementwise_output_layout(shape, operands)
+    if perm is None or strides is not None:
+        return strides
+    return _dense_strides(shape, perm)

@@ -23,16 +23,19 @@ from .elementwise_operands import (  # noqa: F401 - some are re-exported for imp
     _data_of,
     _device_flat,
     _device_out,
+    _device_restrided,
     _flat,
     _inverse,
     _kernel_dtype,
     _operands,
-    _output_perm,
+    _output_layout,
     _permuted,
+    _restrided,
     _scalar,
     _shapes,
     broadcast_shapes,
     check_same_device,
+    has_c_strides,
 )
 from .registry import ElementwiseOp
 
@@ -140,7 +143,7 @@ def call(op: ElementwiseOp, *args, **aux):
         # path would work out again on every call (ops/elementwise_fast.py)
         key = [op]
         shape = None
-        rg = False
+        rg = scalar = False
         for a in args:
             if isinstance(a, Tensor):
                 d = a._data
@@ -157,8 +160,12 @@ def call(op: ElementwiseOp, *args, **aux):
                 key.append(dt)
             else:
                 key.append(a.__class__)
+                if a is not None:
+                    scalar = True
         else:
-            if shape is not None:
+            # with a scalar, TensorIterator sorts the dims by stride, size-1 dims' included
+            # (which NumPy's contiguity flag ignores): those need _call_general's layout
+            if shape is not None and not (scalar and 1 in shape and _odd_unit_strides(args)):
                 key = tuple(key)
                 fp = _fast_plans.get(key)
                 if fp is None:
@@ -166,6 +173,11 @@ def call(op: ElementwiseOp, *args, **aux):
                 if fp is not False:
                     return _call_fast(fp, op, args, shape, n, rg)
     return _call_general(op, args, aux)
+
+
+def _odd_unit_strides(args) -> bool:
+    """Whether a tensor in ``args`` has other than C strides (only at size-1 dims)."""
+    return not all(has_c_strides(a._data) for a in args if isinstance(a, Tensor))
 
 
 def _call_general(op, args, aux):
@@ -190,7 +202,7 @@ def _call_general(op, args, aux):
     half = ct is D.float16
     # PyTorch's output layout: the kernel runs in its dim order (operands permuted into it),
     # and the output is that buffer viewed back in the tensor's dim order
-    perm = _output_perm(op, args, aux, shape)
+    perm, strides = _output_layout(op, args, aux, shape)
     kshape = shape if perm is None else tuple(shape[p] for p in perm)
     flat = _flat if perm is None else _permuted(_flat, perm)
     values, kinds = _operands(op, args, aux, kshape, _kernel_dtype(ct), flat, half)
@@ -212,6 +224,8 @@ def _call_general(op, args, aux):
             out = out.astype(np.float16)
     if perm is not None:
         out = out.transpose(_inverse(perm))
+        if strides is not None:
+            out = _restrided(out, strides)
     result = Tensor._make(out)
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, aux, ct, out_dt, result)
@@ -238,7 +252,7 @@ def _call_device(op, args, aux, ct, out_dt):
     check_same_device(list(args) + [v for v in aux.values() if isinstance(v, Tensor)])
     shape = broadcast_shapes(*_shapes(args, cond))
     # PyTorch's output layout, as on the host (``_call_general``)
-    perm = _output_perm(op, args, aux, shape)
+    perm, strides = _output_layout(op, args, aux, shape)
     kshape = shape if perm is None else tuple(shape[p] for p in perm)
     flat = _device_flat if perm is None else _permuted(_device_flat, perm)
     values, kinds = _operands(op, args, aux, kshape, _kernel_dtype(ct), flat, ct is D.float16)
@@ -254,6 +268,8 @@ def _call_device(op, args, aux, ct, out_dt):
         out = out.astype(np.float16)
     if perm is not None:
         out = out.transpose(_inverse(perm))
+        if strides is not None:
+            out = _device_restrided(out, strides)
     result = Tensor._make(out)
     if _capture.recorder is not None:
         _capture.note_elementwise(op, args, aux, ct, out_dt, result)

@@ -3,7 +3,7 @@ flat argument.
 
 ``call`` (ops/elementwise_call.py) and its fast path, the compiled replays (_compile/fused.py) and
 the node's VJP launch prepare their kernel arguments here: the broadcast shape (PyTorch's
-``infer_size`` and its error), the layout PyTorch allocates the output with (``_output_perm``,
+``infer_size`` and its error), the layout PyTorch allocates the output with (``_output_layout``,
 TensorIterator's rule in _iter_layout) and the operands flattened into that order in the kernel
 dtype, scalars typed as ATen's TensorIterator casts them, on the host or as CUDA buffers.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._iter_layout import elementwise_output_perm
+from .._iter_layout import elementwise_output_layout
 from ..tensor import Tensor
 
 __all__ = ["broadcast_shapes", "check_same_device"]
@@ -59,10 +59,13 @@ def _flat(a: np.ndarray, shape, npdt) -> np.ndarray:
 _CONTIGUOUS_OUTPUT = frozenset({"rpow"})
 
 
-def _output_perm(op, args, aux, shape):
-    """The dims, outermost first, of the layout PyTorch gives this op's output (TensorIterator:
-    ``_iter_layout.elementwise_output_perm``), or None for C-contiguous: always None when every
-    tensor operand is C-contiguous (one flag read each)."""
+def _output_layout(op, args, aux, shape):
+    """``(perm, strides)``: the dims, outermost first, of the layout PyTorch gives this op's
+    output, or None for C-contiguous, and the output's strides where a size-1 dim's differ from
+    the dense ones of ``perm`` (TensorIterator: ``_iter_layout.elementwise_output_layout``).
+    (None, None) when every tensor operand has C strides exactly (a flag read each): NumPy's
+    flag, as ATen's ``is_contiguous``, ignores size-1 dims, whose strides TensorIterator's sort
+    still reads when a scalar or broadcasting rules out its fast setup."""
     arrays = [a._data for a in args if isinstance(a, Tensor)]
     for name, v in aux.items():  # ATen's operand order: where's condition first
         if isinstance(v, Tensor):
@@ -71,16 +74,39 @@ def _output_perm(op, args, aux, shape):
             else:
                 arrays.append(v._data)
     for d in arrays:
-        if not d.flags.c_contiguous:
+        if not d.flags.c_contiguous or (1 in d.shape and not has_c_strides(d)):
             break
     else:
-        return None
+        return None, None
     if op.name in _CONTIGUOUS_OUTPUT:
-        return None
+        return None, None
     operands = [(d.shape, tuple(s // d.dtype.itemsize for s in d.strides)) for d in arrays]
     if any(a is not None and not isinstance(a, Tensor) for a in args):
         operands.append(((), ()))  # ATen wraps a Scalar operand as a 0-dim tensor
-    return elementwise_output_perm(shape, operands)
+    return elementwise_output_layout(shape, operands)
+
+
+def has_c_strides(d) -> bool:
+    """Whether array ``d`` (host or CUDA) has exactly the C strides of its shape, size-1 dims
+    included (the strides a fresh C-contiguous array gets)."""
+    step = d.itemsize
+    for n, s in zip(reversed(d.shape), reversed(d.strides)):
+        if s != step:
+            return False
+        step *= n
+    return True
+
+
+def _restrided(out, strides):
+    """Host array ``out`` with the element ``strides`` (which differ from its own only at
+    size-1 dims, so address the same elements)."""
+    return np.lib.stride_tricks.as_strided(out, out.shape,
+                                           tuple(s * out.itemsize for s in strides))
+
+
+def _device_restrided(out, strides):
+    """``_restrided`` of a CudaArray."""
+    return out.strided(out.shape, strides, out.offset)
 
 
 def _permuted(flat, perm):
