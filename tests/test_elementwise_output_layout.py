@@ -17,17 +17,24 @@ def _values(shape, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
+def _stored(L, a):
+    """A C-contiguous tensor of ``a``'s values, its size-1 dims' strides C's too (NumPy's
+    ascontiguousarray of a transposed view keeps other strides there, which torch.tensor keeps
+    and jitgrad.tensor does not)."""
+    return L.tensor(np.ascontiguousarray(a).reshape(-1)).reshape(a.shape)
+
+
 def _layout(L, a, how):
     """A tensor of ``L`` holding ``a``'s values in the layout ``how``."""
     nd = a.ndim
     if how == "contiguous":
         return L.tensor(a)
     if how == "reversed":  # every dim transposed
-        return L.tensor(np.ascontiguousarray(a.transpose())).permute(*range(nd - 1, -1, -1))
+        return _stored(L, a.transpose()).permute(*range(nd - 1, -1, -1))
     if how == "rotated":  # dims stored in the order (last, first, ...)
         p = (nd - 1, *range(nd - 1))
         inv = tuple(p.index(i) for i in range(nd))
-        return L.tensor(np.ascontiguousarray(a.transpose(p))).permute(*inv)
+        return _stored(L, a.transpose(p)).permute(*inv)
     if how == "channels_last":
         return L.tensor(a).contiguous(memory_format=L.channels_last)
     if how == "sliced":  # not dense: every other element of the last dim
@@ -215,3 +222,122 @@ def test_dense_strides_like_is_empty_like_of_a_non_dense_tensor(shape, how):
     from jitgrad._iter_layout import dense_strides_like
     t = _layout(torch, _values(shape, 15), how)
     assert dense_strides_like(tuple(t.shape), t.stride()) == torch.empty_like(t).stride()
+
+
+# ---- size-1 dims: no contiguity check reads their strides, but TensorIterator's sort does
+# (when a scalar or broadcasting rules out its fast setup) and its dense fast setup copies them
+
+
+def _unit_dim_cases():
+    """(shape, strides) with size-1 dims: every dim order's dense strides, and a size-1 dim
+    given another stride (1, or 7: no dense layout's)."""
+    cases = set()
+    for nd in (2, 3, 4):
+        for shape in itertools.product((1, 2, 3), repeat=nd):
+            if 1 not in shape or (nd == 4 and shape.count(1) > 2):
+                continue
+            for perm in itertools.permutations(range(nd)):
+                dense, step = [0] * nd, 1
+                for d in reversed(perm):
+                    dense[d] = step
+                    step *= shape[d]
+                cases.add((shape, tuple(dense)))
+                for d in range(nd):
+                    if shape[d] == 1:
+                        for odd in (1, 7):
+                            cases.add((shape, tuple(odd if k == d else s
+                                                    for k, s in enumerate(dense))))
+    return sorted(cases)
+
+
+UNIT_DIM_CASES = _unit_dim_cases()
+
+UNIT_DIM_OPS = {
+    "mul_scalar": lambda L, t: t * 2,
+    "gt_scalar": lambda L, t: t > 3,
+    "add_row": lambda L, t: t + t.new_ones(t.shape[-1:]),
+    "add_self": lambda L, t: t + t,
+    "exp": lambda L, t: t.exp(),
+    "where_scalar": lambda L, t: L.where(t > 3, t, 0.0),
+    "empty_like": lambda L, t: L.empty_like(t),
+    "contiguous": lambda L, t: t.contiguous(),
+    "clone": lambda L, t: t.clone(),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNIT_DIM_OPS))
+def test_size_one_dims_strides(op):
+    # x = torch.ones(4, 3); (x.t()[:, :1] * 2).stride() is (1, 3), not (1, 1); a (1, 2, 2)
+    # tensor with strides (7, 1, 2) keeps them through exp
+    def run(L):
+        out = []
+        for shape, strides in UNIT_DIM_CASES:
+            n = 1 + sum((k - 1) * s for k, s in zip(shape, strides))
+            t = L.arange(float(n)).as_strided(shape, strides)
+            r = UNIT_DIM_OPS[op](L, t)
+            out.append((shape, strides, r.stride(),
+                        None if op == "empty_like" else r.tolist()))
+        return out
+
+    agree(run)
+
+
+def test_size_one_dim_of_a_transposed_slice():
+    _check(lambda L: (L.ones(4, 3).t()[:, :1] * 2, L.ones(4, 3).t()[:, :1] + 1.5,
+                      L.ones(3, 4)[:1].t() * 2))
+
+
+# ---- activation kernels (nn/functional/activation_kernels): PyTorch's layout, and its bits,
+# which depend on each element's position (vector lanes or the scalar tail of each run)
+
+ACTIVATIONS = {
+    "gelu": lambda F, t: F.gelu(t),
+    "gelu_tanh": lambda F, t: F.gelu(t, approximate="tanh"),
+    "silu": lambda F, t: F.silu(t),
+    "softplus": lambda F, t: F.softplus(t),
+    "elu": lambda F, t: F.elu(t),
+    "selu": lambda F, t: F.selu(t),
+    "celu": lambda F, t: F.celu(t, 0.7),
+    "mish": lambda F, t: F.mish(t),
+    "softshrink": lambda F, t: F.softshrink(t, 0.3),
+    # ATen computes log_sigmoid on input.contiguous() into a contiguous result
+    "logsigmoid": lambda F, t: F.logsigmoid(t),
+}
+
+
+def _bits(t):
+    a = t.detach().numpy()
+    return {"stride": t.stride(), "bits": a.view(f"i{a.itemsize}").tolist()}
+
+
+@pytest.mark.parametrize("op", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("how", LAYOUTS)
+def test_activation_layout_and_bits(op, how):
+    def run(L):
+        out = []
+        for shape in [(2, 3, 4, 5), (4, 16, 7, 9)]:
+            for dt in (np.float32, np.float64):
+                a = (_values(shape, 16) * 3).astype(dt)
+                out.append(_bits(ACTIVATIONS[op](L.nn.functional, _layout(L, a, how))))
+        return out
+
+    agree(run)
+
+
+@pytest.mark.parametrize("op", ["gelu", "gelu_tanh", "silu", "softplus", "elu", "mish",
+                                "logsigmoid"])
+@pytest.mark.parametrize("how,grad_how", [("channels_last", "channels_last"),
+                                          ("channels_last", "contiguous"),
+                                          ("reversed", "contiguous"), ("reversed", "reversed"),
+                                          ("sliced", "contiguous"), ("expanded", "expanded")])
+def test_activation_gradient_layout_and_bits(op, how, grad_how):
+    def run(L):
+        out = []
+        for dt in (np.float32, np.float64):
+            a = (_values((4, 16, 7, 9), 17) * 3).astype(dt)
+            x = _layout(L, a, how).detach().requires_grad_()
+            g = _layout(L, _values((4, 16, 7, 9), 18).astype(dt), grad_how)
+            out.append(_bits(L.autograd.grad(ACTIVATIONS[op](L.nn.functional, x), x, g)[0]))
+        return out
+
+    agree(run)

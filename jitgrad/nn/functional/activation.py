@@ -218,7 +218,8 @@ def logsigmoid(input):
     if not K.supported(input._data):  # float16/bfloat16, CUDA: -softplus(-x), stably
         return _named("LogSigmoidBackward0", input, lambda t: -_F.softplus(-t))
     # every element is a vector lane in ATen's loop (a masked last vector): no scalar tail
-    out = K.unary(K.log_sigmoid_vec, K.log_sigmoid_vec, input._data, 0.0)
+    # ATen's log_sigmoid_forward_cpu runs on input.contiguous() into a contiguous result
+    out = K.unary(K.log_sigmoid_vec, K.log_sigmoid_vec, input._data, 0.0, contiguous=True)
     return record("LogSigmoidBackward0", (input,), out, _log_sigmoid_backward,
                   save=(("x", input),))
 

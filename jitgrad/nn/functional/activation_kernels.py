@@ -15,8 +15,9 @@ SLEEF's u10 (``jitgrad.math._sleef``), and the remaining < 2 * lanes elements wi
 lambda, whose ``std::exp`` is glibc's (Numba's ``math.exp`` calls the same libm). Each op below
 is that pair of lambdas, written in ATen's operation order; nothing here may be contracted into
 an FMA (``SLEEF_JIT``: no fast-math flags), since ATen's intrinsics and its scalar lambdas are not.
-Inputs are read as one contiguous run (ATen runs non-contiguous iterators all-scalar: those
-elements can differ by the vector/scalar difference, <= 2 ulp).
+The output takes the layout TensorIterator allocates (``_output_layout``), and the operands are
+read in its dim order: one run when they are dense in it (ATen's coalesced 1-D loop, over memory),
+else row by row as ATen's 2-D loop (``_rows``), so each element takes ATen's lane or tail.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from ..._iter_layout import elementwise_output_layout
 from ..._settings import get_num_threads
 from ...math import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
 from ...math._intrinsics import fma, select
@@ -35,6 +37,7 @@ from ...math._onednn_gelu import gelu_fwd16 as _onednn_gelu_fwd16
 from ...math._sleef import SLEEF_JIT
 from ...math._sleef_erf import vec_erf
 from ...ops._range_kernels import parallel_chunks
+from ...ops.elementwise_operands import _inverse, _restrided, has_c_strides
 
 _VECTOR_BYTES = 64  # one AVX-512 register; cpu_kernel_vec unrolls two per step
 
@@ -123,26 +126,81 @@ def gelu_grain(n, threads):
     return n // threads if n > 16384 else 32768
 
 
-def _run(vec, scl, arrays, params, vectors=2, grain=None):
+def _run(vec, scl, arrays, params, vectors=2, grain=None, contiguous=False):
     shape, dt = arrays[0].shape, arrays[0].dtype
-    flat = [np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays]
+    perm, strides = (None, None) if contiguous else _output_layout(shape, arrays)
+    if perm is not None:
+        # PyTorch's output layout (TensorIterator's, ops/elementwise_operands): the kernel runs
+        # over the operands in its dim order, which for operands laid out like the output is
+        # memory order, as ATen's 1-D run over them (and so is each element's vector or scalar
+        # lane); the output is that buffer viewed back
+        arrays = [np.broadcast_to(a, shape).transpose(perm) for a in arrays]
+    kshape = arrays[0].shape
+    rows = None if contiguous else _rows(kshape, arrays)
+    flat = [np.ascontiguousarray(np.broadcast_to(a, kshape)).reshape(-1) for a in arrays]
     out = np.empty(flat[0].size, dt)
     p = tuple(dt.type(v) for v in params)
     threads = get_num_threads()
     if callable(grain):
         grain = grain(out.size, threads)
     chunks = _chunks(out.size, threads, grain)
+    width = _VECTOR_BYTES // dt.itemsize * vectors
+    if rows is not None:
+        # operands not dense in the output's order: ATen's loop runs row by row (a row: the
+        # innermost dims TensorIterator coalesces), vectorized where every operand steps by one
+        # element (or is broadcast) along the row, else all scalar
+        row, vectorized = rows
+        if not vectorized:
+            width = out.size + 1
+        elif row < out.size:
+            chunks = np.union1d(chunks, np.arange(0, out.size, row, dtype=np.int64))
     # several chunks: one thread each (the values do not depend on it)
     kernel = _driver(vec, scl, len(arrays), chunks.size > 2)
-    kernel(*flat, out, chunks, _VECTOR_BYTES // dt.itemsize * vectors, p)
-    return out.reshape(shape)
+    kernel(*flat, out, chunks, width, p)
+    if perm is None:
+        return out.reshape(shape)
+    out = out.reshape(arrays[0].shape).transpose(_inverse(perm))
+    return out if strides is None else _restrided(out, strides)
 
 
-def unary(vec, scl, x, *params, vectors=2, grain=None):
+def _rows(kshape, arrays):
+    """None when every operand (in the kernel's dim order ``kshape``) is C-contiguous: one run,
+    as ATen's over coalesced dense operands. Else ``(row, vectorized)``: the length of
+    TensorIterator's inner loop (the innermost dims ``coalesce_dimensions`` merges for every
+    operand; the output is dense in this order) and whether ``cpu_kernel_vec`` vectorizes it
+    (each operand's step along it one element or 0: ``is_contiguous``/``is_contiguous_scalar``)."""
+    if all(a.flags.c_contiguous for a in arrays):
+        return None
+    dims = [d for d in range(len(kshape)) if kshape[d] != 1]
+    if not dims:
+        return None
+    strides = [tuple(s // a.itemsize for s in np.broadcast_to(a, kshape).strides)
+               for a in arrays]
+    inner = dims[-1]
+    row = kshape[inner]
+    for d in reversed(dims[:-1]):
+        if any(st[d] != st[inner] * row for st in strides):
+            break
+        row *= kshape[d]
+    vectorized = all(st[inner] in (0, 1) for st in strides)
+    return row, vectorized
+
+
+def _output_layout(shape, arrays):
+    """(perm, strides) of the output TensorIterator allocates for ``arrays`` (ATen's operand
+    order), as ``elementwise_operands._output_layout``; (None, None) for C-contiguous."""
+    if all(a.flags.c_contiguous and (1 not in a.shape or has_c_strides(a)) for a in arrays):
+        return None, None
+    return elementwise_output_layout(
+        shape, [(a.shape, tuple(s // a.itemsize for s in a.strides)) for a in arrays])
+
+
+def unary(vec, scl, x, *params, vectors=2, grain=None, contiguous=False):
     """``out[i] = vec(x[i], params)`` on the vector lanes, ``scl`` on each chunk's tail (the
-    last ``len % (vectors * lanes)`` elements). ``grain``: parallel_for's grain (default
-    ATen's 32768), or a function of (numel, threads) giving it."""
-    return _run(vec, scl, (x,), params, vectors, grain)
+    last ``len % (vectors * lanes)`` elements), in the layout TensorIterator gives the output
+    (``contiguous``: C-contiguous, for kernels ATen runs on ``input.contiguous()``). ``grain``:
+    parallel_for's grain (default ATen's 32768), or a function of (numel, threads) giving it."""
+    return _run(vec, scl, (x,), params, vectors, grain, contiguous)
 
 
 def binary(vec, scl, a, b, *params):
