@@ -18,7 +18,13 @@ from ..tensor import Tensor
 from .composite import record
 from .index_getitem import _getitem_backward
 from .index_keys import _is_basic, _mask_ndim, _np_key
-from .index_setitem import _broadcast_error, raise_after_shape_check
+from .index_layout import aten_layout
+from .index_setitem import (
+    _broadcast_error,
+    _put_shape_error,
+    _unprefixed,
+    raise_after_shape_check,
+)
 
 __all__ = ["device_plan", "device_getitem", "device_take", "device_value", "device_setitem",
            "device_zero_at", "device_nonzero"]
@@ -57,12 +63,16 @@ def device_plan(x, comps):
 
 
 def device_getitem(x, comps):
-    return device_take(x, device_plan(x, comps))
+    return device_take(x, device_plan(x, comps), comps)
 
 
-def device_take(x, plan):
+def device_take(x, plan, comps=None):
+    """``x[plan]`` recorded as IndexBackward0; with the key's ``comps``, in ATen's layout
+    (``index_layout``)."""
     from .._cuda_array import CudaArray
     data = CudaArray.wrap(plan.take(x._data.kview()))
+    if comps is not None:
+        data = aten_layout(x._data, comps, data)
     return record("IndexBackward0", (x,), data, _getitem_backward,
                   attrs={"shape": tuple(x._data.shape), "key": plan, "basic": False})
 
@@ -105,7 +115,9 @@ def device_setitem(x, comps, value, dtype_err=None):
     try:
         write()
     except ValueError:
-        _broadcast_error(list(tgt), list(src.shape))
+        if not _is_basic(comps):  # index_put_'s wording (x[idx] = v runs it)
+            raise _put_shape_error(_unprefixed(src.shape), tgt) from None
+        _broadcast_error(list(tgt), list(src.shape), value=value)
     return key
 
 

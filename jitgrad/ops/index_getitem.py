@@ -20,10 +20,12 @@ from .index_keys import (
     _mixes_basic,
     _normalize_key,
     _np_key,
+    _one_ellipsis,
     _split_keys,
     _valid_on_empty,
     sequence_key,
 )
+from .index_layout import aten_layout, note_empty_index, plain_key
 
 # ----------------------------------------------------------------------------- getitem
 
@@ -140,7 +142,7 @@ def getitem(x: Tensor, key) -> Tensor:
         return _plain_getitem(x, key, comps)
     if type(key) is list:
         key = sequence_key(key)
-    comps = _normalize_key(key)
+    comps = _one_ellipsis(_normalize_key(key), x._data.ndim)
     _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps))
     comps = _valid_on_empty(comps, x._data.shape)
     basic = _is_basic(comps)
@@ -165,6 +167,10 @@ def getitem(x: Tensor, key) -> Tensor:
         data = x._data[npkey + (Ellipsis,)]
     elif basic:
         data = x._data[npkey]
+    elif (axis := _take_axis(x._data, comps)) is not None:
+        # one C-contiguous index tensor on a C-contiguous x: ATen's result is C-contiguous,
+        # np.take's too (NumPy's x[:, idx] is not: it would cost a second copy)
+        data = np.take(x._data, comps[axis[0]][1], axis=axis[1])
     else:
         try:
             data = x._data[npkey]
@@ -173,15 +179,33 @@ def getitem(x: Tensor, key) -> Tensor:
                 raise
             raise _advanced_broadcast_error(comps, e) from None
         data = np.array(data, copy=True) if np.shares_memory(data, x._data) else data
+        data = aten_layout(x._data, comps, data)
     if basic and data.size and data.__class__ is np.ndarray and any(k is None for k in npkey):
         data = _aten_new_dims(x, npkey, data)
     out = record(_name_for(comps, tuple_key), (x,), np.asarray(data) if not basic else data,
                  _getitem_backward, view_of=x if basic else None,
                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": basic},
                  view_fn=(lambda b: getitem(b, npkey)) if basic else None)
-    if basic and not data.size:
-        note_getitem(out, x, npkey)
+    if not data.size and data.__class__ is np.ndarray:
+        if basic:
+            note_getitem(out, x, npkey)
+        else:
+            note_empty_index(out, x, comps)
     return _remember_view_key(out, x, npkey) if basic else out
+
+
+def _take_axis(data, comps):
+    """``(position in comps, dim of x)`` of the one index tensor of a ``plain_key`` (else
+    None): the gather ``np.take`` does in ATen's layout."""
+    if data.__class__ is not np.ndarray or not plain_key(data, comps):
+        return None
+    where = [i for i, (k, _) in enumerate(comps) if k == "array"]
+    if len(where) != 1:
+        return None
+    dim = 0
+    for k, _ in comps[:where[0]]:
+        dim += data.ndim - (len(comps) - 1) if k == "ellipsis" else 1
+    return where[0], dim
 
 
 def _aten_new_dims(x, npkey, data):

@@ -121,6 +121,28 @@ def _normalize_key(key):
     return out
 
 
+def _one_ellipsis(comps, nd):
+    """``comps`` with at most one Ellipsis. PyTorch reads every Ellipsis as skipping the dims
+    the key leaves unnamed, so when the key names all dims, or nothing but Ellipsis follows,
+    the later ones skip nothing (``x[..., 0, ...]`` is ``x[:, 0]``). The others run past the
+    last dim and fail there (PyTorch's error for an index tensor; an int, out of bounds)."""
+    if sum(1 for k, _ in comps if k == "ellipsis") < 2:
+        return comps
+    named = sum(_mask_ndim(k, v) if k in ("mask", "dmask") else 1
+                for k, v in comps if k in ("int", "slice", "array", "darray", "mask", "dmask"))
+    first = next(i for i, (k, _) in enumerate(comps) if k == "ellipsis")
+    out = comps[:first + 1]
+    for i in range(first + 1, len(comps)):
+        k = comps[i][0]
+        if k != "ellipsis":
+            out.append(comps[i])
+        elif named < nd and any(c != "ellipsis" for c, _ in comps[i + 1:]):
+            dots = sum(1 for c, _ in comps if c == "ellipsis")
+            raise IndexError(f"too many indices for tensor of dimension {nd} (got "
+                             f"{named + (nd - named) * dots})")
+    return out
+
+
 def _is_basic(comps):
     return all(kind in ("int", "slice", "none", "ellipsis") for kind, _ in comps)
 
@@ -297,5 +319,7 @@ def _split_keys(comps):
                 bkey += [_FULL] * _mask_ndim(kind, v)
             else:
                 bkey.append(_FULL)
-            akey.append(Tensor._make(v) if kind in ("darray", "dmask") else v)
+            # index tensors stay tensors: a NumPy array would be re-read as a new (contiguous)
+            # index and lose the strides ATen orders the result by (index_layout)
+            akey.append(Tensor._make(v) if kind in ("darray", "dmask", "array") else v)
     return tuple(bkey), tuple(akey)

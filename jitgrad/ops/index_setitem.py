@@ -20,13 +20,23 @@ from .index_keys import (
     _mixes_basic,
     _normalize_key,
     _np_key,
+    _one_ellipsis,
     _split_keys,
     _valid_on_empty,
     sequence_key,
 )
 
 
-def _broadcast_error(tgt, src, cause=None):
+def _broadcast_error(tgt, src, cause=None, value=None):
+    """copy_'s error for a value of shape ``src`` that does not expand to ``tgt`` (``value``: the
+    tensor written, named when it has more dims than the target once its leading 1s go)."""
+    src = _unprefixed(src)  # (x[key] = v drops the value's leading size-1 dims)
+    if len(src) > len(tgt):
+        from ..autograd.node import _tensor_type_name
+        kind = _tensor_type_name(value, legacy=True) if isinstance(value, Tensor) else "Tensor"
+        raise RuntimeError(f"expand({kind}{{{src}}}, size={list(tgt)}): the number of sizes "
+                           f"provided ({len(tgt)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(src)})") from cause
     dim = next((len(tgt) - 1 - i for i, (a, b) in enumerate(
         zip(reversed(tgt), reversed(src))) if a != b and b != 1), 0)
     raise RuntimeError(
@@ -259,7 +269,7 @@ def setitem(x: Tensor, key, value) -> None:
         return  # PyTorch: x[False] = v does nothing
     if type(key) is list:
         key = sequence_key(key)
-    comps = _normalize_key(key)
+    comps = _one_ellipsis(_normalize_key(key), x._data.ndim)
     split = not _is_basic(comps) and _mixes_basic(
         _drop_noop_slices(comps, x._data.shape) if type(key) is tuple else comps)
     _check_bounds(comps, x._data.shape, arrays=not split)
@@ -315,7 +325,10 @@ def setitem(x: Tensor, key, value) -> None:
         except ValueError as e:
             if not x._data.flags.writeable:
                 raise
-            _broadcast_error(list(np.shape(x._data[npkey])), list(np.shape(vdata)), e)
+            tgt = list(np.shape(x._data[npkey]))
+            if not _is_basic(comps):  # index_put_'s wording (x[idx] = v runs it)
+                raise _put_shape_error(_unprefixed(np.shape(vdata)), tgt) from e
+            _broadcast_error(tgt, list(np.shape(vdata)), e, value)
     x._vc.value += 1
     if not recording:
         return
@@ -364,20 +377,73 @@ def _index_put_backward(node, g):
     return (gs, gv)
 
 
-def index_put(input, indices, values, accumulate=False):
+_INDEX_PUT_ARGS = ("indices", "values", "accumulate")
+
+
+def _index_put_args(name, self, args, kwargs):
+    """``(input, indices, values, accumulate)`` as PyTorch's parser binds an index_put call
+    (``self``: the method form's tensor, None for ``torch.index_put``), with its TypeErrors:
+    an argument's position is said when it was passed by position (counted without ``self``
+    in the method form)."""
+    names = _INDEX_PUT_ARGS if self is not None else ("input",) + _INDEX_PUT_ARGS
+    if len(args) > len(names):
+        lo = len(names) - 1
+        raise TypeError(f"{name}() takes from {lo} to {len(names)} positional arguments but "
+                        f"{len(args)} were given")
+    for k in kwargs:
+        if k not in names:
+            raise TypeError(f"{name}() got an unexpected keyword argument '{k}'")
+    given = dict(zip(names, args))
+    given.update(kwargs)
+    missing = [n for n in names[:-1] if n not in given]
+    if missing:
+        # (the parser's plural is the other way round: "1 ... arguments", "2 ... argument")
+        word = "arguments" if len(missing) == 1 else "argument"
+        raise TypeError(f"{name}() missing {len(missing)} required positional {word}: "
+                        + ", ".join(f'"{n}"' for n in missing))
+    base = 1 if self is not None else 2  # the position of ``indices``
+
+    def where(arg):
+        pos = names.index(arg)
+        return f" (position {pos + base - (self is None)})" if pos < len(args) else ""
+    input = self if self is not None else given["input"]
+    indices, values = given["indices"], given["values"]
+    accumulate = given.get("accumulate", False)
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'indices'{where('indices')} must be tuple of "
+                        f"Tensors, not {type(indices).__name__}")
+    for i, t in enumerate(indices):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {base - 1}, but got "
+                            f"{type(t).__name__}")
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{name}(): argument 'values'{where('values')} must be Tensor, not "
+                        f"{type(values).__name__}")
+    if not isinstance(accumulate, bool):
+        raise TypeError(f"{name}(): argument 'accumulate'{where('accumulate')} must be bool, "
+                        f"not {type(accumulate).__name__}")
+    return input, indices, values, accumulate
+
+
+def index_put(*args, **kwargs):
     """``torch.index_put``: ``input`` with ``values`` written (or, ``accumulate``, added:
     repeated indices sum) at the tensor indices ``indices``, as ``x[indices] = values``
     (negative indices count from the end) (IndexPutBackward0)."""
-    if not isinstance(indices, (tuple, list)):
-        raise TypeError("index_put(): argument 'indices' (position 2) must be tuple of Tensors, "
-                        f"not {type(indices).__name__}")
-    for i, t in enumerate(indices):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
-                            f"{type(t).__name__}")
-    if not isinstance(values, Tensor):
-        raise TypeError("index_put(): argument 'values' (position 3) must be Tensor, not "
-                        f"{type(values).__name__}")
+    return _index_put(*_index_put_args("index_put", None, args, kwargs))
+
+
+def index_put_method(self, *args, **kwargs):
+    """``Tensor.index_put``."""
+    return _index_put(*_index_put_args("index_put", self, args, kwargs))
+
+
+def index_put_(self, *args, **kwargs):
+    """``Tensor.index_put_``."""
+    _, indices, values, accumulate = _index_put_args("index_put_", self, args, kwargs)
+    return _inplace.apply_inplace(self, _index_put, indices, values, accumulate)
+
+
+def _index_put(input, indices, values, accumulate):
     key = tuple(indices)
     comps = _normalize_key(key)
     _check_bounds(comps, input._data.shape)
@@ -390,6 +456,10 @@ def index_put(input, indices, values, accumulate=False):
     out = Tensor._make(input._data.copy() if input._data.__class__ is np.ndarray else
                        _cuda_copy(input._data))
     if not accumulate:
+        # (index_put_ takes no leading size-1 dims in the value, which x[key] = v drops)
+        tgt = _index_result_shape(out, comps)
+        if not _broadcasts(values.shape, tgt):
+            raise _put_shape_error(values.shape, tgt)
         with grad_mode.no_grad():
             setitem(out, key, values.detach())
     elif out._data.__class__ is not np.ndarray or values._data.__class__ is not np.ndarray:
@@ -398,14 +468,14 @@ def index_put(input, indices, values, accumulate=False):
         try:
             plan.put(out._data.kview(), values._data.kview(), accumulate=True)
         except ValueError:
-            raise _put_shape_error(values, tgt) from None
+            raise _put_shape_error(values.shape, tgt) from None
     else:
         npkey = _np_key(comps)
         tgt = np.shape(out._data[npkey])
         try:
             v = np.broadcast_to(values._data, tgt)
         except ValueError:
-            raise _put_shape_error(values, tgt) from None
+            raise _put_shape_error(values.shape, tgt) from None
         np.add.at(out._data, npkey, v)
     idx = [v for k, v in comps]
     return record("IndexPutBackward0", (input, values), out._data, _index_put_backward,
@@ -418,6 +488,28 @@ def _cuda_copy(data):
     return CudaArray(c.buf, c.shape)
 
 
-def _put_shape_error(values, tgt):
-    return RuntimeError(f"shape mismatch: value tensor of shape {list(values.shape)} cannot be "
+def _put_shape_error(vshape, tgt):
+    """index_put_'s error for a value that does not broadcast to the indexing result."""
+    return RuntimeError(f"shape mismatch: value tensor of shape {list(vshape)} cannot be "
                         f"broadcast to indexing result of shape {list(tgt)}")
+
+
+def _unprefixed(vshape):
+    """``vshape`` without its leading size-1 dims, as ``x[key] = v`` reads the value."""
+    vshape = list(vshape)
+    while vshape and vshape[0] == 1:
+        vshape.pop(0)
+    return vshape
+
+
+def _broadcasts(vshape, tgt) -> bool:
+    return len(vshape) <= len(tgt) and all(
+        a == b or a == 1 for a, b in zip(reversed(tuple(vshape)), reversed(tuple(tgt))))
+
+
+def _index_result_shape(x, comps):
+    """The shape of ``x[key]`` for an index key, without gathering anything."""
+    if x._data.__class__ is not np.ndarray:
+        return tuple(_cuda().device_plan(x, comps).out_shape())
+    probe = np.broadcast_to(np.empty((), np.int8), x._data.shape)  # (no memory per element)
+    return probe[_np_key(comps)].shape
