@@ -35,6 +35,29 @@ def _need_tensor(x, name, pos=1, arg=None):
                         f"Tensor, not {type(x).__name__}")
 
 
+def _type_word(v):
+    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+
+
+def describe_call(args, kwargs) -> str:
+    """The argument types as PyTorch's parser lists them after "got": positional types, then
+    the keywords as ``name=Type`` in reverse order of passing (the parser's dict walk), each
+    followed by ", " when no positional argument came first (``(min=str, )``)."""
+    words = [_type_word(a) for a in args]
+    kws = [f"{k}={_type_word(v)}" for k, v in reversed(list(kwargs.items()))]
+    if words or not kws:
+        return ", ".join(words + kws)
+    return "".join(k + ", " for k in kws)
+
+
+def invalid_combination(name, args, kwargs, signatures) -> TypeError:
+    """PyTorch's TypeError when no overload of ``name`` takes the call's arguments
+    (``signatures``: its overloads, one ``(Tensor input, Number other)`` per entry)."""
+    lines = "".join(f" * {sig}\n" for sig in signatures)
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({describe_call(args, kwargs)}), but expected one of:\n{lines}")
+
+
 def _overload_error(name, *args):
     """PyTorch's TypeError when no overload takes the arguments (``eq(2, x)``)."""
     got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)

@@ -16,8 +16,8 @@ from .functional_args import (
     _need_tensor,
     _no_derivative,
     _Number,
-    _overload_error,
     _tensor_binary,
+    invalid_combination,
 )
 from .functional_arith import add, mul, sub
 from .functional_math import abs  # the Tensor abs, for isclose's integer path
@@ -81,14 +81,46 @@ def _clamp_tensors(name, input, lo, hi):
                   attrs={"name": name, "lo": lo is not None, "hi": hi is not None})
 
 
-def _clamp_overload_error(input, min, max):  # noqa: A002
-    def word(v):
-        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
-    got = ", ".join(word(v) for v in (input, min, max) if v is not None)
-    raise TypeError(f"clamp() received an invalid combination of arguments - got ({got}), but "
-                    "expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, *, "
-                    "Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, "
-                    "*, Tensor out = None)\n")
+_CLAMP_SIGS = ("(Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)",
+               "(Tensor input, Number min = None, Number max = None, *, Tensor out = None)")
+_CLAMP_METHOD_SIGS = ("(Tensor min = None, Tensor max = None)",
+                      "(Number min = None, Number max = None)")
+_BOUND_SIGS = ("(Tensor input, Tensor {0}, *, Tensor out = None)",
+               "(Tensor input, Number {0}, *, Tensor out = None)")
+_BOUND_METHOD_SIGS = ("(Tensor {0})", "(Number {0})")
+
+
+def _clamp_args(name, self, args, kwargs, bounds=("min", "max")):
+    """``(input, min, max)`` of a clamp call as PyTorch's parser binds it (``self``: the
+    method form's tensor, None for ``torch.clamp``), or its TypeError when no overload (Tensor
+    bounds, or Number bounds, where a 0-d tensor not requiring grad counts as a Number) takes
+    the arguments; ``bounds``: ``("min",)`` for clamp_min, ``("max",)`` for clamp_max."""
+    names = bounds if self is not None else ("input",) + bounds
+    one = len(bounds) == 1
+    sigs = ((_BOUND_METHOD_SIGS if self is not None else _BOUND_SIGS) if one else
+            _CLAMP_METHOD_SIGS if self is not None else _CLAMP_SIGS)
+    sigs = tuple(sig.format(bounds[0]) for sig in sigs)
+
+    def fail():
+        return invalid_combination(name, args, kwargs, sigs)
+    if len(args) > len(names) or any(k not in names for k in kwargs) or any(
+            n in kwargs for n in names[:len(args)]):
+        raise fail()
+    given = dict(zip(names, args))
+    given.update(kwargs)
+    input = self if self is not None else given.get("input")
+    if not isinstance(input, Tensor) or (one and bounds[0] not in given):
+        raise fail()
+    lo, hi = given.get("min"), given.get("max")
+    if one and given[bounds[0]] is None:
+        raise fail()  # (clamp_min/clamp_max: no None overload)
+    if any(v is not None and not isinstance(v, (Tensor,) + _Number) for v in (lo, hi)):
+        raise fail()
+    if (isinstance(lo, Tensor) or isinstance(hi, Tensor)) and (
+            isinstance(lo, _Number) or isinstance(hi, _Number)) and any(
+            isinstance(v, Tensor) and (v.ndim != 0 or v._requires_grad) for v in (lo, hi)):
+        raise fail()  # a Tensor bound with a Number bound: only the Scalar overload, 0-d
+    return input, lo, hi
 
 
 def _renamed(t, name):
@@ -100,35 +132,70 @@ def _renamed(t, name):
     return t
 
 
-def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+def _clamp(input, min, max):  # noqa: A002 - PyTorch's names
+    """clamp of checked arguments (``_clamp_args``)."""
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
+    if (isinstance(min, Tensor) or isinstance(max, Tensor)) and not isinstance(
+            min, _Number) and not isinstance(max, _Number):
         # PyTorch's overloads, in its order: clamp(Tensor? min, Tensor? max) (ClampBackward0);
         # clamp(Scalar? min, Scalar? max), which takes a 0-d tensor not requiring grad
-        if not isinstance(min, _Number) and not isinstance(max, _Number):
-            return _clamp_tensors("ClampBackward0", input, min, max)
-        if any(isinstance(v, Tensor) and (v.ndim != 0 or v._requires_grad)
-               for v in (min, max)):
-            _clamp_overload_error(input, min, max)
+        return _clamp_tensors("ClampBackward0", input, min, max)
     ct = D.result_type(input, *(v for v in (min, max) if v is not None))
     x = input if ct is input.dtype else input.to(ct)
     return call(OPS["clamp"], x, lo=_bound(min, ct, True), hi=_bound(max, ct, False))
 
 
-clip = clamp
+def _clamp_entry(name):
+    def fn(*args, **kwargs):
+        return _clamp(*_clamp_args(name, None, args, kwargs))
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
-def clamp_min(input, min):  # noqa: A002
+clamp = _clamp_entry("clamp")
+clip = _clamp_entry("clip")
+
+
+def clamp_min(*args, **kwargs):
+    input, lo, _ = _clamp_args("clamp_min", None, args, kwargs, ("min",))
+    return _clamp_min(input, lo)
+
+
+def clamp_max(*args, **kwargs):
+    input, _, hi = _clamp_args("clamp_max", None, args, kwargs, ("max",))
+    return _clamp_max(input, hi)
+
+
+def _clamp_min(input, min):  # noqa: A002
     if isinstance(min, Tensor):
         return _clamp_tensors("ClampMinBackward1", input, min, None)
-    return _renamed(clamp(input, min=min), "ClampMinBackward0")
+    return _renamed(_clamp(input, min, None), "ClampMinBackward0")
 
 
-def clamp_max(input, max):  # noqa: A002
+def _clamp_max(input, max):  # noqa: A002
     if isinstance(max, Tensor):
         return _clamp_tensors("ClampMaxBackward1", input, None, max)
-    return _renamed(clamp(input, max=max), "ClampMaxBackward0")
+    return _renamed(_clamp(input, None, max), "ClampMaxBackward0")
+
+
+def _clamp_method(name, bounds=("min", "max")):
+    """``Tensor.clamp``/``clip``/``clamp_min``/``clamp_max``: the method form's errors."""
+    def method(self, *args, **kwargs):
+        input, lo, hi = _clamp_args(name, self, args, kwargs, bounds)
+        if bounds == ("min",):
+            return _clamp_min(input, lo)
+        if bounds == ("max",):
+            return _clamp_max(input, hi)
+        return _clamp(input, lo, hi)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+#: Tensor.clamp & co (bound by ops/methods)
+CLAMP_METHODS = {"clamp": _clamp_method("clamp"), "clip": _clamp_method("clip"),
+                 "clamp_min": _clamp_method("clamp_min", ("min",)),
+                 "clamp_max": _clamp_method("clamp_max", ("max",))}
 
 
 # --------------------------------------------------------------------------- selection
@@ -213,14 +280,84 @@ def heaviside(input, values):
 # --------------------------------------------------------------------------- comparisons
 
 
-def _compare(name):
-    def fn(input, other):
-        if not isinstance(input, Tensor):
-            _overload_error(name, input, other)
-        return _binary(name, input, other)
-    fn.__name__ = name
+_COMPARE_SIGS = ("(Tensor input, Tensor other, *, Tensor out = None)",
+                 "(Tensor input, Number other, *, Tensor out = None)")
+_COMPARE_METHOD_SIGS = ("(Tensor other)", "(Number other)")
+
+
+def _bind(args, kwargs, names):
+    """``args``/``kwargs`` bound to ``names`` (all required), or None when they do not fit."""
+    if len(args) > len(names) or any(k not in names for k in kwargs):
+        return None
+    values = list(args) + [kwargs.get(n, _NOT_GIVEN) for n in names[len(args):]]
+    if any(v is _NOT_GIVEN for v in values) or any(n in kwargs for n in names[:len(args)]):
+        return None
+    return values
+
+
+def _complex_kernel_error(op, input):
+    """PyTorch compares with a complex number in the complex type of (input, number), which
+    has no ordering kernel."""
+    dt = input.dtype
+    name = ("ComplexDouble" if dt is D.float64 else "ComplexHalf" if dt is D.float16
+            else "ComplexFloat")
+    device = "cuda" if input._data.__class__ is not np.ndarray else "cpu"
+    return NotImplementedError(f'"{op}_{device}" not implemented for \'{name}\'')
+
+
+def _compared(name, op, input, other, args, kwargs, sigs):
+    if not isinstance(input, Tensor) or not isinstance(other, (Tensor,) + _Number):
+        raise invalid_combination(name, args, kwargs, sigs)
+    if isinstance(other, complex):  # (Python's complex and np.complex128; no complex dtype here)
+        if other.imag == 0:
+            other = other.real
+        elif op in ("eq", "ne"):
+            # no real number equals it: eq is all False, ne all True, as NaN compares
+            other = float("nan")
+        else:
+            raise _complex_kernel_error(op, input)
+    return _binary(op, input, other)
+
+
+def _compare(name, op=None):
+    """``torch.<name>``: a comparison with PyTorch's Tensor and Number overloads."""
+    op = op or name
+
+    def fn(*args, **kwargs):
+        if len(args) == 2 and not kwargs:
+            input, other = args
+            if isinstance(input, Tensor) and other.__class__ in _PLAIN_OTHER:
+                return _binary(op, input, other)
+        else:
+            bound = _bind(args, kwargs, ("input", "other"))
+            if bound is None:
+                raise invalid_combination(name, args, kwargs, _COMPARE_SIGS)
+            input, other = bound
+        return _compared(name, op, input, other, args, kwargs, _COMPARE_SIGS)
+    fn.__name__ = fn.__qualname__ = name
     return fn
 
+
+def _compare_method(name, op=None):
+    """``Tensor.<name>``: as ``_compare``, its errors leaving ``self`` out of the arguments."""
+    op = op or name
+
+    def method(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs:
+            other = args[0]
+            if other.__class__ in _PLAIN_OTHER:
+                return _binary(op, self, other)
+        else:
+            bound = _bind(args, kwargs, ("other",))
+            if bound is None:
+                raise invalid_combination(name, args, kwargs, _COMPARE_METHOD_SIGS)
+            other = bound[0]
+        return _compared(name, op, self, other, args, kwargs, _COMPARE_METHOD_SIGS)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+_PLAIN_OTHER = (Tensor, int, float, bool)  # (exact classes: the common calls, no checks)
 
 eq = _compare("eq")
 ne = _compare("ne")
@@ -228,7 +365,14 @@ lt = _compare("lt")
 le = _compare("le")
 gt = _compare("gt")
 ge = _compare("ge")
-greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+greater, less = _compare("greater", "gt"), _compare("less", "lt")
+greater_equal, less_equal = _compare("greater_equal", "ge"), _compare("less_equal", "le")
+not_equal = _compare("not_equal", "ne")
+#: Tensor.eq, ... (bound by ops/methods)
+COMPARE_METHODS = {n: _compare_method(n, op) for n, op in (
+    ("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"), ("ge", "ge"),
+    ("greater", "gt"), ("less", "lt"), ("not_equal", "ne"))}  # (greater_equal/less_equal:
+#: ops/tensor_extras, with their in-place forms)
 
 
 def equal(input, other) -> bool:

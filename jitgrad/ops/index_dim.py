@@ -16,6 +16,7 @@ from .composite import record
 from .gather_scatter import _dst, _fresh_copy, _is_cuda, _kernels, gather_data, scatter_data
 from .gather_scatter import wrap_dim as _wrap_dim
 from .index_rules import check_range, device_check, dtype_word, index_data
+from .parser_errors import parser_errors
 
 __all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "put",
            "empty_self_checks"]
@@ -102,6 +103,7 @@ def _index_select_backward(node, g):
                       Tensor._make(a["index"]), g),)
 
 
+@parser_errors
 def index_select(input, dim, index):
     x = input._data
     d = _wrap_dim(dim, x.ndim)
@@ -304,6 +306,7 @@ def _take_backward(node, g):
     return (flat.reshape(a["shape"]),)
 
 
+@parser_errors
 def take(input, index):
     """``torch.take``: elements of the flattened input at ``index`` (negatives count from the
     end); the result has the index's shape (TakeBackward0)."""

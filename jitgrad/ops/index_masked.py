@@ -2,14 +2,18 @@
 ``nonzero`` and ``argwhere``."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .composite import record
+from .functional_args import invalid_combination
 from .index_getitem import getitem
 from .index_keys import _cuda
+from .parser_errors import parser_errors
 
 # ----------------------------------------------------------------------------- masked & nonzero
 
@@ -32,7 +36,66 @@ _C_TYPE_NAMES = {"uint8": "unsigned char", "int8": "signed char", "int16": "shor
                  "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
 
 
-def masked_fill(input, mask, value):
+_MASKED_FILL_SIGS = ("(Tensor input, Tensor mask, Tensor value)",
+                     "(Tensor input, Tensor mask, Number value)")
+_MASKED_FILL_METHOD_SIGS = ("(Tensor mask, Tensor value)", "(Tensor mask, Number value)")
+
+
+def _masked_fill_args(name, self, args, kwargs):
+    """``(input, mask, value)`` as PyTorch's parser binds a masked_fill call (``self``: the
+    method form's tensor, None for ``torch.masked_fill``), or its TypeError when no overload
+    (a Tensor mask, and a Tensor or Number value) takes the arguments."""
+    names = ("mask", "value") if self is not None else ("input", "mask", "value")
+    if len(args) == len(names) and not kwargs:
+        given = args
+    elif len(args) > len(names) or any(k not in names for k in kwargs) or any(
+            n in kwargs for n in names[:len(args)]) or len(args) + len(kwargs) != len(names):
+        given = None
+    else:
+        given = list(args) + [kwargs[n] for n in names[len(args):]]
+    if given is not None:
+        input, mask, value = (self, *given) if self is not None else given
+        if isinstance(input, Tensor) and isinstance(mask, Tensor) and isinstance(
+                value, (Tensor, numbers.Number, np.number, np.bool_)):
+            return input, mask, value
+    raise invalid_combination(name, args, kwargs, _MASKED_FILL_METHOD_SIGS
+                              if self is not None else _MASKED_FILL_SIGS)
+
+
+def masked_fill(*args, **kwargs):
+    return _masked_fill(*_masked_fill_args("masked_fill", None, args, kwargs))
+
+
+def masked_fill_method(self, *args, **kwargs):
+    """``Tensor.masked_fill``."""
+    return _masked_fill(*_masked_fill_args("masked_fill", self, args, kwargs))
+
+
+def masked_fill_(self, *args, **kwargs):
+    """``Tensor.masked_fill_`` (writes overlapping memory too, as PyTorch's does)."""
+    _, mask, value = _masked_fill_args("masked_fill_", self, args, kwargs)
+    from .inplace import apply_inplace
+    return apply_inplace(self, _masked_fill, mask, value, _overlap=False)
+
+
+#: the C++ type a complex fill value fails to convert to
+_C_VALUE_TYPES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                  "float64": "double", "uint8": "unsigned char", "int8": "signed char",
+                  "int16": "short", "int32": "int", "int64": "long"}
+
+
+def _real_value(value, dt):
+    """A complex fill value as the real one PyTorch converts it to (Scalar.to<T> refuses a
+    non-zero imaginary part, except for bool)."""
+    if value.imag == 0:
+        return value.real
+    if dt is D.bool_:
+        return True
+    raise RuntimeError(f"value cannot be converted to type {_C_VALUE_TYPES.get(dt.name, dt.name)}"
+                       " without overflow")
+
+
+def _masked_fill(input, mask, value):
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:
         got = _C_TYPE_NAMES.get(mask.dtype.name, mask.dtype.name) if isinstance(mask, Tensor) \
             else type(mask).__name__
@@ -48,6 +111,8 @@ def masked_fill(input, mask, value):
             value = value.item()  # a 0-d CUDA value stays on the device (no host read)
         else:
             value = value.detach()
+    if isinstance(value, complex):  # (Python's complex and np.complex128)
+        value = _real_value(value, input.dtype)
     if isinstance(value, (int, float, np.integer, np.floating)):
         # PyTorch converts the value to input's dtype with its overflow check (Scalar.to<T>),
         # whether or not the mask selects anything
@@ -78,6 +143,7 @@ def masked_fill(input, mask, value):
                   attrs={"mask": np.broadcast_to(mask._data, shape)})
 
 
+@parser_errors
 def masked_select(input, mask):
     from .elementwise_call import broadcast_shapes
     if not isinstance(mask, Tensor) or mask.dtype is not D.bool_:

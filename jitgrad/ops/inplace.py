@@ -21,7 +21,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 
 __all__ = ["apply_inplace", "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_",
-           "clamp_", "unary_inplace", "check_inplace"]
+           "clamp_", "clip_", "unary_inplace", "check_inplace"]
 
 OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor "
                    "refers to a single memory location. Please clone() the tensor before "
@@ -419,12 +419,20 @@ def copy_(self, src, non_blocking=False):
     return apply_inplace(self, _copy_node, src)
 
 
-def clamp_(self, min=None, max=None):  # noqa: A002
-    from .functional import clamp
-    # (C type names for a scalar bound, as ATen's scalar clamp; a Tensor bound goes through
-    # TensorIterator's check, which says the ScalarType names)
-    word = _word if isinstance(min, Tensor) or isinstance(max, Tensor) else _ctype_word
-    return apply_inplace(self, clamp, min, max, _cast_word=word)
+def _clamp_inplace(name):
+    def method(self, *args, **kwargs):
+        from .functional_compare import _clamp, _clamp_args
+        _, lo, hi = _clamp_args(name, self, args, kwargs)  # (the errors name clamp_/clip_)
+        # (C type names for a scalar bound, as ATen's scalar clamp; a Tensor bound goes
+        # through TensorIterator's check, which says the ScalarType names)
+        word = _word if isinstance(lo, Tensor) or isinstance(hi, Tensor) else _ctype_word
+        return apply_inplace(self, _clamp, lo, hi, _cast_word=word)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+clamp_ = _clamp_inplace("clamp_")
+clip_ = _clamp_inplace("clip_")
 
 
 def unary_inplace(fn):

@@ -6,11 +6,16 @@ import numpy as np
 from ..tensor import Tensor
 from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
+from . import index_masked as _index_masked
+from . import index_setitem as _index_setitem
 from . import linalg_extra as _linalg_extra
 from . import linalg_solve as _linalg_solve
 from . import reduce_extremes as _reduce_extremes
 from . import reduce_sums as _reduce_sums
+from . import shape_join as _shape_join
 from . import sort as _sort_ops
+from .functional_compare import CLAMP_METHODS as _CLAMP_METHODS
+from .functional_compare import COMPARE_METHODS as _COMPARE_METHODS
 from .random_factories import _cuda_rng, _gen
 
 
@@ -287,10 +292,10 @@ METHODS = {
     "expm1": F.expm1, "log": F.log, "log1p": F.log1p, "log2": F.log2, "log10": F.log10,
     "sqrt": F.sqrt, "rsqrt": F.rsqrt, "abs": F.abs, "absolute": F.abs, "sign": F.sign,
     "sin": F.sin, "cos": F.cos, "tan": F.tan, "tanh": F.tanh, "sigmoid": F.sigmoid,
-    "erf": F.erf, "relu": F.relu, "clamp": F.clamp, "clip": F.clamp, "clamp_min": F.clamp_min,
-    "clamp_max": F.clamp_max, "maximum": F.maximum, "minimum": F.minimum,
-    "eq": F.eq, "ne": F.ne, "lt": F.lt, "le": F.le, "gt": F.gt, "ge": F.ge,
-    "greater": F.gt, "less": F.lt, "not_equal": F.ne, "equal": F.equal_method,
+    "erf": F.erf, "relu": F.relu, **_CLAMP_METHODS,
+    "maximum": F.maximum, "minimum": F.minimum,
+    **_COMPARE_METHODS,  # eq/ne/lt/le/gt/ge and aliases, with the method form's errors
+    "equal": F.equal_method,
     "logical_not": F.logical_not, "logical_and": F.logical_and, "logical_or": F.logical_or,
     "logical_xor": F.logical_xor, "isnan": F.isnan, "isinf": F.isinf, "isfinite": F.isfinite,
     "floor": F.floor, "ceil": F.ceil, "round": F.round, "trunc": F.trunc, "frac": F.frac,
@@ -307,7 +312,7 @@ METHODS = {
     "arcsin": F.arcsin, "arccos": F.arccos, "arctan": F.arctan, "float_power": F.float_power,
     "asin": F.asin, "acos": F.acos, "atan": F.atan,
     "where": lambda self, condition, other: F.where(condition, self, other),
-    "masked_fill": index.masked_fill, "masked_select": index.masked_select,
+    "masked_fill": _index_masked.masked_fill_method, "masked_select": index.masked_select,
     # reductions
     "sum": _sum, "mean": _reduce_sums.mean_method, "var": reduce.var, "std": reduce.std,
     "prod": _reduce_sums.prod_method,
@@ -344,7 +349,7 @@ METHODS = {
     "reshape_as": shape.reshape_as, "flatten": shape.flatten, "unflatten": shape.unflatten,
     "squeeze": shape.squeeze_method, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
     "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to,
-    "permute": shape.permute, "movedim": shape.movedim, "split": shape.split,
+    "permute": shape.permute, "movedim": shape.movedim, "split": _shape_join.split_method,
     "chunk": shape.chunk, "unbind": shape.unbind, "contiguous": shape.contiguous,
     "flip": shape.flip, "roll": shape.roll, "repeat": shape.repeat, "tile": shape.tile,
     "narrow": shape.narrow,
@@ -367,9 +372,9 @@ METHODS = {
     "index_add_": inplace.unary_inplace(index.index_add),
     "index_copy_": inplace.unary_inplace(index.index_copy),
     "index_fill_": inplace.unary_inplace(index.index_fill),
-    "put_": inplace.unary_inplace(index.put), "index_put": index.index_put,
+    "put_": inplace.unary_inplace(index.put), "index_put": _index_setitem.index_put_method,
     "argwhere": index.argwhere,
-    "index_put_": inplace.unary_inplace(index.index_put),
+    "index_put_": _index_setitem.index_put_,
     # copies and factories
     "clone": basic.clone, "new_zeros": _new_factory(basic.zeros),
     "new_ones": _new_factory(basic.ones), "new_empty": _new_factory(basic.empty),
@@ -377,7 +382,7 @@ METHODS = {
     # in place
     "add_": inplace.add_, "sub_": inplace.sub_, "mul_": inplace.mul_, "div_": inplace.div_,
     "pow_": inplace.pow_, "zero_": inplace.zero_, "fill_": inplace.fill_,
-    "copy_": inplace.copy_, "clamp_": inplace.clamp_, "clip_": inplace.clamp_,
+    "copy_": inplace.copy_, "clamp_": inplace.clamp_, "clip_": inplace.clip_,
     "neg_": inplace.unary_inplace(F.neg), "exp_": inplace.unary_inplace(F.exp),
     "log_": inplace.unary_inplace(F.log), "sqrt_": inplace.unary_inplace(F.sqrt),
     "abs_": inplace.unary_inplace(F.abs), "relu_": inplace.unary_inplace(F.relu),
@@ -385,7 +390,7 @@ METHODS = {
     "sin_": inplace.unary_inplace(F.sin), "cos_": inplace.unary_inplace(F.cos),
     "clamp_min_": inplace.unary_inplace(F.clamp_min),
     "clamp_max_": inplace.unary_inplace(F.clamp_max),
-    "masked_fill_": inplace.unary_inplace(index.masked_fill),
+    "masked_fill_": _index_masked.masked_fill_,
     "uniform_": _random_inplace(_uniform), "normal_": _random_inplace(_normal),
     "bernoulli_": _random_inplace(_bernoulli), "exponential_": _random_inplace(_exponential),
     "random_": _random_inplace(_random_int), "geometric_": _random_inplace(_geometric),

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._storage import shares_memory as _shares
 from .composite import record
+from .parser_errors import parser_errors
 from .shape_args import _NOT_GIVEN, _dup_check, _fmt, _int_list, _wrap, _wrap_nonscalar
 from .shape_views import reshape
 
@@ -59,6 +60,7 @@ def _roll_backward(node, g):
     return (roll(g, tuple(-s for s in a["shifts"]), a["dims"]),)
 
 
+@parser_errors
 def roll(input, shifts, dims=None):
     """``torch.roll``: NumPy's roll on the CPU; on CUDA one strided copy per rolled piece
     (``layout.copy_into``), no transfer. ``dims=None`` rolls the flattened tensor (one

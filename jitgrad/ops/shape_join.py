@@ -9,6 +9,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .out import write_out
+from .parser_errors import parser_errors
 from .shape_args import _NOT_GIVEN, _int, _int_list, _wrap, _wrap_nonscalar
 from .shape_views import reshape, unsqueeze
 
@@ -91,6 +92,7 @@ def _plain_arrays(tensors, dim, stacked):
     return (arrays, d, dt) if dt.np == npdt else None
 
 
+@parser_errors
 def cat(tensors, dim=0, *, out=None):
     plain = _plain_arrays(tensors, dim, 0) if out is None else None
     if plain is not None:
@@ -141,6 +143,7 @@ def _stack_backward(node, g):
     return tuple(select(g, a["dim"], i) for i in range(a["n"]))
 
 
+@parser_errors
 def stack(tensors, dim=0, *, out=None):
     plain = _plain_arrays(tensors, dim, 1) if out is None else None
     if plain is not None:
@@ -250,8 +253,9 @@ def split(tensor, split_size_or_sections=_NOT_GIVEN, dim=0, *, split_size=_NOT_G
     """``torch.split(tensor, split_size_or_sections, dim)`` / ``Tensor.split(split_size, dim)``."""
     if split_size is not _NOT_GIVEN:
         split_size_or_sections = split_size
-    if split_size_or_sections is _NOT_GIVEN:
-        raise TypeError('split() missing 1 required positional arguments: "split_size"')
+    if split_size_or_sections is _NOT_GIVEN:  # (torch.split is Python: Python's words)
+        raise TypeError("split() missing 1 required positional argument: "
+                        "'split_size_or_sections'")
     sec = split_size_or_sections
     if isinstance(sec, (tuple, list)) or (isinstance(sec, Tensor) and sec._data.ndim == 1):
         return split_with_sizes(tensor, sec, dim)
@@ -268,6 +272,13 @@ def split(tensor, split_size_or_sections=_NOT_GIVEN, dim=0, *, split_size=_NOT_G
                            f"dimension size of {n}")
     sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
     return _split(tensor, d, sizes, "SplitBackward0")
+
+
+def split_method(self, split_size=_NOT_GIVEN, dim=0):
+    """``Tensor.split`` (Python in PyTorch too, so Python's words for a missing size)."""
+    if split_size is _NOT_GIVEN:
+        raise TypeError("Tensor.split() missing 1 required positional argument: 'split_size'")
+    return split(self, split_size, dim)
 
 
 def split_with_sizes(input, split_sizes, dim=0):
@@ -296,6 +307,7 @@ def _split(tensor, d, sizes, name):
                   attrs={"dim": d, "sizes": sizes, "shape": shp, "dtype": tensor.dtype})
 
 
+@parser_errors
 def chunk(input, chunks, dim=0):
     chunks = _int(chunks, "chunk", "chunks")
     if input._data.ndim == 0:
@@ -410,6 +422,7 @@ def narrow(input, dim, start, length):
     return getitem(input, (slice(None),) * d + (slice(start, start + length),))
 
 
+@parser_errors
 def select(input, dim, index):
     from .index import getitem
     nd = input._data.ndim

@@ -13,6 +13,7 @@ from .._layout import note_permute, note_squeeze, note_unsqueeze, note_view
 from .._storage import as_strided, elem_strides, shares_memory, view_strides
 from ..tensor import Tensor
 from .composite import record
+from .parser_errors import parser_errors
 from .shape_args import (
     _NOT_GIVEN,
     _dup_check,
@@ -307,6 +308,7 @@ def squeeze_method(input, *dims, **kwargs):
     return squeeze(input, *dims, **kwargs)
 
 
+@parser_errors
 def unsqueeze(input, dim):
     x = input._data
     nd = x.ndim
@@ -383,6 +385,7 @@ def _transpose_backward(node, g):
     return (transpose(g, a["d0"], a["d1"]),)
 
 
+@parser_errors
 def transpose(input, dim0, dim1):
     x = input._data
     if dim0.__class__ is int and dim1.__class__ is int and x.__class__ is np.ndarray and x.size:
@@ -409,6 +412,7 @@ def transpose(input, dim0, dim1):
     return out
 
 
+@parser_errors
 def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
