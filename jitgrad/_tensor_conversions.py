@@ -136,6 +136,9 @@ class TensorConversions:
         if device is not None:
             dev = check_device(device)
             if dev != self.device:
+                if memory_format not in (None, "preserve_format"):
+                    # one _to_copy, as PyTorch records it: the layout (and dtype) on the way
+                    return _to_device_in_format(self, dev, dtype, memory_format)
                 from .ops.copies import to_device
                 t = to_device(self, dev)
                 copy = False
@@ -235,3 +238,29 @@ def _suggested_format(t):
         return "contiguous_format"
     from ._memory_format import suggest_memory_format
     return suggest_memory_format(t._data.shape, t.stride())
+
+
+def _to_device_in_format(t, dev, dtype, memory_format):
+    """``t.to(dev, dtype, memory_format=fmt)`` across devices as one ``_to_copy``: one transfer
+    that lands in ``fmt``'s strides (and ``dtype``), one ToCopyBackward0 (its gradient goes back
+    to ``t``'s device; the engine casts it back to ``t``'s dtype). Host to CUDA: the host packs
+    the elements in the new layout's memory order, then one upload (no device relayout kernel
+    after the transfer); CUDA to host: the strided copy kernel lays the result out on the
+    device, then one download."""
+    from ._memory_format import CHANNELS_LAST_RANK, copy_device, format_strides, record_if_empty
+    from .ops.composite import record
+    from .ops.copies import _to_device_backward
+    want = t.dtype if dtype is None else D.to_dtype(dtype)
+    d = t._data
+    if dev.type == "cuda":
+        from ._cuda_array import CudaArray
+        st = format_strides(d.shape, t.stride(), memory_format)
+        data = CudaArray.from_host_strided(d if d.dtype == want.np else d.astype(want.np), st)
+    else:
+        data = copy_device(d, memory_format, want.np).to_host_strided()
+    if not (t.dtype.is_floating_point and want.is_floating_point):
+        out = Tensor._make(data)
+    else:
+        out = record("ToCopyBackward0", (t,), data, _to_device_backward,
+                     attrs={"device": t.device})
+    return record_if_empty(out, memory_format) if memory_format in CHANNELS_LAST_RANK else out
