@@ -19,18 +19,24 @@ LAYOUTS = ["contiguous", "reversed", "rotated", "channels_last", "sliced", "expa
 SHAPES = [(3, 4), (2, 3, 4), (2, 3, 4, 5), (2, 3, 1, 1)]
 
 
+def _stored(L, a, dev):
+    """A C-contiguous tensor of ``a``'s values, its size-1 dims' strides C's too (NumPy's
+    ascontiguousarray of a transposed view keeps other strides there, which torch.tensor keeps
+    and jitgrad.tensor does not)."""
+    return L.tensor(np.ascontiguousarray(a).reshape(-1), device=dev).reshape(a.shape)
+
+
 def _layout(L, a, how):
     dev = "cuda" if L is jitgrad else "cpu"
     nd = a.ndim
     if how == "contiguous":
         return L.tensor(a, device=dev)
     if how == "reversed":
-        return L.tensor(np.ascontiguousarray(a.transpose()), device=dev).permute(
-            *range(nd - 1, -1, -1))
+        return _stored(L, a.transpose(), dev).permute(*range(nd - 1, -1, -1))
     if how == "rotated":
         p = (nd - 1, *range(nd - 1))
         inv = tuple(p.index(i) for i in range(nd))
-        return L.tensor(np.ascontiguousarray(a.transpose(p)), device=dev).permute(*inv)
+        return _stored(L, a.transpose(p), dev).permute(*inv)
     if how == "channels_last":
         return L.tensor(a, device=dev).contiguous(memory_format=L.channels_last)
     if how == "sliced":
@@ -70,3 +76,27 @@ def test_output_layout_matches_pytorch(device, op, shape, how):
     b = rng.standard_normal(shape).astype(np.float32)
     _check(lambda L: OPS[op](L, _layout(L, a, how), L.tensor(b, device="cuda" if L is jitgrad
                                                                 else "cpu")))
+
+
+# size-1 dims: TensorIterator's sort reads their strides (a scalar or broadcasting rules out its
+# fast setup), and its dense fast setup copies them (tests/test_elementwise_output_layout.py);
+# views of a (12,) tensor (CUDA tensors have no as_strided)
+UNIT_DIM_VIEWS = {
+    "transposed_column": lambda t: t.reshape(4, 3).t()[:, :1],
+    "row_transposed": lambda t: t.reshape(3, 4)[:1].t(),
+    "unsqueezed_transpose": lambda t: t.reshape(2, 6).t().unsqueeze(1),
+    "permuted_slice": lambda t: t.reshape(2, 3, 2).permute(2, 0, 1)[:, :1],
+    "permuted_4d": lambda t: t.reshape(2, 3, 1, 2).permute(1, 2, 3, 0),
+    "channels_last_unit": lambda t: t.reshape(2, 6, 1, 1).contiguous(
+        memory_format=jitgrad.channels_last if isinstance(t, jitgrad.Tensor)
+        else torch.channels_last),
+}
+
+
+@pytest.mark.parametrize("view", sorted(UNIT_DIM_VIEWS))
+def test_size_one_dims_strides(device, view):
+    def run(L):
+        t = UNIT_DIM_VIEWS[view](L.arange(12.0, device="cuda" if L is jitgrad else "cpu"))
+        return t * 2, t > 3, t + t.new_ones(t.shape[-1:]), t + t, t.relu(), L.where(t > 3, t, 0.0)
+
+    _check(run)
