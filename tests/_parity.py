@@ -271,6 +271,19 @@ def tensor_description(v):
             None if gf is None else type(gf).__name__, v.is_leaf)
 
 
+def describe_with_layout(v, lib):
+    """A snippet's result compared whole: a tensor's dtype, shape, values, strides, storage
+    offset, grad_fn name and requires_grad (nested in tuples/lists), else its repr."""
+    if isinstance(v, lib.Tensor):
+        gf = v.grad_fn
+        return ("T", str(v.dtype), tuple(v.shape), v.detach().numpy().tolist(),
+                tuple(v.stride()), v.storage_offset(),
+                None if gf is None else type(gf).__name__, v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return [describe_with_layout(u, lib) for u in v]
+    return repr(v)
+
+
 def snippet_outcome(lib, code, describe):
     """Run ``code`` with ``torch`` bound to ``lib``: the last line's value as ``describe(value,
     lib)`` (or the error's type and first line) and the warnings raised."""

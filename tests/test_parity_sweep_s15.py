@@ -9,24 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests._parity import check_snippet, torch
+from tests._parity import check_snippet, describe_with_layout, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
 
-def _describe(v, lib):
-    if isinstance(v, lib.Tensor):
-        gf = v.grad_fn
-        return ("T", str(v.dtype), tuple(v.shape), v.detach().numpy().tolist(),
-                tuple(v.stride()), v.storage_offset(),
-                None if gf is None else type(gf).__name__, v.requires_grad)
-    if isinstance(v, (tuple, list)):
-        return [_describe(u, lib) for u in v]
-    return repr(v)
-
-
 def _check(code):
-    check_snippet("x = torch.arange(12.).reshape(3, 4)\n" + code, _describe)
+    check_snippet("x = torch.arange(12.).reshape(3, 4)\n" + code, describe_with_layout)
 
 
 FUNCTION_FORMS = [

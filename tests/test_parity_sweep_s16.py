@@ -12,26 +12,15 @@ import random
 import numpy as np
 import pytest
 
-from tests._parity import agree, check_snippet, torch
+from tests._parity import agree, check_snippet, describe_with_layout, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
-
-
-def _describe(v, lib):
-    if isinstance(v, lib.Tensor):
-        gf = v.grad_fn
-        return ("T", str(v.dtype), tuple(v.shape), v.detach().numpy().tolist(),
-                tuple(v.stride()), v.storage_offset(),
-                None if gf is None else type(gf).__name__, v.requires_grad)
-    if isinstance(v, (tuple, list)):
-        return [_describe(u, lib) for u in v]
-    return repr(v)
 
 
 def _check(code):
     check_snippet("x = torch.arange(24.).reshape(2, 3, 4)\n"
                   "m = torch.arange(6.).reshape(2, 3)\n"
-                  "i = torch.tensor([0, 1])\n" + code, _describe)
+                  "i = torch.tensor([0, 1])\n" + code, describe_with_layout)
 
 
 ADVANCED_LAYOUTS = [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._iter_layout import is_contiguous_strides
 from .._layout import contiguous_strides
 from .._storage import as_strided, elem_strides, is_c_contiguous, view_strides
 
@@ -123,7 +124,7 @@ def index_strides(shape, st, comps, out_shape):
         if vst is None:  # reshape copies: contiguous
             vst = view_strides(new_shape, _contiguous(new_shape), new_shape)
         ops.append([0 if n == 1 and s != 1 else v for v, n, s in zip(vst, new_shape, src_shape)])
-    if new_shape == src_shape and all(_is_contiguous(src_shape, o) for o in ops):
+    if new_shape == src_shape and all(is_contiguous_strides(src_shape, o) for o in ops):
         # TensorIterator's fast setup (every operand contiguous, one shape): contiguous output
         return contiguous_strides(src_shape), list(range(len(src_shape) - 1, -1, -1))
     perm = _iteration_order(src_shape, ops)
@@ -134,19 +135,6 @@ def index_strides(shape, st, comps, out_shape):
         out[d] = acc
         acc *= src_shape[d]
     return tuple(out), perm
-
-
-def _is_contiguous(shape, st):
-    """ATen's is_contiguous (an empty tensor is; size-1 dims' strides do not count)."""
-    acc = 1
-    for n, s in zip(reversed(shape), reversed(st)):
-        if n == 0:
-            return True
-        if n != 1:
-            if s != acc:
-                return False
-            acc *= n
-    return True
 
 
 def _contiguous(shape):
