@@ -12,6 +12,7 @@ from .._memory_format import (
     copy_host,
     dense_strided,
     keeps_numpy_layout,
+    preserved_strides,
     record_if_empty,
     to_device_data,
 )
@@ -32,14 +33,27 @@ def cast(t: Tensor, dt, memory_format=None) -> Tensor:
         data = copy_device(d, memory_format, dt.np)
     elif memory_format in CHANNELS_LAST_RANK:
         data = copy_host(d, memory_format, dt.np)
+    elif memory_format == "contiguous_format":
+        data = d.astype(dt.np, order="C")
     else:
-        data = d.astype(dt.np, order="C") if memory_format == "contiguous_format" and \
-            d.__class__ is np.ndarray else d.astype(dt.np)
+        data = _preserved_host_copy(t, d, dt.np)
     if not dt.is_floating_point:
         out = Tensor._make(data)
     else:
         out = record("ToCopyBackward0", (t,), data, _cast_backward)
     return record_if_empty(out, memory_format) if memory_format in CHANNELS_LAST_RANK else out
+
+
+def _preserved_host_copy(t: Tensor, d, np_dtype):
+    """A preserve_format copy of host array ``d`` in ``np_dtype`` (clone, to(dtype)): a dense
+    input's exact strides, size-1 dims included (NumPy's own copy gives those C strides),
+    else ATen's infer_dense_strides (NumPy's order K breaks ties at size-1 dims otherwise)."""
+    if (not d.flags.c_contiguous or 1 in d.shape) and not keeps_numpy_layout(d):
+        data = dense_strided(np.empty, d.shape, preserved_strides(d.shape, t.stride()), np_dtype)
+        if data is not None:
+            np.copyto(data, d, casting="unsafe")
+            return data
+    return d.astype(np_dtype, order="K", copy=True)
 
 
 def _clone_backward(node, g):
@@ -54,16 +68,8 @@ def clone(t: Tensor, memory_format=None) -> Tensor:
             return record_if_empty(out, memory_format)
         if memory_format not in (None, "preserve_format", "contiguous_format"):
             _check_memory_format(memory_format, d.ndim)
-        data = None
-        if memory_format != "contiguous_format" and (not d.flags.c_contiguous or 1 in d.shape) \
-                and not keeps_numpy_layout(d):
-            # preserve_format keeps a dense input's exact strides (size-1 dims included)
-            data = dense_strided(np.empty, d.shape, t.stride(), d.dtype)
-            if data is not None:
-                np.copyto(data, d)
-        if data is None:
-            data = np.array(d, copy=True, order="C" if memory_format == "contiguous_format"
-                            else "K")
+        data = np.array(d, copy=True, order="C") if memory_format == "contiguous_format" \
+            else _preserved_host_copy(t, d, d.dtype)
     else:
         if memory_format not in (None, "preserve_format", "contiguous_format") and \
                 memory_format not in CHANNELS_LAST_RANK:
