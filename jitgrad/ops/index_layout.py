@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._iter_layout import is_contiguous_strides
+from .._iter_layout import is_contiguous_strides, sort_dims
 from .._layout import contiguous_strides
 from .._storage import as_strided, elem_strides, is_c_contiguous, view_strides
 
@@ -78,20 +78,7 @@ def _should_swap(ops, shape, d0, d1):
 
 def _iteration_order(shape, ops):
     """Dims fastest-first, as TensorIterator's insertion sort leaves ``perm_``."""
-    nd = len(shape)
-    perm = list(range(nd - 1, -1, -1))
-    if nd <= 1:
-        return perm
-    for i in range(1, nd):
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            c = _should_swap(ops, shape, perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return perm
+    return sort_dims(len(shape), lambda d0, d1: _should_swap(ops, shape, d0, d1))
 
 
 def index_strides(shape, st, comps, out_shape):
