@@ -367,14 +367,17 @@ def main():
         sys.exit("needs a GPU or NUMBA_ENABLE_CUDASIM=1")
     problems = collections.defaultdict(list)
     total = 0
-    for src in args.only.split(","):
-        for label, op, fn in SOURCES[src]():
-            total += 1
-            r = compare(label, fn)
-            if r is not None:
-                problems[(src, op)].append((label, *r))
-                if args.verbose:
-                    print(f"{src}:{label}: {r[0]}: {r[1]}", flush=True)
+    try:
+        for src in args.only.split(","):
+            for label, op, fn in SOURCES[src]():
+                total += 1
+                r = compare(label, fn)
+                if r is not None:
+                    problems[(src, op)].append((label, *r))
+                    if args.verbose:
+                        print(f"{src}:{label}: {r[0]}: {r[1]}", flush=True)
+    except KeyboardInterrupt:  # a bounded run (tools/gpu_lease.sh): report what was compared
+        print(f"\ninterrupted after {total} cases", flush=True)
     print(f"\n{total} cases; {sum(len(v) for v in problems.values())} disagree, "
           f"{len(problems)} ops")
     for (src, op), items in sorted(problems.items(), key=lambda kv: -len(kv[1])):
