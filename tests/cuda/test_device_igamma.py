@@ -26,6 +26,11 @@ X = np.array([[0.3, 2.0, 1.05, 24.0, 160.0, 251.0, 1.0, 0.0],
               [1e-4, 30.0, 0.9, 0.6, 45.0, 1.0, np.inf, 1.0]])
 
 
+def _lgamma(a):
+    from math import lgamma
+    return np.vectorize(lambda v: lgamma(v) if v > 0 and np.isfinite(v) else 0.0)(a)
+
+
 def _run(name, dev, dtype):
     a = jg.tensor(A, device=dev, dtype=dtype)
     x = jg.tensor(X, device=dev, dtype=dtype, requires_grad=True)
@@ -47,7 +52,15 @@ def test_forward_and_grad_match_cpu(device, name, dtype):
     np.testing.assert_allclose(yd, yc, **tol)
     finite = np.isfinite(gc)
     assert (np.isfinite(gd) == finite).all()
-    np.testing.assert_allclose(gd[finite], gc[finite], **tol)
+    # the gradient is exp((a-1) log x - x - lgamma(a)): one rounding of each term (an ulp of
+    # libdevice's lgamma against libm's) moves it by eps * (sum of the terms' magnitudes)
+    # relative, 2.8e3 * eps at a = 250, x = 251 (seen on an H200: 1.2e-4 in float32)
+    eps = np.finfo(np.float32 if dtype is jg.float32 else np.float64).eps
+    with np.errstate(all="ignore"):
+        terms = np.abs((A - 1) * np.log(X)) + np.abs(X) + np.abs(_lgamma(A))
+    rtol = np.maximum(tol["rtol"], 8 * eps * np.nan_to_num(terms, posinf=0.0))
+    np.testing.assert_array_less(np.abs(gd - gc)[finite],
+                                 (tol["atol"] + rtol * np.abs(gc))[finite] * (1 + 1e-12))
 
 
 def test_in_place_out_and_errors_on_the_device(device):
