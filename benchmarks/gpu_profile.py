@@ -55,7 +55,8 @@ def profile_row(label, build, kwargs, runs, lines):
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", nargs="*", default=["elementwise op", "MLP 784", "one CUDA graph", "scalar ops"])
+    p.add_argument("--only", nargs="*",
+                   default=["elementwise op", "MLP 784", "one CUDA graph", "scalar ops"])
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--lines", type=int, default=35)
     p.add_argument("--out", default=None)
