@@ -267,7 +267,23 @@ def launch_kernel(kernel, grid, block, args) -> None:
     stats.launches += 1
     if _tape is not None:
         _tape.launch(kernel, grid, block, args)
-    kernel[grid, block](*args)
+    lean = _lean_launch if _lean_launch is not None else _choose_launch()
+    if lean is False:
+        kernel[grid, block](*args)
+    else:
+        lean(kernel, grid, block, args)
+
+
+#: ``cuda_launch.launch`` on a GPU (the lean path), False under the simulator or when
+#: JITGRAD_CUDA_LEAN_LAUNCH=0; None until the first launch decides
+_lean_launch = None
+
+
+def _choose_launch():
+    global _lean_launch
+    from . import cuda_launch
+    _lean_launch = cuda_launch.launch if cuda_launch.enabled and not simulator_active() else False
+    return _lean_launch
 
 
 def copy_device(dst, src) -> None:
