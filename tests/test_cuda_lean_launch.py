@@ -119,3 +119,15 @@ def test_kinds_of_arrays_differing_only_in_size_or_address_are_equal():
     b = _device_array((1000,), (4,), np.float32, address=0x9000)
     c = _device_array((7,), (8,), np.float32)
     assert L.arg_kind(a) == L.arg_kind(b) != L.arg_kind(c)
+
+
+def test_device_copies_take_one_memcpy_only_between_dense_arrays_of_one_dtype_and_size():
+    from jitgrad.backends.cuda import _dense_pair
+    c = _device_array((3, 4), (32, 8), np.float64)
+    flat = _device_array((12,), (8,), np.float64, address=0x2000)
+    assert _dense_pair(c, flat) and _dense_pair(flat, c)
+    assert not _dense_pair(c, _device_array((3, 4), (8, 24), np.float64))    # F order
+    assert not _dense_pair(flat, _device_array((12,), (16,), np.float64))    # strided
+    assert not _dense_pair(flat, _device_array((12,), (8,), np.int64))       # dtype
+    assert not _dense_pair(flat, _device_array((11,), (8,), np.float64))     # size
+    assert not _dense_pair(flat, np.zeros(12))                               # host memory
