@@ -131,3 +131,24 @@ def test_device_copies_take_one_memcpy_only_between_dense_arrays_of_one_dtype_an
     assert not _dense_pair(flat, _device_array((12,), (8,), np.int64))       # dtype
     assert not _dense_pair(flat, _device_array((11,), (8,), np.float64))     # size
     assert not _dense_pair(flat, np.zeros(12))                               # host memory
+
+
+@pytest.mark.parametrize("shape", [(), (7,), (3, 4), (2, 1, 5)], ids=str)
+def test_pool_arrays_built_from_a_template_equal_numbas_constructor(shape):
+    import numba.cuda
+
+    from jitgrad.backends.cuda_alloc_drivers import NumbaDriver
+    drv = NumbaDriver(numba.cuda)
+    dtype = np.dtype(np.float32)
+    first = drv._device_array(shape, dtype, _FakeAllocation(0x1000))
+    second = drv._device_array(shape, dtype, _FakeAllocation(0x2000))
+    assert (shape, dtype) in drv._templates
+    want = _device_array(shape, tuple(first.strides), dtype, address=0x2000)
+    for arr in (first, second):
+        assert type(arr) is DeviceNDArray
+        assert (arr.shape, arr.strides, arr.size, arr.alloc_size, arr.ndim, arr.dtype,
+                arr.flags) == (want.shape, want.strides, want.size, want.alloc_size, want.ndim,
+                               want.dtype, want.flags)
+        assert arr._numba_type_ == want._numba_type_
+    assert second.device_ctypes_pointer.value == 0x2000 != first.device_ctypes_pointer.value
+    assert L.pack(None, [want._numba_type_], [second]) == L.pack(None, [want._numba_type_], [want])

@@ -267,31 +267,39 @@ def launch_kernel(kernel, grid, block, args) -> None:
     stats.launches += 1
     if _tape is not None:
         _tape.launch(kernel, grid, block, args)
-    lean = _lean_launch if _lean_launch is not None else _choose_launch()
-    if lean is False:
-        kernel[grid, block](*args)
-    else:
-        lean(kernel, grid, block, args)
+    (_launcher or _choose_launcher())(kernel, grid, block, args)
 
 
-#: ``cuda_launch.launch`` on a GPU (the lean path), False under the simulator or when
-#: JITGRAD_CUDA_LEAN_LAUNCH=0; None until the first launch decides
-_lean_launch = None
+def _simulated_launch(kernel, grid, block, args):
+    kernel[grid, block](*args)
 
 
-def _choose_launch():
-    global _lean_launch
+#: How launch_kernel launches: ``cuda_launch.launch`` on a GPU (the lean path),
+#: ``cuda_launch.dispatch`` there with JITGRAD_CUDA_LEAN_LAUNCH=0, the dispatcher as is under the
+#: simulator; None until the first launch decides
+_launcher = None
+
+
+def _lean_launcher():
+    from .cuda_launch import enabled, launch
+    return launch if enabled else None
+
+
+def _choose_launcher():
+    global _launcher
     from . import cuda_launch
-    _lean_launch = cuda_launch.launch if cuda_launch.enabled and not simulator_active() else False
-    return _lean_launch
+    if simulator_active():
+        _launcher = _simulated_launch
+    else:
+        _launcher = cuda_launch.launch if cuda_launch.enabled else cuda_launch.dispatch
+    return _launcher
 
 
 def copy_device(dst, src) -> None:
     """Copy device array ``src`` into device array ``dst`` (same size), on the device."""
     if _tape is not None:
         _tape.copy(dst, src)
-    lean = _lean_launch if _lean_launch is not None else _choose_launch()
-    if lean is not False and _dense_pair(dst, src):
+    if (_launcher or _choose_launcher()) is _lean_launcher() and _dense_pair(dst, src):
         # numba's copy_to_device spends ~20 Python calls (views, squeezes, checks) per copy:
         # most of a compiled CUDA-graph step's host time on an H200. The same driver call:
         nbytes = dst.size * dst.dtype.itemsize

@@ -86,6 +86,7 @@ class NumbaDriver:
         from numba.cuda.cudadrv.devicearray import DeviceNDArray
         from numba.cuda.cudadrv.driver import AutoFreePointer
         self._array, self._pointer = DeviceNDArray, AutoFreePointer
+        self._templates: dict = {}  # (shape, dtype) -> a fresh array's attributes but gpu_data
 
     def stream_ordered(self) -> bool:
         return not _per_thread_default_stream()
@@ -129,7 +130,30 @@ class NumbaDriver:
                             finalizer=functools.partial(_release, self._leases, key, block,
                                                         on_release))
         self._leases[key] = ptr
-        return self._array(shape, _c_strides(shape, dtype.itemsize), dtype, gpu_data=ptr.own())
+        return self._device_array(shape, dtype, ptr.own())
+
+    def _device_array(self, shape, dtype, gpu_data):
+        """``DeviceNDArray(shape, C strides, dtype, gpu_data=gpu_data)``. Its constructor
+        derives the same layout facts from (shape, dtype) every time (a dummy array, strides,
+        size, allocation size): the first array of a (shape, dtype) is built by it and its
+        attributes kept, later ones copy them and take their own allocation."""
+        template = self._templates.get((shape, dtype))
+        if template is None:
+            arr = self._array(shape, _c_strides(shape, dtype.itemsize), dtype, gpu_data=gpu_data)
+            if len(self._templates) < 4096 and set(arr.__dict__) == _ARRAY_FIELDS:
+                self._templates[(shape, dtype)] = {k: v for k, v in arr.__dict__.items()
+                                                   if k != "gpu_data"}
+            return arr
+        arr = self._array.__new__(self._array)
+        arr.__dict__.update(template)
+        arr.gpu_data = gpu_data
+        return arr
+
+
+#: what DeviceNDArray.__init__ sets (numba-cuda 0.30); another set (a numba-cuda that
+#: constructs differently) keeps the constructor for every array
+_ARRAY_FIELDS = frozenset({"ndim", "_dummy", "shape", "strides", "dtype", "size", "alloc_size",
+                           "gpu_data", "stream"})
 
 
 def _release(leases, key, block, on_release):

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 
 import numpy as np
 
-__all__ = ["enabled", "launch", "arg_kind", "pack", "clear"]
+__all__ = ["enabled", "launch", "dispatch", "arg_kind", "pack", "clear"]
 
 enabled = os.environ.get("JITGRAD_CUDA_LEAN_LAUNCH", "1") != "0"
 
@@ -76,6 +77,16 @@ def arg_kind(a):
     return ("array", a.dtype, a.ndim, layout)
 
 
+def dispatch(kernel, grid, block, args) -> None:
+    """``kernel[grid, block](*args)`` through numba-cuda's dispatcher, without its
+    NumbaPerformanceWarning for grids under 128 blocks: jitgrad sizes its grids to the data, and
+    a small tensor's launch is no user error (PyTorch says nothing either). Only jitgrad's own
+    launches are quieted; a user's kernels keep numba's warning."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Grid size .* under-utilization")
+        kernel[grid, block](*args)
+
+
 def _load_core():
     global _core
     from cuda.core import LaunchConfig
@@ -114,11 +125,11 @@ def launch(kernel, grid, block, args) -> None:
     try:
         key = (kernel, *[arg_kind(a) for a in args])
     except TypeError:  # an unhashable argument kind
-        kernel[grid, block](*args)
+        dispatch(kernel, grid, block, args)
         return
     plan = _plans.get(key, False)
     if plan is False or plan is None or None in key:
-        kernel[grid, block](*args)
+        dispatch(kernel, grid, block, args)
         if plan is False and None not in key:
             _plans[key] = _plan(kernel, args)
         return
