@@ -6,7 +6,8 @@ of ``B`` in shared memory (zero-padded at the edges), synchronizes, and accumula
 products from shared memory. Operands are read through :class:`View` strides, so transposed
 operands (``g @ b.T`` in the backward pass) and broadcast batches (stride 0) cost no copy. This
 is the portable fallback (roughly "kernel 3" of the well-known SGEMM walkthrough; see
-NUMBA_NOTES.md): cuBLAS through CuPy is the fast path when it is installed.
+NUMBA_NOTES.md): when CuPy is installed on a real GPU, :func:`matmul` hands the product to
+cuBLAS instead (``backends/cuda_cublas.py``, which says when it does not).
 """
 from __future__ import annotations
 
@@ -119,6 +120,9 @@ def matmul(a, b):
     if k == 0:
         from .layout import fill
         fill(out, 0)
+        return out
+    from .. import cuda_cublas
+    if cuda_cublas.usable(va.dtype) and cuda_cublas.gemm(ea, eb, out, nbatch, m, n, k):
         return out
     bshape, a_bst = pad(batch, ea.strides[:-2])
     _, b_bst = pad(batch, eb.strides[:-2])
