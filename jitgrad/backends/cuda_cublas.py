@@ -190,6 +190,8 @@ def gemm(ea, eb, out, nbatch: int, m: int, n: int, k: int) -> bool:
             fn(handle, op_b, op_a, n, m, k, alpha.ctypes.data, pb, ldb, sb, pa, lda, sa,
                beta.ctypes.data, pc, n, m * n, nbatch)
     stats.calls += 1
+    from . import cuda as backend
+    backend.stats.launches += 1  # device work submitted, as a kernel launch is
     return True
 
 

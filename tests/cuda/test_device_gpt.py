@@ -24,6 +24,7 @@ import pytest
 
 TINY = dict(vocab=11, block=4, n_layer=1, n_head=2, n_embd=8, batch=2, steps=2)
 FULL = dict(vocab=97, block=32, n_layer=2, n_head=4, n_embd=64, batch=8, steps=8)
+LR = 3e-2  # AdamW's
 
 
 def _gpt(lib, cfg):
@@ -96,7 +97,7 @@ def _train(lib, cfg, weights, device):
             params[k].copy_(lib.tensor(w))
     model = model.to(device)
     assert model.lm_head.weight is model.wte.weight
-    opt = lib.optim.AdamW(model.parameters(), lr=3e-2, weight_decay=0.1)
+    opt = lib.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.1)
     # one batch, seen every step: the loss must go down (a fixed batch is memorized)
     data = np.random.default_rng(2).integers(0, cfg["vocab"], (cfg["batch"], cfg["block"] + 1))
     idx = lib.tensor(data[:, :-1]).to(device)
@@ -124,8 +125,13 @@ def _check(cfg, rtol):
     np.testing.assert_allclose(n_cpu, n_ref, rtol=rtol)
     np.testing.assert_allclose(l_cuda, l_cpu, rtol=rtol)  # the device vs the CPU path
     np.testing.assert_allclose(n_cuda, n_cpu, rtol=rtol)
+    # Adam moves a weight by ~lr * m / sqrt(v) per step whatever its gradient's size, so where a
+    # gradient is near zero, rounding (the device's GEMMs sum in another order than MKL's: seen
+    # on an H200 with cuBLAS, 2.4e-4 on one bias after the steps) moves the weight by a small
+    # fraction of lr even though losses and gradient norms agree to rtol
     for k in w_cpu:
-        np.testing.assert_allclose(w_cuda[k], w_cpu[k], rtol=rtol, atol=rtol, err_msg=k)
+        np.testing.assert_allclose(w_cuda[k], w_cpu[k], rtol=rtol, atol=max(rtol, 0.02 * LR),
+                                   err_msg=k)
     assert l_cuda[-1] < l_cuda[0]  # it learns
 
 
