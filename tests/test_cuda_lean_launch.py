@@ -152,3 +152,25 @@ def test_pool_arrays_built_from_a_template_equal_numbas_constructor(shape):
         assert arr._numba_type_ == want._numba_type_
     assert second.device_ctypes_pointer.value == 0x2000 != first.device_ctypes_pointer.value
     assert L.pack(None, [want._numba_type_], [second]) == L.pack(None, [want._numba_type_], [want])
+
+
+def test_jitgrads_launches_do_not_print_numbas_low_occupancy_warning():
+    import warnings
+
+    from numba.cuda.core.errors import NumbaPerformanceWarning
+
+    def small_grid_launch(*args):  # what numba-cuda's dispatcher does for a grid < 128 blocks
+        warnings.warn(NumbaPerformanceWarning(
+            "Grid size 1 will likely result in GPU under-utilization due to low occupancy."),
+            stacklevel=2)
+
+    class Kernel:
+        def __getitem__(self, config):
+            return small_grid_launch
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        L.dispatch(Kernel(), 1, 32, ())
+        assert seen == []
+        small_grid_launch()  # a user's own kernel keeps numba's warning
+        assert len(seen) == 1 and issubclass(seen[0].category, NumbaPerformanceWarning)

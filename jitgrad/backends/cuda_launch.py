@@ -83,7 +83,8 @@ def dispatch(kernel, grid, block, args) -> None:
     a small tensor's launch is no user error (PyTorch says nothing either). Only jitgrad's own
     launches are quieted; a user's kernels keep numba's warning."""
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Grid size .* under-utilization")
+        # the message starts with a terminal highlight code: match anywhere in it
+        warnings.filterwarnings("ignore", message=".*Grid size .* under-utilization")
         kernel[grid, block](*args)
 
 
