@@ -276,22 +276,20 @@ def _simulated_launch(kernel, grid, block, args):
 
 #: How launch_kernel launches: ``cuda_launch.launch`` on a GPU (the lean path),
 #: ``cuda_launch.dispatch`` there with JITGRAD_CUDA_LEAN_LAUNCH=0, the dispatcher as is under the
-#: simulator; None until the first launch decides
+#: simulator; None until the first launch or copy decides. ``_lean_copies``: the lean path is
+#: on, so dense device copies are one driver memcpy too.
 _launcher = None
-
-
-def _lean_launcher():
-    from .cuda_launch import enabled, launch
-    return launch if enabled else None
+_lean_copies = False
 
 
 def _choose_launcher():
-    global _launcher
+    global _launcher, _lean_copies
     from . import cuda_launch
     if simulator_active():
         _launcher = _simulated_launch
     else:
         _launcher = cuda_launch.launch if cuda_launch.enabled else cuda_launch.dispatch
+    _lean_copies = _launcher is cuda_launch.launch
     return _launcher
 
 
@@ -299,7 +297,9 @@ def copy_device(dst, src) -> None:
     """Copy device array ``src`` into device array ``dst`` (same size), on the device."""
     if _tape is not None:
         _tape.copy(dst, src)
-    if (_launcher or _choose_launcher()) is _lean_launcher() and _dense_pair(dst, src):
+    if _launcher is None:
+        _choose_launcher()
+    if _lean_copies and _dense_pair(dst, src):
         # numba's copy_to_device spends ~20 Python calls (views, squeezes, checks) per copy:
         # most of a compiled CUDA-graph step's host time on an H200. The same driver call:
         nbytes = dst.size * dst.dtype.itemsize

@@ -123,13 +123,9 @@ def _config(grid, block):
 
 def launch(kernel, grid, block, args) -> None:
     """``kernel[grid, block](*args)`` (see the module docstring)."""
-    try:
-        key = (kernel, *[arg_kind(a) for a in args])
-    except TypeError:  # an unhashable argument kind
-        dispatch(kernel, grid, block, args)
-        return
+    key = (kernel, *[arg_kind(a) for a in args])
     plan = _plans.get(key, False)
-    if plan is False or plan is None or None in key:
+    if not plan:  # not seen yet (False), or a combination the dispatcher must take (None)
         dispatch(kernel, grid, block, args)
         if plan is False and None not in key:
             _plans[key] = _plan(kernel, args)
