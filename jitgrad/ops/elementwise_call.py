@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._compile import capture as _capture
+from .._iter_layout import elementwise_output_layout
 from ..autograd import grad_mode
 from ..autograd.node import Node, SavedTensor, node_class
 from ..backends import cpu, vml
@@ -277,17 +278,31 @@ def _call_device(op, args, aux, ct, out_dt):
 
 
 def device_add_into(dst, src) -> None:
-    """``dst += src`` on CUDA storages (gradient accumulation; ``src`` broadcasts to ``dst``)."""
+    """``dst += src`` on CUDA storages of any strides (gradient accumulation; ``src`` broadcasts
+    to ``dst``), as the host's ``np.add(dst, src, out=dst)``: ``dst`` keeps its strides and
+    memory. The add kernel runs in the dim order TensorIterator gives the in-place op (the
+    output, ``dst``, consulted first: ``elementwise_output_layout``), the forward's permuted
+    launch: a dense ``dst`` (contiguous, transposed, channels-last) is then itself the kernel's
+    flat operand and output; one with gaps (a slice) is summed into a flat copy that the
+    strided copy kernel writes back through its strides."""
+    from .._cuda_array import CudaArray
     from ..backends import cuda as B
     from .registry import OPS
-    if not dst.is_contiguous():
-        raise NotImplementedError("jitgrad: accumulating into a non-contiguous CUDA gradient "
-                                  "is not implemented yet")
-    op = OPS["add"]
-    plan = _forward_plan(B, op, ("a", "a"))
-    vals = {"a": dst.flat(), "b": src.flat(dst.shape, dst.dtype)}
-    if dst.size:
-        B.launch(plan.mod, dst.size, [vals[p] for p in plan.arrays] + [dst.flat()])
+    if not dst.size:
+        return
+    shape = dst.shape
+    perm = None
+    if not (dst.is_contiguous() and (src.shape == shape and src.is_contiguous())):
+        perm, _ = elementwise_output_layout(shape, [(dst.shape, dst.st), (src.shape, src.st)])
+    flat = _device_flat if perm is None else _permuted(_device_flat, perm)
+    kshape = shape if perm is None else tuple(shape[p] for p in perm)
+    kdst = dst if perm is None else dst.transpose(perm)
+    out = flat(dst, kshape, dst.dtype)  # dst's own memory when dense in kernel order
+    plan = _forward_plan(B, OPS["add"], ("a", "a"))
+    vals = {"a": out, "b": flat(src, kshape, dst.dtype)}
+    B.launch(plan.mod, dst.size, [vals[p] for p in plan.arrays] + [out])
+    if not kdst.is_contiguous():  # ``out`` was a copy: write the sums through dst's strides
+        B.kernels().layout.copy_into(kdst.kview(), CudaArray(out, kshape).kview())
 
 
 class ElementwiseNode(Node):
