@@ -179,9 +179,12 @@ def _fmt_num(v):
     return repr(v) if isinstance(v, int) else format(v, "g")
 
 
-def arange(start=NOT_GIVEN, end=NOT_GIVEN, step=NOT_GIVEN, dtype=None, device=None,
-           requires_grad=False):
-    start, end, step = arange_args(start, end, step)
+def arange(*args, **kwargs):
+    """``arange(end)`` / ``arange(start, end[, step])``, with ``dtype``, ``device`` and
+    ``requires_grad`` by keyword (the parser needs to see how each argument came)."""
+    start, end, step = arange_args(args, kwargs)
+    dtype, device = kwargs.get("dtype"), kwargs.get("device")
+    requires_grad = kwargs.get("requires_grad", False)
     dev = check_device(device)
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals

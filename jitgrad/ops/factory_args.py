@@ -138,7 +138,11 @@ NOT_GIVEN = object()  # arange's start/step and linspace's steps when not passed
 
 
 def _parser_name(v) -> str:
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    if isinstance(v, Tensor):
+        return "Tensor"
+    if isinstance(v, (D.dtype, type(None))) or type(v).__name__ in ("device", "layout"):
+        return "torch." + type(v).__name__ if v is not None else "NoneType"
+    return type(v).__name__
 
 
 def _is_number(v) -> bool:
@@ -148,28 +152,53 @@ def _is_number(v) -> bool:
 
 
 def invalid_combination(name, given, overloads, keywords=()):
-    got = [_parser_name(v) for v in given] + [f"{k}={_parser_name(v)}" for k, v in keywords]
+    """PyTorch's parser error: the positional types, then the keywords as ``name=Type`` in
+    reverse order of passing (each followed by ", " when nothing came positionally)."""
+    got = [_parser_name(v) for v in given]
+    kws = [f"{k}={_parser_name(v)}" for k, v in reversed(list(keywords))]
+    listed = ", ".join(got + kws) if got or not kws else "".join(k + ", " for k in kws)
     return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({', '.join(got)}), but expected one of:\n{overloads}")
+                     f"({listed}), but expected one of:\n{overloads}")
 
 
-def arange_args(start, end, step):
-    """``(start, end, step)`` of ``arange`` as PyTorch's parser takes them: ``arange(end)``,
-    ``arange(start, end[, step])``, ``arange(end=...)``; anything but Numbers is a TypeError."""
-    if end is NOT_GIVEN:  # arange(end)
-        if start is NOT_GIVEN or step is not NOT_GIVEN:
-            given = () if start is NOT_GIVEN else (start,)
-            raise invalid_combination("arange", given, _ARANGE_OVERLOADS,
-                                      () if step is NOT_GIVEN else (("step", step),))
-        if not _is_number(start):
-            raise TypeError(f"arange(): argument 'end' (position 1) must be Number, not "
-                            f"{_parser_name(start)}")
-        return 0, start, 1
-    start = 0 if start is NOT_GIVEN else start
-    given = (start, end) + (() if step is NOT_GIVEN else (step,))
-    if not all(_is_number(v) for v in given):
-        raise invalid_combination("arange", given, _ARANGE_OVERLOADS)
-    return start, end, 1 if step is NOT_GIVEN else step
+_RANGE_NAMES = ("start", "end", "step")
+ARANGE_OPTIONS = ("dtype", "device", "requires_grad")
+
+
+def arange_args(args, kwargs):
+    """``(start, end, step)`` of ``arange(*args, **kwargs)`` as PyTorch's parser takes them:
+    ``arange(end)``, ``arange(start, end[, step])``, any of them by keyword; anything but
+    Numbers is a TypeError. One argument in all leaves ``arange(end)`` the only overload that
+    could fit, so the parser names what it lacks (``arange(start=1)``: "end"); otherwise a call
+    no overload takes is its "invalid combination"."""
+    keywords = list(kwargs.items())
+
+    def invalid():
+        return invalid_combination("arange", args, _ARANGE_OVERLOADS, keywords)
+    if len(args) + len(kwargs) == 1:  # only arange(end) takes one argument: its own errors
+        end = args[0] if args else kwargs.get("end", NOT_GIVEN)
+        if end is NOT_GIVEN:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
+        if not _is_number(end):
+            where = " (position 1)" if args else ""
+            raise TypeError(f"arange(): argument 'end'{where} must be Number, not "
+                            f"{_parser_name(end)}")
+        return 0, end, 1
+    if any(k not in _RANGE_NAMES and k not in ARANGE_OPTIONS for k in kwargs):
+        raise invalid()
+    given = {k: v for k, v in keywords if k in _RANGE_NAMES}
+    if len(args) > 3:
+        raise invalid()
+    # a lone positional number is arange(end)'s, unless a range keyword makes it start
+    names = ("end",) if len(args) == 1 and not given else _RANGE_NAMES
+    for name, v in zip(names, args):
+        if name in given:
+            raise invalid()
+        given[name] = v
+    if not all(map(_is_number, given.values())) or "end" not in given or \
+            ("start" in given) != (len(given) > 1):  # arange(end) or arange(start, end[, step])
+        raise invalid()
+    return given.get("start", 0), given["end"], given.get("step", 1)
 
 
 def linspace_steps(start, end, steps):
