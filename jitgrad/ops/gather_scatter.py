@@ -16,8 +16,9 @@ from ..tensor import Tensor
 from .composite import record
 from .index_rules import check_range, device_check, index_data
 
-__all__ = ["gather", "gather_checked", "take_along_dim", "scatter", "scatter_add", "scatter_reduce",
-           "scatter_into_zeros", "wrap_dim", "gather_data", "scatter_data"]
+__all__ = ["gather", "gather_method", "gather_checked", "take_along_dim", "scatter",
+           "scatter_add", "scatter_reduce", "scatter_into_zeros", "wrap_dim", "gather_data",
+           "scatter_data"]
 
 
 def wrap_dim(d, nd):
@@ -164,8 +165,80 @@ def _index_shape_error(index, input, d, src=None, op="gather"):
                         f"dimension {d} and to be no larger size than src {list(src.shape)}")
 
 
-def gather(input, dim, index, *, sparse_grad=False):
-    return gather_checked(input, dim, index, "gather")
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, named without module
+
+
+def _parser_type(v) -> str:
+    """The type as PyTorch's parser names it (``tp_name``: ``float``, ``numpy.float64``)."""
+    t = type(v)
+    if isinstance(v, Tensor):
+        return "Tensor"
+    return t.__name__ if t.__flags__ & _HEAP_TYPE or t.__module__ == "builtins" else \
+        f"{t.__module__}.{t.__name__}"
+
+
+def _parser_fits(v, kind) -> bool:
+    if kind == "Tensor":
+        return isinstance(v, Tensor)
+    # int: Python/NumPy integers (not bools) and 0-d integer tensors
+    if isinstance(v, Tensor):
+        return v._data.ndim == 0 and v._data.dtype.kind in "iu"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+_GATHER_PARAMS = (("input", "Tensor"), ("dim", "int"), ("index", "Tensor"))
+
+
+def _gather_args(args, kwargs, method):
+    """``(input, dim, index)`` of ``gather(input, dim, index, *, sparse_grad=False)`` with the
+    errors of PyTorch's parser (gather has one signature, so it names the argument at fault):
+    the method form ``method=True`` counts positions after ``self``."""
+    shown = len(args) - method
+    if shown > len(_GATHER_PARAMS) - method:
+        raise TypeError(f"gather() takes {len(_GATHER_PARAMS) - method} positional arguments "
+                        f"but {shown} were given")
+    values = []
+    for i, (name, kind) in enumerate(_GATHER_PARAMS):
+        where = ""
+        if i < len(args):
+            if name in kwargs:
+                raise TypeError(f"gather() got multiple values for argument '{name}'")
+            v, where = args[i], f" (position {i + 1 - method})"
+        elif name in kwargs:
+            v = kwargs[name]
+        else:  # the parser lists every required argument from the first one missing on
+            rest = [n for n, _ in _GATHER_PARAMS[i:]]
+            raise TypeError(f"gather() missing {len(rest)} required positional argument"
+                            f"{'s' if len(rest) == 1 else ''}: "
+                            + ", ".join(f'"{n}"' for n in rest))
+        if not _parser_fits(v, kind):
+            raise TypeError(f"gather(): argument '{name}'{where} must be {kind}, not "
+                            f"{_parser_type(v)}")
+        values.append(int(v) if kind == "int" else v)
+    sparse_grad = kwargs.get("sparse_grad", False)
+    if sparse_grad.__class__ is not bool:
+        raise TypeError(f"gather(): argument 'sparse_grad' must be bool, not "
+                        f"{_parser_type(sparse_grad)}")
+    for k in kwargs:
+        if k not in ("input", "dim", "index", "sparse_grad"):
+            raise TypeError(f"gather() got an unexpected keyword argument '{k}'")
+    return values
+
+
+def gather(*args, **kwargs):
+    """``torch.gather(input, dim, index, *, sparse_grad=False)``."""
+    if len(args) == 3 and not kwargs and args[0].__class__ is Tensor and \
+            args[1].__class__ is int and args[2].__class__ is Tensor:  # the common call
+        return gather_checked(*args, "gather")
+    return gather_checked(*_gather_args(args, kwargs, method=False), "gather")
+
+
+def gather_method(*args, **kwargs):
+    """``Tensor.gather(dim, index, *, sparse_grad=False)``."""
+    if len(args) == 3 and not kwargs and args[1].__class__ is int and \
+            args[2].__class__ is Tensor:
+        return gather_checked(*args, "gather")
+    return gather_checked(*_gather_args(args, kwargs, method=True), "gather")
 
 
 def gather_checked(input, dim, index, rule):
