@@ -6,6 +6,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
+from . import gather_scatter as _gather_scatter
 from . import index_masked as _index_masked
 from . import index_setitem as _index_setitem
 from . import linalg_extra as _linalg_extra
@@ -349,20 +350,21 @@ METHODS = {
     "reshape_as": shape.reshape_as, "flatten": shape.flatten, "unflatten": shape.unflatten,
     "squeeze": shape.squeeze_method, "unsqueeze": shape.unsqueeze, "expand": shape.expand,
     "expand_as": shape.expand_as, "broadcast_to": shape.broadcast_to,
-    "permute": shape.permute, "movedim": shape.movedim, "split": _shape_join.split_method,
+    "permute": shape.permute, "movedim": shape.movedim_method, "split": _shape_join.split_method,
     "chunk": shape.chunk, "unbind": shape.unbind, "contiguous": shape.contiguous,
     "flip": shape.flip, "roll": shape.roll, "repeat": shape.repeat, "tile": shape.tile,
-    "narrow": shape.narrow,
+    "narrow": shape.narrow_method,
     "select": shape.select,
     # shape and view ops added with the PyTorch-parity sweep (ops/shape.py)
-    "swapdims": shape.swapdims, "moveaxis": shape.moveaxis, "diagonal": shape.diagonal,
+    "swapdims": shape.swapdims, "moveaxis": shape.moveaxis_method, "diagonal": shape.diagonal,
     "unfold": shape.unfold, "split_with_sizes": shape.split_with_sizes,
     "tensor_split": shape.tensor_split, "hsplit": shape.hsplit, "vsplit": shape.vsplit,
     "dsplit": shape.dsplit, "fliplr": shape.fliplr, "flipud": shape.flipud,
     "ravel": shape.ravel, "adjoint": shape.adjoint,
     # indexing
     "take_along_dim": index.take_along_dim,
-    "gather": index.gather, "scatter": index.scatter, "scatter_add": index.scatter_add,
+    "gather": _gather_scatter.gather_method, "scatter": index.scatter,
+    "scatter_add": index.scatter_add,
     "index_select": index.index_select, "index_add": index.index_add,
     "nonzero": index.nonzero, "scatter_reduce": index.scatter_reduce,
     "index_copy": index.index_copy, "index_fill": index.index_fill, "take": index.take,

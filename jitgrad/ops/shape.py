@@ -25,6 +25,7 @@ from .shape_join import (
     hsplit,
     hstack,
     narrow,
+    narrow_method,  # noqa: F401 - Tensor.narrow (ops/methods)
     row_stack,
     select,
     split,
@@ -48,7 +49,9 @@ from .shape_views import (
     matrix_H,
     matrix_T,
     moveaxis,
+    moveaxis_method,  # noqa: F401 - Tensor.moveaxis (ops/methods)
     movedim,
+    movedim_method,  # noqa: F401 - Tensor.movedim (ops/methods)
     numpy_T,
     permute,
     ravel,

@@ -2,6 +2,8 @@
 and wrapped as PyTorch does, with PyTorch's error types and words."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..tensor import Tensor
@@ -215,3 +217,48 @@ def function_form(method, name, param):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = method.__doc__
     return fn
+
+
+_BAD_KEYWORD = re.compile(r"(?:unexpected keyword argument|multiple values for argument) '(\w+)'")
+
+
+def parser_overloads(name, signatures, method=False):
+    """``fn(input, ...)`` raising PyTorch's "invalid combination of arguments" when the call
+    does not bind (an argument missing or one too many: ``torch.narrow(x, 0, 1)``,
+    ``x.movedim(0)``), listing ``signatures`` (``"Tensor input, int dim, ..."``; the method
+    form ``method=True`` leaves the tensor out, as PyTorch's parser does). Errors raised
+    inside ``fn`` pass unchanged."""
+    sigs = [sig.replace("Tensor input, ", "") if method else sig for sig in signatures]
+
+    def wrap(fn):
+        wanted = fn.__code__.co_argcount - (1 if method else 0)
+
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except TypeError as e:
+                tb = e.__traceback__
+                if tb is None or tb.tb_next is not None:  # raised inside fn
+                    raise
+                given = args[1:] if method else args
+                bad = _BAD_KEYWORD.search(str(e))
+                # a call with as many arguments as a signature's is told what did not fit
+                why = "" if bad is None or len(given) + len(kwargs) != wanted else \
+                    f"      didn't match because some of the keywords were incorrect: " \
+                    f"{bad.group(1)}\n"
+                raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                                f"({_describe_call(given, kwargs)}), but expected one of:\n"
+                                + "".join(f" * ({sig})\n{why}" for sig in sigs)) from None
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = fn.__doc__
+        return call
+    return wrap
+
+
+def _describe_call(args, kwargs) -> str:
+    """The parser's "got (...)": positional types, then keywords as ``name=Type`` in reverse
+    order of passing (each followed by ", " when nothing came positionally)."""
+    words = ["Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args]
+    kws = [f"{k}={'Tensor' if isinstance(v, Tensor) else type(v).__name__}"
+           for k, v in reversed(list(kwargs.items()))]
+    return ", ".join(words + kws) if words or not kws else "".join(k + ", " for k in kws)

@@ -10,7 +10,7 @@ from ..tensor import Tensor
 from .composite import record
 from .out import write_out
 from .parser_errors import parser_errors
-from .shape_args import _NOT_GIVEN, _int, _int_list, _wrap, _wrap_nonscalar
+from .shape_args import _NOT_GIVEN, _int, _int_list, _wrap, _wrap_nonscalar, parser_overloads
 from .shape_views import reshape, unsqueeze
 
 
@@ -400,7 +400,7 @@ def unbind(input, dim=0):
                   attrs={"dim": d, "shape": shp, "dtype": input.dtype})
 
 
-def narrow(input, dim, start, length):
+def _narrow(input, dim, start, length):
     from .index import getitem
     nd = input._data.ndim
     if nd == 0:
@@ -420,6 +420,12 @@ def narrow(input, dim, start, length):
     if start + length > cur:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({cur}).")
     return getitem(input, (slice(None),) * d + (slice(start, start + length),))
+
+
+_NARROW_SIGNATURES = ("Tensor input, int dim, Tensor start, int length",
+                      "Tensor input, int dim, int start, int length")
+narrow = parser_overloads("narrow", _NARROW_SIGNATURES)(_narrow)
+narrow_method = parser_overloads("narrow", _NARROW_SIGNATURES, method=True)(_narrow)
 
 
 @parser_errors

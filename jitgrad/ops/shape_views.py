@@ -23,6 +23,7 @@ from .shape_args import (
     _size_list,
     _size_list_error,
     _wrap,
+    parser_overloads,
 )
 from .shape_expand import broadcast_tensors, broadcast_to, expand, expand_as  # noqa: F401 (re-exported)
 
@@ -432,7 +433,7 @@ def _alias(input):
                   view_fn=_alias)
 
 
-def movedim(input, source, destination):
+def _movedim(input, source, destination):
     nd = input._data.ndim
     one = isinstance(source, (int, np.integer, Tensor))
     if one != isinstance(destination, (int, np.integer, Tensor)):
@@ -460,7 +461,12 @@ def movedim(input, source, destination):
     return permute(input, tuple(order))
 
 
-moveaxis = movedim
+_MOVEDIM_SIGNATURES = ("Tensor input, int source, int destination",
+                       "Tensor input, tuple of ints source, tuple of ints destination")
+movedim = parser_overloads("movedim", _MOVEDIM_SIGNATURES)(_movedim)
+moveaxis = parser_overloads("moveaxis", _MOVEDIM_SIGNATURES)(_movedim)
+movedim_method = parser_overloads("movedim", _MOVEDIM_SIGNATURES, method=True)(_movedim)
+moveaxis_method = parser_overloads("moveaxis", _MOVEDIM_SIGNATURES, method=True)(_movedim)
 
 
 def _t_backward(node, g):
