@@ -135,6 +135,12 @@ def _combine(higher, lower):
     return higher
 
 
+def parser_scalar(v):
+    """A Number argument as PyTorch's parser reads it: NumPy's bool is no Python bool, so it
+    arrives as a double (``int32_tensor + np.bool_(True)`` is float32 2.0, as PyTorch's)."""
+    return float(v) if v.__class__ is np.bool_ else v
+
+
 def result_type(*operands) -> dtype:
     """PyTorch's result type: dimensioned tensors > zero-dim tensors > Python scalars, where a
     lower tier only raises the result's *category* (bool < int < float)."""
@@ -151,7 +157,9 @@ def result_type(*operands) -> dtype:
         elif op is None:
             continue
         else:
-            if isinstance(op, (bool, np.bool_)):
+            if op.__class__ is np.bool_:
+                d = _default_float  # the parser reads NumPy's bool as a double (parser_scalar)
+            elif isinstance(op, bool):
                 d = bool_
             elif isinstance(op, (int, np.integer)):
                 d = int64

@@ -67,6 +67,7 @@ def _overload_error(name, *args):
 
 
 def _binary(op_name, a, b):
+    a, b = D.parser_scalar(a), D.parser_scalar(b)
     _check(a, op_name, 1)
     _check(b, op_name, 2)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):

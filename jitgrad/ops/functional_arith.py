@@ -83,17 +83,19 @@ def _with_alpha(name, input, other, alpha):
 
 
 def add(input, other, *, alpha=1):
-    if alpha != 1 or alpha.__class__ is bool:
+    other, alpha = D.parser_scalar(other), D.parser_scalar(alpha)
+    if alpha != 1 or isinstance(alpha, (bool, float, np.floating)):  # (1.0, True: checked)
         return _with_alpha("add", input, other, alpha)
     return _binary("add", input, other)
 
 
 def sub(input, other, *, alpha=1):
+    input, other, alpha = D.parser_scalar(input), D.parser_scalar(other), D.parser_scalar(alpha)
     _check_sub(input, other)
     if not isinstance(input, Tensor) and isinstance(other, Tensor):
         _check(input, "sub", 1)
         input = _wrapped(input, other)  # torch.sub(2, x): SubBackward0, as PyTorch
-    if alpha != 1 or alpha.__class__ is bool:
+    if alpha != 1 or isinstance(alpha, (bool, float, np.floating)):  # (1.0, True: checked)
         return _with_alpha("sub", input, other, alpha)
     return _binary("sub", input, other)
 
@@ -103,6 +105,7 @@ def rsub(input, other, alpha=1):
     two tensors: RsubBackward0)."""
     if not isinstance(input, Tensor):
         _overload_error("rsub", input, other)
+    other = D.parser_scalar(other)
     _check_sub(input, other)
     if alpha != 1:
         input = _scaled("rsub", other, input, alpha)
