@@ -32,9 +32,13 @@ class TensorConversions:
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if self._data.__class__ is not np.ndarray:
+        a = self._data
+        if a.__class__ is not np.ndarray:
             raise TypeError(_NUMPY_CUDA_ERROR)
-        return self._data
+        if a.size == 0 and any(a.strides):
+            # PyTorch hands NumPy an empty array with no strides to keep: all of them 0
+            return np.lib.stride_tricks.as_strided(a, strides=(0,) * a.ndim)
+        return a
 
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:
