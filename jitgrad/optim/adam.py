@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends import vml
 from ..tensor import Tensor
 from . import _kernels
 from ._single_tensor import check_betas, check_lr, check_nonnegative
@@ -110,8 +111,14 @@ class Adam(Optimizer):
                 mf = views.get(m._data)
                 # without amsgrad vmax is unused: mf itself, not a second (stale) copy of m
                 vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
-                _kernels.adam_step(views.get(pd), views.get(gd), mf, views.get(v._data), vmf, *sc,
-                                   decoupled, wd != 0, amsgrad, maximize)
+                args = (views.get(pd), views.get(gd), mf, views.get(v._data), vmf, *sc,
+                        decoupled, wd != 0, amsgrad, maximize)
+                # PyTorch's CPU sqrt is MKL's vector routine: the same one where MKL is loaded
+                sqrt_addr = vml.routine("sqrt", pd.dtype)
+                if sqrt_addr:
+                    _kernels.adam_step_vml(*args, sqrt_addr)
+                else:
+                    _kernels.adam_step(*args)
                 views.write_back()
                 p._vc.value += 1
                 m._vc.value += 1
