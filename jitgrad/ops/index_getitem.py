@@ -8,6 +8,7 @@ import numpy as np
 
 from .._layout import getitem_geometry, note_getitem
 from .._storage import as_strided
+from ..autograd.grad_mode import _state as _grad_state
 from ..tensor import Tensor
 from .composite import record
 from .index_keys import (
@@ -23,6 +24,7 @@ from .index_keys import (
     _one_ellipsis,
     _split_keys,
     _valid_on_empty,
+    bare_key,
     sequence_key,
 )
 from .index_layout import aten_layout, note_empty_index, plain_key
@@ -51,21 +53,20 @@ def _name_for(comps, tuple_key=True):
 
 
 def _plain_comps(key, shape):
-    """The components of a key made only of Python ints (in range) and slices of Python ints
-    with a positive step, as ``_normalize_key`` gives them, for at most ``len(shape)`` dims:
-    the common ``x[0]``, ``x[1:3]``, ``x[:, 0]``, ``x[i, j]``. None for any other key (the
-    general path then normalises it and raises PyTorch's errors)."""
+    """The components of a basic key made only of Python ints (in range), slices of Python ints
+    with a positive step, None and at most one Ellipsis, as ``_normalize_key`` gives them, naming
+    at most ``len(shape)`` dims: the common ``x[0]``, ``x[1:3]``, ``x[:, 0]``, ``x[i, j]``,
+    ``x[..., 0]``, ``x[None]``. None for any other key (the general path then normalises it and
+    raises PyTorch's errors: bools, floats, NumPy scalars, lists and tensors all go there)."""
     keys = key if key.__class__ is tuple else (key,)
-    if len(keys) > len(shape):
-        return None
     comps = []
-    for dim, k in enumerate(keys):
+    named = 0  # dims the key names (ints and slices)
+    ellipsis = False
+    for k in keys:
         c = k.__class__
         if c is int:  # (bool is not int here: a bool key is a mask)
-            size = shape[dim]
-            if not -size <= k < size:
-                return None
             comps.append(("int", k))
+            named += 1
         elif c is slice:
             start, stop, step = k.start, k.stop, k.step
             if (start is not None and start.__class__ is not int) or (
@@ -76,52 +77,94 @@ def _plain_comps(key, shape):
             elif step.__class__ is not int or step <= 0:
                 return None
             comps.append(("slice", slice(start, stop, step)))
+            named += 1
+        elif k is None:
+            comps.append(("none", None))
+        elif k is Ellipsis and not ellipsis:  # (several: _one_ellipsis' reading)
+            comps.append(("ellipsis", Ellipsis))
+            ellipsis = True
         else:
             return None
+    nd = len(shape)
+    if named > nd:
+        return None
+    dim = 0
+    for kind, v in comps:  # ints out of range: the general path's IndexError
+        if kind == "int":
+            size = shape[dim]
+            if not -size <= v < size:
+                return None
+            dim += 1
+        elif kind == "slice":
+            dim += 1
+        elif kind == "ellipsis":
+            dim += nd - named
     return comps
 
 
 def _plain_getitem(x, key, comps):
-    """``getitem`` for ``_plain_comps``' keys: the general path's steps for a basic key without
-    None or Ellipsis, minus the checks such a key cannot fail (per-op overhead: ``x[0]`` is
-    common in loops)."""
+    """``getitem`` for ``_plain_comps``' keys: the general path's steps for a basic key, minus
+    the checks such a key cannot fail (per-op overhead: ``x[0]`` is common in loops)."""
     tuple_key = key.__class__ is tuple
     if tuple_key:
         comps = _drop_noop_slices(comps, x._data.shape)
-    name, views = "AliasBackward0", 0
-    for k, v in comps:
+    name, views, extra = "AliasBackward0", 0, False
+    for k, v in comps:  # the node of the first view-making component (_name_for)
         if k == "int":
             name, views = ("SelectBackward0" if not views else name), views + 1
-        elif v != _FULL or not tuple_key:
-            name, views = ("SliceBackward0" if not views else name), views + 1
+        elif k == "slice":
+            if v != _FULL or not tuple_key:
+                name, views = ("SliceBackward0" if not views else name), views + 1
+        else:
+            extra = True
+            if k == "none":
+                name, views = ("UnsqueezeBackward0" if not views else name), views + 1
     npkey = tuple([v for _, v in comps])
-    if views > 1:
-        return _remember_view_key(_plain_chain(x, comps), x, npkey)
-    return _one_view(x, name, npkey)
+    if views > 1 and _grad_state.enabled and x._requires_grad:
+        return _remember_view_key(_plain_chain(x, comps, extra), x, npkey)
+    # one view, or a chain recording no node: its intermediate views are then unobservable
+    # (the result's base, version counter, creation mode and replay are x's either way) and
+    # one NumPy view of the whole key has the chain's layout (None strides: ATen's walk)
+    return _one_view(x, name, npkey, extra)
 
 
-def _plain_chain(x, comps):
-    """``_getitem_chain`` for ``_plain_comps``' components: one view per int or real slice,
-    each recorded as the recursive ``getitem`` would record it (the whole-dimension slices
-    before it are that key's no-op components, the ints were range-checked on ``x``'s dims),
-    without normalising each step's key again."""
+def _plain_chain(x, comps, extra=False):
+    """``_getitem_chain`` for ``_plain_comps``' components: one view per int, None or real
+    slice, each recorded as the recursive ``getitem`` would record it (the whole-dimension
+    slices before it are that key's no-op components, the ints were range-checked on ``x``'s
+    dims), without normalising each step's key again."""
     dim = 0
     y = x
+    if extra:
+        nd = x._data.ndim
+        named = sum(1 for k, _ in comps if k == "int" or k == "slice")
     for kind, v in comps:
         if kind == "int":
             y = _one_view(y, "SelectBackward0", (_FULL,) * dim + (v,))
-        elif v == _FULL:
+        elif kind == "slice":
+            if v != _FULL:
+                y = _one_view(y, "SliceBackward0", (_FULL,) * dim + (v,))
             dim += 1
-        else:
-            y = _one_view(y, "SliceBackward0", (_FULL,) * dim + (v,))
+        elif kind == "none":
+            y = _one_view(y, "UnsqueezeBackward0", (_FULL,) * dim + (None,), True)
             dim += 1
+        else:  # Ellipsis: the dims the key leaves unnamed
+            dim += nd - named
     return y
 
 
-def _one_view(x, name, npkey):
-    """The view ``x[npkey]`` (a basic key of ints and normalised slices, at most one of them
-    making a view) recorded as node ``name``, remembering its key as ``getitem`` does."""
-    data = x._data[npkey + (Ellipsis,)]  # a 0-d view, not a scalar copy (see getitem)
+def _one_view(x, name, npkey, extra=False):
+    """The view ``x[npkey]`` (a basic key of ints, normalised slices and, with ``extra``, None
+    and one Ellipsis, at most one of them making a view) recorded as node ``name``, remembering
+    its key as ``getitem`` does."""
+    if not extra:
+        data = x._data[npkey + (Ellipsis,)]  # a 0-d view, not a scalar copy (see getitem)
+    elif name == "UnsqueezeBackward0" and (data := _unsqueezed(x._data, npkey)) is not None:
+        pass  # x[None], x[:, None], x[..., None]: one unit dim inserted, nothing else changed
+    else:
+        data = x._data[npkey] if Ellipsis in npkey else x._data[npkey + (Ellipsis,)]
+        if None in npkey and data.size and data.__class__ is np.ndarray:
+            data = _aten_new_dims(x, npkey, data)  # a new dim's stride: ATen's unsqueeze rule
     out = record(name, (x,), data, _getitem_backward, view_of=x,
                  attrs={"shape": tuple(x._data.shape), "key": npkey, "basic": True},
                  view_fn=lambda b: getitem(b, npkey))
@@ -130,6 +173,34 @@ def _one_view(x, name, npkey):
     if not data.size:  # NumPy's empty slice forgets PyTorch's offset/strides (_layout)
         note_getitem(out, x, npkey)
     return out
+
+
+def _unsqueezed(d, npkey):
+    """``d[npkey]`` for a key of one None, whole-dim slices and at most one Ellipsis on a
+    non-empty host array: ``d`` reshaped with a unit dim where the None stands, when NumPy's
+    reshape gives it ATen's unsqueeze stride (its right neighbour's extent, the itemsize at the
+    end). None for any other key or layout (the general steps then)."""
+    if d.__class__ is not np.ndarray or not d.size:
+        return None
+    shape, st = d.shape, d.strides
+    named = len(npkey) - 1 - (Ellipsis in npkey)  # the whole-dim slices
+    p, dim = None, 0
+    for k in npkey:
+        if k is None:
+            if p is not None:
+                return None
+            p = dim  # the new dim's place in the result
+        elif k is Ellipsis:
+            dim += len(shape) - named
+        elif k == _FULL:
+            dim += 1
+        else:
+            return None
+    if p is None:
+        return None
+    want = st[:p] + ((shape[p] * st[p]) if p < len(shape) else d.itemsize,) + st[p:]
+    out = d.reshape(shape[:p] + (1,) + shape[p:])
+    return out if out.strides == want and out.base is not None else None  # (a view, no copy)
 
 
 def getitem(x: Tensor, key) -> Tensor:
@@ -143,7 +214,7 @@ def getitem(x: Tensor, key) -> Tensor:
     if type(key) is list:
         key = sequence_key(key)
     comps = _one_ellipsis(_normalize_key(key), x._data.ndim)
-    _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps))
+    _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps), bare=bare_key(key))
     comps = _valid_on_empty(comps, x._data.shape)
     basic = _is_basic(comps)
     tuple_key = type(key) is tuple

@@ -182,20 +182,30 @@ def _post_basic_shape(comps, shape):
     return out + list(shape[dim:]), pos
 
 
-def _check_bounds(comps, shape, arrays=True):
+def bare_key(key) -> bool:
+    """A key PyTorch's ``__getitem__``/``__setitem__`` take before its tuple walk: one Python or
+    NumPy int (not bool) or one slice. Only these get the 0-dim tensor's own errors; any other
+    key naming a dim of a 0-dim tensor is "too many indices"."""
+    return key.__class__ is slice or (isinstance(key, (int, np.integer)) and
+                                      not isinstance(key, (bool, np.bool_)))
+
+
+def _check_bounds(comps, shape, arrays=True, bare=False):
     """PyTorch's IndexError for out-of-range integer indices (NumPy words it differently);
     ``arrays=False``: leave index arrays to the second step of a key mixing basic components
-    (PyTorch checks them against the basic-indexed view)."""
+    (PyTorch checks them against the basic-indexed view); ``bare``: the key was ``bare_key``."""
     nd = len(shape)
     empty = 0 in shape  # PyTorch checks index values only when there is an element to read
-    if not shape:
-        for k, _ in comps:
-            if k == "int":
-                raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in "
-                                 "Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor "
-                                 "to a number")
-            if k == "slice":
-                raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if not shape and bare:
+        k, v = comps[0]
+        if k == "int" and v == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in "
+                             "Python or `tensor.item<T>()` in C++ to convert a 0-dim tensor "
+                             "to a number")
+        if k == "int":  # ATen's applySelect on no sizes
+            raise IndexError(f"index {v} is out of bounds for dimension 0 with size 0")
+        if k == "slice":
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     dim = adv = 0
     n_consumed = sum(1 for kind, v in comps if kind in ("int", "slice", "array", "darray")) + \
         sum(_mask_ndim(kind, v) for kind, v in comps if kind in ("mask", "dmask"))
@@ -210,7 +220,9 @@ def _check_bounds(comps, shape, arrays=True):
         if kind == "int":
             size = shape[dim]
             if not -size <= v < size:
-                raise IndexError(f"index {v} is out of bounds for dimension {dim} with size "
+                # ATen's applySelect names the index's position in the key (its real_dim),
+                # not the tensor dim: x[None, 0, 5] of a (2, 3) tensor says "dimension 2"
+                raise IndexError(f"index {v} is out of bounds for dimension {i} with size "
                                  f"{size}")
         elif kind == "array":
             size = shape[dim]

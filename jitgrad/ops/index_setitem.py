@@ -23,6 +23,7 @@ from .index_keys import (
     _one_ellipsis,
     _split_keys,
     _valid_on_empty,
+    bare_key,
     sequence_key,
 )
 
@@ -272,7 +273,7 @@ def setitem(x: Tensor, key, value) -> None:
     comps = _one_ellipsis(_normalize_key(key), x._data.ndim)
     split = not _is_basic(comps) and _mixes_basic(
         _drop_noop_slices(comps, x._data.shape) if type(key) is tuple else comps)
-    _check_bounds(comps, x._data.shape, arrays=not split)
+    _check_bounds(comps, x._data.shape, arrays=not split, bare=bare_key(key))
     if split:
         # as getitem: the index tensors write into the view the basic part makes (so the
         # value has PyTorch's layout, and the write is recorded through that view)
