@@ -49,6 +49,9 @@ class Adam(Optimizer):
             maximize = bool(group["maximize"])
             decoupled = bool(group["decoupled_weight_decay"])
             capturable = bool(group["capturable"])
+            # PyTorch's fused CPU kernel takes a correctly rounded sqrt (ATen's Vectorized),
+            # its single-tensor and foreach paths MKL's (``vml``): the kernel follows suit
+            fused = bool(group["fused"])
             # the kernels' scalar arguments per (step, dtype): the parameters of a group
             # usually share both, and building the dtype scalars costs more than the kernel
             # of a small parameter
@@ -113,8 +116,7 @@ class Adam(Optimizer):
                 vmf = views.get(state["max_exp_avg_sq"]._data) if amsgrad else mf
                 args = (views.get(pd), views.get(gd), mf, views.get(v._data), vmf, *sc,
                         decoupled, wd != 0, amsgrad, maximize)
-                # PyTorch's CPU sqrt is MKL's vector routine: the same one where MKL is loaded
-                sqrt_addr = vml.routine("sqrt", pd.dtype)
+                sqrt_addr = 0 if fused else vml.routine("sqrt", pd.dtype)
                 if sqrt_addr:
                     _kernels.adam_step_vml(*args, sqrt_addr)
                 else:

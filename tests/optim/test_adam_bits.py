@@ -92,6 +92,16 @@ def test_adam_param_bitwise(name, kw, dtype, foreach):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
+def test_fused_adam_param_bitwise(name, kw, dtype):
+    """``fused=True``: PyTorch's fused CPU kernel takes a correctly rounded sqrt (not MKL's),
+    and so does jitgrad's kernel there, MKL or not: every bit of the parameter."""
+    pj, _ = _one_step_from_state(jg, name, dict(kw, fused=True), dtype, None)
+    pt, _ = _one_step_from_state(torch, name, dict(kw, fused=True), dtype, None)
+    np.testing.assert_array_equal(_bits(pj.detach().numpy()), _bits(pt.detach().numpy()))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kw", CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)])
 def test_adam_steps_from_zero_bitwise(name, kw, dtype):
     """Three steps from fresh state, a gradient with NaN, +-inf and +-0 at the second: the
     parameter keeps PyTorch's bits (NaN payloads included), the moments its values (a NaN
