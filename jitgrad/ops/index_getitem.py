@@ -52,21 +52,44 @@ def _name_for(comps, tuple_key=True):
     return "AliasBackward0"
 
 
-def _plain_comps(key, shape):
-    """The components of a basic key made only of Python ints (in range), slices of Python ints
-    with a positive step, None and at most one Ellipsis, as ``_normalize_key`` gives them, naming
-    at most ``len(shape)`` dims: the common ``x[0]``, ``x[1:3]``, ``x[:, 0]``, ``x[i, j]``,
-    ``x[..., 0]``, ``x[None]``. None for any other key (the general path then normalises it and
-    raises PyTorch's errors: bools, floats, NumPy scalars, lists and tensors all go there)."""
-    keys = key if key.__class__ is tuple else (key,)
-    comps = []
+def _plain_getitem(x, key):
+    """``x[key]`` for a basic key made only of Python ints (in range), slices of Python ints with
+    a positive step, None and at most one Ellipsis, naming at most ``x.dim()`` dims: the common
+    ``x[0]``, ``x[1:3]``, ``x[:, 0]``, ``x[i, j]``, ``x[..., 0]``, ``x[None]``. The general
+    path's steps (normalise, drop a tuple key's whole-dim slices, name the node) in one walk,
+    minus the checks such a key cannot fail (per-op overhead: ``x[0]`` is common in loops).
+    None for any other key: the general path then normalises it and raises PyTorch's errors
+    (bools, floats, NumPy scalars, lists, tensors, out-of-range ints all go there)."""
+    tuple_key = key.__class__ is tuple
+    keys = key if tuple_key else (key,)
     named = 0  # dims the key names (ints and slices)
     ellipsis = False
     for k in keys:
         c = k.__class__
-        if c is int:  # (bool is not int here: a bool key is a mask)
-            comps.append(("int", k))
+        if c is int or c is slice:  # (bool is not int here: a bool key is a mask)
             named += 1
+        elif k is Ellipsis:
+            if ellipsis:  # several: _one_ellipsis' reading
+                return None
+            ellipsis = True
+        elif k is not None:
+            return None
+    shape = x._data.shape
+    nd = len(shape)
+    if named > nd:
+        return None
+    comps, dim, name, views, extra = [], 0, "AliasBackward0", 0, ellipsis
+    for k in keys:  # name: the node of the first view-making component (_name_for)
+        c = k.__class__
+        if c is int:
+            size = shape[dim]
+            if not -size <= k < size:
+                return None
+            comps.append(("int", k))
+            dim += 1
+            if not views:
+                name = "SelectBackward0"
+            views += 1
         elif c is slice:
             start, stop, step = k.start, k.stop, k.step
             if (start is not None and start.__class__ is not int) or (
@@ -76,49 +99,24 @@ def _plain_comps(key, shape):
                 step = 1
             elif step.__class__ is not int or step <= 0:
                 return None
-            comps.append(("slice", slice(start, stop, step)))
-            named += 1
+            if tuple_key and step == 1 and (start is None or start == 0) and (
+                    stop is None or stop >= shape[dim]):
+                comps.append(("slice", _FULL))  # keeps the whole dim: no node (_drop_noop_slices)
+            else:
+                comps.append(("slice", slice(start, stop, step)))
+                if not views:
+                    name = "SliceBackward0"
+                views += 1
+            dim += 1
         elif k is None:
             comps.append(("none", None))
-        elif k is Ellipsis and not ellipsis:  # (several: _one_ellipsis' reading)
-            comps.append(("ellipsis", Ellipsis))
-            ellipsis = True
-        else:
-            return None
-    nd = len(shape)
-    if named > nd:
-        return None
-    dim = 0
-    for kind, v in comps:  # ints out of range: the general path's IndexError
-        if kind == "int":
-            size = shape[dim]
-            if not -size <= v < size:
-                return None
-            dim += 1
-        elif kind == "slice":
-            dim += 1
-        elif kind == "ellipsis":
-            dim += nd - named
-    return comps
-
-
-def _plain_getitem(x, key, comps):
-    """``getitem`` for ``_plain_comps``' keys: the general path's steps for a basic key, minus
-    the checks such a key cannot fail (per-op overhead: ``x[0]`` is common in loops)."""
-    tuple_key = key.__class__ is tuple
-    if tuple_key:
-        comps = _drop_noop_slices(comps, x._data.shape)
-    name, views, extra = "AliasBackward0", 0, False
-    for k, v in comps:  # the node of the first view-making component (_name_for)
-        if k == "int":
-            name, views = ("SelectBackward0" if not views else name), views + 1
-        elif k == "slice":
-            if v != _FULL or not tuple_key:
-                name, views = ("SliceBackward0" if not views else name), views + 1
-        else:
             extra = True
-            if k == "none":
-                name, views = ("UnsqueezeBackward0" if not views else name), views + 1
+            if not views:
+                name = "UnsqueezeBackward0"
+            views += 1
+        else:
+            comps.append(("ellipsis", Ellipsis))
+            dim += nd - named
     npkey = tuple([v for _, v in comps])
     if views > 1 and _grad_state.enabled and x._requires_grad:
         return _remember_view_key(_plain_chain(x, comps, extra), x, npkey)
@@ -129,7 +127,7 @@ def _plain_getitem(x, key, comps):
 
 
 def _plain_chain(x, comps, extra=False):
-    """``_getitem_chain`` for ``_plain_comps``' components: one view per int, None or real
+    """``_getitem_chain`` for ``_plain_getitem``'s components: one view per int, None or real
     slice, each recorded as the recursive ``getitem`` would record it (the whole-dimension
     slices before it are that key's no-op components, the ints were range-checked on ``x``'s
     dims), without normalising each step's key again."""
@@ -208,9 +206,9 @@ def getitem(x: Tensor, key) -> Tensor:
         shape = x._data.shape
         if shape and -shape[0] <= key < shape[0]:
             return _one_view(x, "SelectBackward0", (key,))
-    comps = _plain_comps(key, x._data.shape)
-    if comps is not None:
-        return _plain_getitem(x, key, comps)
+    out = _plain_getitem(x, key)
+    if out is not None:
+        return out
     if type(key) is list:
         key = sequence_key(key)
     comps = _one_ellipsis(_normalize_key(key), x._data.ndim)
