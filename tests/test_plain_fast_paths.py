@@ -1,5 +1,5 @@
 """The per-op fast paths for common small calls give what PyTorch gives: ``x[key]`` for keys of
-Python ints and int slices (index_getitem._plain_comps: values, strides, storage offset, the
+Python ints and int slices (index_getitem._plain_getitem: values, strides, storage offset, the
 chain of Select/Slice nodes, gradients, version sharing, and PyTorch's IndexError for an
 out-of-range int, which leaves the fast path), cat/stack of one-dtype CPU tensors
 (shape_join._plain_arrays), and ``a @ b`` of 2-D float matrices of any layout
