@@ -275,22 +275,6 @@ def _zero_grad_follows_forward(items, opt):
     return False
 
 
-def _zero_grad_follows_step(items, opt):
-    """The index of an ``opt.zero_grad()`` (set_to_none) right after ``opt.step()`` (which
-    ``_sgd_after_backward`` found right after the backward), or None. Such a step drops its
-    pending gradients before the call returns: nothing outside the call can read them."""
-    if opt is None:
-        return None
-    k = [kind for kind, _ in items].index("backward") + 2
-    if k >= len(items) or items[k][0] != "call":
-        return None
-    call = items[k][1]
-    if call.name != "zero_grad" or not call.args or call.args[0] is not opt:
-        return None
-    to_none = call.kwargs.get("set_to_none", call.args[1] if len(call.args) > 1 else True)
-    return k if to_none is True else None
-
-
 def _sgd_after_backward(items):
     """The optimizer of an ``SGD.step()`` call right after ``loss.backward()`` (nothing in
     between may read a gradient), or None."""
@@ -329,18 +313,7 @@ class LoweredStep:
         self.folded = []  # weights whose update the last backward folded
         for op in self.dense:
             op.pending = self.pending
-        for op in ops.values():
-            if isinstance(op, Dense):
-                op.may_borrow = self.may_borrow
         self.drops_early = _zero_grad_follows_forward(items, sgd)
-        # a first layer's pending gradient reads its input, the caller's batch, which the
-        # caller may write after the call (in place, through .data, a NumPy view or the array
-        # it came from: no write path can be intercepted), so the GEMMs read a copy. Not when
-        # the step ends with zero_grad() right after the folded SGD: the pending gradients are
-        # settled there (computed if something holds them, else dropped) before any code that
-        # could write the batch runs (may_borrow). ``borrowing``: this run read a caller's array
-        self.drop_at = _zero_grad_follows_step(items, sgd)
-        self.borrowing = False
 
     def describe(self):
         names = []
@@ -365,31 +338,6 @@ class LoweredStep:
         finally:
             self.lock.release()
 
-    def may_borrow(self, x, needs_grad):
-        """May this run's GEMMs read the caller's array ``x`` instead of a copy? Only when
-        the step ends with zero_grad() right after the folded SGD (``drop_at``) and nothing
-        the step writes before then can alias ``x``: the optimizer's and the layers'
-        parameters and their gradients (updated, or accumulated in place), an input's own
-        gradient (``needs_grad``), a hook's code (it could write ``x`` or read a pending
-        gradient)."""
-        if self.drop_at is None or needs_grad:
-            return False
-        params = [p for group in self.sgd.param_groups for p in group["params"]]
-        for op in self.ops.values():
-            if isinstance(op, Dense):
-                params += (op.weight, op.bias)
-        for p in params:
-            if p._hooks or "_post_accumulate_grad_hooks" in p.__dict__:
-                return False
-            g = p._grad
-            # the raw slot: a PendingGrad's property would compute it
-            for d in (p._data, None if g is None else pending._DATA.__get__(g, Tensor)):
-                if d is not None and (d.__class__ is not np.ndarray or
-                                      np.may_share_memory(x, d)):
-                    return False
-        self.borrowing = True
-        return True
-
     def _run(self, values):
         arr = {}
         for i, t in enumerate(values):
@@ -398,43 +346,30 @@ class LoweredStep:
         loss_tensor = None
         settled = False
         one_call = self.program is not None
-        try:
-            for k, (kind, it) in enumerate(self.items):
-                if kind == "op":
-                    if not settled:  # the buffers change from here on
-                        pending.settle(self.pending, self.drops_early)
-                        settled = True
-                    if not one_call:
-                        it.forward(arr)
-                elif kind == "backward":
-                    grad_mode._set(False)  # as the engine runs a backward without create_graph
-                    try:
-                        if one_call:
-                            self._forward_backward(arr, values)
-                        else:
-                            self._backward(arr, values)
-                    finally:
-                        grad_mode._set(True)
-                    loss_tensor = self.ops[self.loss].result(arr[self.loss])
-                elif kind == "call" and self.folded and it.args and it.args[0] is self.sgd:
-                    self._step(it)
-                else:
-                    _replay_call(it, values, arr)
-                if k == self.drop_at:
-                    self._return_borrowed()
-        finally:  # an error before drop_at: still nothing may read the caller's array later
-            self._return_borrowed()
+        for kind, it in self.items:
+            if kind == "op":
+                if not settled:  # the buffers change from here on
+                    pending.settle(self.pending, self.drops_early)
+                    settled = True
+                if not one_call:
+                    it.forward(arr)
+            elif kind == "backward":
+                grad_mode._set(False)  # as the engine runs a backward without create_graph
+                try:
+                    if one_call:
+                        self._forward_backward(arr, values)
+                    else:
+                        self._backward(arr, values)
+                finally:
+                    grad_mode._set(True)
+                loss_tensor = self.ops[self.loss].result(arr[self.loss])
+            elif kind == "call" and self.folded and it.args and it.args[0] is self.sgd:
+                self._step(it)
+            else:
+                _replay_call(it, values, arr)
         values[self.loss] = loss_tensor
         from .compiled import _fill
         return _fill(self.result, values)
-
-    def _return_borrowed(self):
-        """After zero_grad() (or an error) in a run whose GEMMs read a caller's array: the
-        pending gradients something still holds are computed now, while that array is as the
-        step read it, and the others dropped (with them the reference to the array)."""
-        if self.borrowing:
-            self.borrowing = False
-            pending.settle(self.pending)
 
     def _forward_backward(self, arr, values):
         """The forward and backward in one compiled call (``lower_program.py``)."""

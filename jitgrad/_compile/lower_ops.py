@@ -33,10 +33,8 @@ class Dense:
         self.need_x = False  # set by plan: does x need a gradient?
         self.foldable = False  # set by plan: SGD may fold into the weight-gradient GEMM
         # set by plan: foldable and x is an input, not a buffer of ours: the GEMMs read a copy,
-        # which a pending gradient reads later (the caller may write into x meanwhile), unless
-        # the step's may_borrow (LoweredStep's, set with copies_input) allows x itself
+        # which a pending gradient reads later (the caller may write into x meanwhile)
         self.copies_input = False
-        self.may_borrow = None
         self.fold = None  # per run: SGD's alpha (-lr; +lr to maximize) for the weight, or None
         self.bias_lr = None  # per run, one-call program: (lr, maximize) to update the bias
 
@@ -50,8 +48,7 @@ class Dense:
 
     def forward(self, arr):
         x, w = arr[self.inputs[0]], self.weight._data
-        # (a strided x is copied still: the GEMMs read the layout they read before)
-        if self.copies_input and not (x.flags.c_contiguous and self.may_borrow(x, self.need_x)):
+        if self.copies_input:
             copy = self.copy = _buffer(self.copy, x.shape, x.dtype)
             np.copyto(copy, x)
             x = arr[self.inputs[0]] = copy

@@ -60,7 +60,6 @@ class ArrayProgram:
         self.ints_of = {}  # target value index -> ints slot
         self.inputs = []  # (value index, slot): the batch, copied in when not C-contiguous
         self.params = []  # (tensor, slot, as_row, array): re-patched when .data is replaced
-        self.copies = []  # Dense ops whose GEMMs read a copy of their input (copies_input)
         self._emit_all()
         self.code = np.array(self.code, dtype=np.int64).reshape(-1, 7)
         self.scal = np.array(self.scal, dtype=self.dtype)
@@ -102,19 +101,14 @@ class ArrayProgram:
         for op in st.forward_ops:
             if isinstance(op, Dense):
                 x = self._value_slot(op.inputs[0])
-                copy = None
                 if op.copies_input:
-                    source = x
-                    x = self.slot_of[op.inputs[0]] = self._buffer(op.x_shape)
-                    # (COPY row, its source slot, the buffer): run() patches the row to NOP
-                    # and the slot to the source array where the step may borrow it
-                    copy = (self._emit(K.COPY, source, x), source, self.f_arrays[x])
-                    self.copies.append(op)
+                    copy = self._buffer(op.x_shape)
+                    self._emit(K.COPY, x, copy)
+                    x = self.slot_of[op.inputs[0]] = copy
                 out = self._buffer(op.shape)
                 self.slot_of[op.out] = out
                 op.slots = {"w": self._param_slot(op.weight, False),
-                            "b": self._param_slot(op.bias, True), "x": x, "out": out,
-                            "copy": copy}
+                            "b": self._param_slot(op.bias, True), "x": x, "out": out}
                 self._emit(K.FILL_ROWS, op.slots["b"], out)
                 self._emit(K.GEMM, x, op.slots["w"], out, 2, 1, 1)
             elif isinstance(op, Relu):
@@ -167,22 +161,11 @@ class ArrayProgram:
         st, code, scal = self.step, self.code, self.scal
         f = self.f_arrays  # patched in place, passed as a tuple
         dt = self.dtype
-        private = set()  # slots given a copy of the caller's array here: ours alone
         for i, slot in self.inputs:
             a = arr[i]
             if not (a.flags.c_contiguous and a.flags.writeable):
                 a = np.array(a, order="C")
-                private.add(slot)
             f[slot] = a
-        for op in self.copies:  # in forward order: a copy's source may be an earlier copy
-            row, source, buf = op.slots["copy"]
-            a = f[source]
-            if source in private or (buf is not a and op.may_borrow(a, op.need_x)):
-                code[row, 0] = K.NOP
-                f[op.slots["x"]] = a
-            else:
-                code[row, 0] = K.COPY
-                f[op.slots["x"]] = buf
         for k, (t, slot, as_row, d) in enumerate(self.params):
             if t._data is not d:
                 d = t._data

@@ -1,10 +1,11 @@
-"""A lowered step's first-layer GEMMs and the caller's batch (``_compile/lower.py``,
-``may_borrow``): the folded weight's ``.grad`` is computed when read, from the batch, so the
-step reads a private copy of it, except when the step ends with ``zero_grad()`` right after
-the folded SGD (its pending gradients never outlive the call) and nothing the step writes can
-alias the batch. Every way a caller can change the batch after the call (in place, through
-``.data``, a ``numpy()`` view, the array it came from) must leave the ``.grad`` it reads as
-eager's; checked against the same steps run eagerly (bitwise) and in PyTorch."""
+"""A lowered step and the caller's batch (``_compile/lower.py``): the first layer's folded
+weight ``.grad`` is computed when read (``pending.py``), from the batch, so the step's GEMMs
+read a private copy of it (``Dense.copies_input``). Every way a caller can change the batch
+after the call (in place, through ``.data``, a ``numpy()`` view, the array it came from;
+jitgrad can intercept none of the last two) must leave the ``.grad`` it reads as eager's, for
+fresh and reused batches and each place of ``zero_grad()``; checked against the same steps run
+eagerly (bitwise first step) and in PyTorch. These guard any scheme that would skip the copy:
+reading the batch itself fails them in every write path."""
 import numpy as np
 import pytest
 
@@ -27,10 +28,10 @@ def executor(request, monkeypatch):
     return request.param
 
 
-def _model(lib, first_in=SIZES[0]):
+def _model(lib):
     """The same MLP in jitgrad or PyTorch (PyTorch's copy takes jitgrad's numbers)."""
     jitgrad.manual_seed(0)
-    sizes = (first_in,) + SIZES[1:]
+    sizes = SIZES
     layers = []
     for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
         if i:
@@ -80,7 +81,7 @@ def _write(lib, how, x, source):
     elif how == ".data":
         x.data.add_(1)
     elif how == "numpy view":
-        x.numpy()[::2] = 7
+        x.numpy()[::2] *= -2
     elif how == "source array":
         source[:] = np.flip(source.copy(), 0)
 
@@ -153,64 +154,3 @@ def test_changing_the_batch_after_the_call_leaves_eager_s_gradients(zero, how, r
     _same(eager, compiled, exact=False)
     _same(reference, compiled, exact=False)
 
-
-def _borrow_spy(monkeypatch):
-    """Records each lowered step's ``may_borrow`` answers."""
-    from jitgrad._compile import lower
-    seen = []
-    original = lower.LoweredStep.may_borrow
-
-    def spy(self, x, needs_grad):
-        answer = original(self, x, needs_grad)
-        seen.append((self, answer))
-        return answer
-    monkeypatch.setattr(lower.LoweredStep, "may_borrow", spy)
-    return seen
-
-
-def _copied_this_run(step):
-    """Did the last run's first-layer GEMMs read a copy of the batch?"""
-    from jitgrad._compile import lower_kernels as K
-    from jitgrad._compile.lower_ops import Dense
-    from jitgrad._compile.lower_program import ArrayProgram
-    ops = [op for op in step.forward_ops if isinstance(op, Dense) and op.copies_input]
-    assert len(ops) == 1
-    if isinstance(step.program, ArrayProgram):
-        return step.program.code[ops[0].slots["copy"][0], 0] == K.COPY
-    return ops[0].copy is not None
-
-
-def test_a_step_ending_in_zero_grad_reads_the_batch_itself(monkeypatch):
-    seen = _borrow_spy(monkeypatch)
-    _run(jitgrad, True, "end", "in place", steps=3)
-    assert seen and all(answer for _, answer in seen)
-    assert not _copied_this_run(seen[-1][0])
-    seen.clear()
-    _run(jitgrad, True, "start", "in place", steps=3)  # .grad outlives the call: copied
-    assert seen and not any(answer for _, answer in seen)
-    assert _copied_this_run(seen[-1][0])
-
-
-def test_a_batch_sharing_a_parameter_s_memory_is_copied(monkeypatch):
-    """The folded GEMM writes W while it reads the batch: a batch inside W's memory must be
-    read from a copy (eager computes the gradient before the update)."""
-    seen = _borrow_spy(monkeypatch)
-    runs = []
-    for lib, compiled in ((jitgrad, False), (jitgrad, True), (torch, False)):
-        model = _model(lib, first_in=SIZES[1])  # first weight (32, 32): a batch of its rows
-        opt = lib.optim.SGD(model.parameters(), lr=0.1)
-        fn = _step(lib, model, opt, "end")
-        if compiled:
-            fn = jitgrad.compile(fn)
-        y = lib.from_numpy(np.arange(16) % SIZES[-1])
-        out = []
-        with jitgrad.autograd.profile() as p:
-            for _ in range(3):
-                x = model[0].weight.detach()[:16]
-                out.append((fn(x, y).item(), _grads(model), _params(model)))
-        if compiled:
-            assert p.compile_lowered_replays == 2, p.compile_reasons
-        runs.append(out)
-    assert seen and not any(answer for _, answer in seen)
-    _same(runs[0], runs[1], exact=False)
-    _same(runs[2], runs[1], exact=False)
