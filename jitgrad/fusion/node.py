@@ -204,6 +204,41 @@ def _flat(a, shape, dt):
     return np.ascontiguousarray(a).reshape(-1)
 
 
+def _layout(gd, g_kind, arrays, spec, shape):
+    """``(perm, strides, kernel shape, flatten)``: the gradients' layout as the members' own
+    VJP launches give it (ops/elementwise_call.py: TensorIterator's over the incoming gradient
+    and the saved operands), the kernel run in its dim order."""
+    from ..ops.elementwise_operands import _permuted, arrays_layout
+    data = [arrays[k][0] for k in spec.array_ks]
+    if g_kind == "a":
+        data.insert(0, gd)
+    perm, strides = arrays_layout(data, shape, bool(spec.scalar_ks))
+    if perm is None:
+        return None, None, shape, _flat
+    return perm, strides, tuple(shape[p] for p in perm), _permuted(_flat, perm)
+
+
+def _viewed_back(o, perm, strides):
+    """A gradient buffer computed in ``perm``'s dim order, viewed in the tensor's."""
+    if perm is None:
+        return o
+    from ..ops.elementwise_operands import _device_restrided, _inverse, _restrided
+    o = o.transpose(_inverse(perm))
+    if strides is None:
+        return o
+    return _restrided(o, strides) if o.__class__ is np.ndarray else _device_restrided(o, strides)
+
+
+def _edge_gradient(o, perm, strides, count):
+    """The gradient sent on an edge ``count`` member slots feed: its version as the engine's
+    buffer leaves it unfused (each further gradient added in place, one bump each, as
+    PyTorch's InputBuffer), so fusing shows no difference in ``.grad._version``."""
+    t = Tensor._make(_viewed_back(o, perm, strides))
+    if count > 1:
+        t._vc.value = count - 1
+    return t
+
+
 class FusedBackward(Node):
     """Stands in for a group's head: computes every gradient leaving the group in one kernel."""
 
@@ -238,28 +273,31 @@ class FusedBackward(Node):
             gval = cnp.type(gd.reshape(-1)[0] if gd.size == 1 else gd.ravel()[0])
         else:
             g_kind = "a"
-            gval = _flat(gd, shape, cnp)
         sig = (g_kind, members_sig, tuple(group.wanted))
         on_device = gd.__class__ is not np.ndarray
         c = compiled.get(sig)
         if c is None:
             c = _compile(sig, on_device)
         spec = c.spec
+        perm, strides, kshape, flat = _layout(gd, g_kind, arrays, spec, shape)
+        if g_kind == "a":
+            gval = flat(gd, kshape, cnp)
         if on_device:
             self._sig = sig
-            return self._apply_device(c, n, shape, cnp, gval, arrays, scalars, n_slots)
+            return self._apply_device(c, n, kshape, cnp, gval, arrays, scalars, n_slots,
+                                      flat, perm, strides)
         if c.module is None and spec.loop.outputs:
             c.module = cpu.module_for(("fused", sig), lambda: spec.loop)
         stats.fused_groups += 1
         stats.fused_nodes += len(group.members)
         if not spec.out_edges:
             return [None] * n_slots
-        outs = [cpu.empty(shape, cnp) for _ in spec.out_edges]
+        outs = [cpu.empty(kshape, cnp) for _ in spec.out_edges]
         if n:
             args = [gval] if g_kind == "a" and spec.loop.arrays[:1] == ("g",) else []
             for k in spec.array_ks:
                 data, dt = arrays[k]
-                args.append(_flat(data, shape, dt))
+                args.append(flat(data, kshape, dt))
             if g_kind == "s" and spec.loop.scalars[:1] == ("g",):
                 args.append(gval)
             for k in spec.scalar_ks:
@@ -269,10 +307,11 @@ class FusedBackward(Node):
             cpu.launch(c.module, n, args)
         result = [None] * n_slots
         for k, o in zip(spec.out_edges, outs):
-            result[k] = Tensor._make(o)
+            result[k] = _edge_gradient(o, perm, strides, group.counts[k])
         return result
 
-    def _apply_device(self, c, n, shape, cnp, gval, arrays, scalars, n_slots):
+    def _apply_device(self, c, n, shape, cnp, gval, arrays, scalars, n_slots, flat, perm,
+                      strides):
         """The fused group on CUDA: the same LoopSpec through ``backends.cuda`` (one launch)."""
         from .._cuda_array import CudaArray
         from ..backends import cuda as B
@@ -288,7 +327,7 @@ class FusedBackward(Node):
             args = [gval] if spec.loop.arrays[:1] == ("g",) else []
             for k in spec.array_ks:
                 data, dt = arrays[k]
-                args.append(_flat(data, shape, dt))
+                args.append(flat(data, shape, dt))
             for k in spec.scalar_ks:
                 args.append(scalars[k])
             for o in outs:
@@ -296,7 +335,7 @@ class FusedBackward(Node):
             B.launch(c.dmodule, n, args)
         result = [None] * n_slots
         for k, o in zip(spec.out_edges, outs):
-            result[k] = Tensor._make(o)
+            result[k] = _edge_gradient(o, perm, strides, self.group.counts[k])
         return result
 
     def release(self) -> None:

@@ -34,6 +34,7 @@ from .elementwise_operands import (  # noqa: F401 - some are re-exported for imp
     _restrided,
     _scalar,
     _shapes,
+    arrays_layout,
     broadcast_shapes,
     check_same_device,
     has_c_strides,
@@ -319,28 +320,49 @@ class ElementwiseNode(Node):
         if grad_mode.is_grad_enabled():
             return self._apply_tensors(g)
         if g._data.__class__ is _ND:
-            return self._launch_vjp(cpu, g, _flat, cpu.empty, _cpu_out)
+            return self._launch_vjp(cpu, g, _flat, cpu.empty, _cpu_out, _restrided)
         from .._cuda_array import CudaArray
         from ..backends import cuda as B
-        return self._launch_vjp(B, g, _device_flat, CudaArray.empty, _device_out)
+        return self._launch_vjp(B, g, _device_flat, CudaArray.empty, _device_out,
+                                _device_restrided)
 
-    def _launch_vjp(self, backend, g, flat, new_out, out_arg):
-        """One VJP kernel for every input that needs a gradient, on ``backend``'s target."""
+    def _launch_vjp(self, backend, g, flat, new_out, out_arg, restrided):
+        """One VJP kernel for every input that needs a gradient, on ``backend``'s target. The
+        gradients take the layout PyTorch's elementwise backward formulas give them (``g *
+        other``, ``where(cond, g, 0)``: TensorIterator's over the incoming gradient and the
+        saved operands), the forward's permuted launch: a channels-last or transposed
+        gradient stays so, and AccumulateGrad can adopt it as a like-laid-out leaf's .grad."""
         shape = self.shape
         cnp = _kernel_dtype(self.ct)
+        saved = {name: s.array(self) if isinstance(s, SavedTensor) else s
+                 for name, s in self.saved.items()}  # (unpacked once: pack hooks see one)
+        arrays = [g._data]
+        for name, kind in self.kinds.items():
+            if kind == "a" and name != "g":
+                if name == "cond":  # where's condition: ATen's first operand
+                    arrays.insert(0, saved[name])
+                else:
+                    arrays.append(saved[name])
+        perm, strides = arrays_layout(arrays, shape, "s" in self.kinds.values())
+        if perm is not None:
+            shape = tuple(shape[p] for p in perm)
+            flat = _permuted(flat, perm)
         vals = {"g": flat(g._data, shape, cnp)}
-        for name, s in self.saved.items():
-            if isinstance(s, SavedTensor):
-                a = s.array(self)
+        for name, a in saved.items():
+            if self.kinds[name] == "a":
                 vals[name] = flat(a, shape, a.dtype if name == "cond" else cnp)
             else:
-                vals[name] = s
+                vals[name] = a
         plan = _vjp_plan(backend, self.op, self.needs, self.kinds)
         outs = [new_out(shape, cnp) for nd in self.needs if nd]
         n = outs[0].size
         if n:
             backend.launch(plan.mod, n, [vals[a] for a in plan.arrays]
                            + [vals[s] for s in plan.scalars] + [out_arg(o) for o in outs])
+        if perm is not None:  # the buffers viewed back in the tensor's dim order
+            inv = _inverse(perm)
+            outs = [o.transpose(inv) if strides is None else restrided(o.transpose(inv), strides)
+                    for o in outs]
         it = iter(outs)
         return [Tensor._make(next(it)) if nd else None for nd in self.needs]
 

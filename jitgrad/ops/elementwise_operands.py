@@ -73,15 +73,23 @@ def _output_layout(op, args, aux, shape):
                 arrays.insert(0, v._data)
             else:
                 arrays.append(v._data)
+    if op.name in _CONTIGUOUS_OUTPUT:
+        return None, None
+    return arrays_layout(arrays, shape,
+                         any(a is not None and not isinstance(a, Tensor) for a in args))
+
+
+def arrays_layout(arrays, shape, scalar):
+    """``_output_layout`` of an elementwise op over the host or CUDA ``arrays`` (in ATen's
+    operand order) and, with ``scalar``, a Scalar operand: the forward's rule, and the one the
+    node's VJP kernel lays its gradients out by (PyTorch computes them with elementwise ops)."""
     for d in arrays:
         if not d.flags.c_contiguous or (1 in d.shape and not has_c_strides(d)):
             break
     else:
         return None, None
-    if op.name in _CONTIGUOUS_OUTPUT:
-        return None, None
     operands = [(d.shape, tuple(s // d.dtype.itemsize for s in d.strides)) for d in arrays]
-    if any(a is not None and not isinstance(a, Tensor) for a in args):
+    if scalar:
         operands.append(((), ()))  # ATen wraps a Scalar operand as a 0-dim tensor
     return elementwise_output_layout(shape, operands)
 

@@ -89,10 +89,8 @@ def _same(got, want):
 def test_second_backward_adds_into_grad_keeping_its_layout(device, layout):
     got_before, got_after, got_same = _accumulate_twice(jg, layout, "cuda")
     want_before, want_after, want_same = _accumulate_twice(torch, layout)
-    # the first gradient's own version (stolen or copied) is the VJP's layout question
-    # (tests/test_vjp_grad_layout.py); here: what the second backward does to that tensor
-    got_before[1], got_after[1] = 0, got_after[1] - got_before[1]
-    want_before[1], want_after[1] = 0, want_after[1] - want_before[1]
+    # the first gradient is the mul VJP's, laid out as PyTorch's (tests/test_vjp_grad_layout.py):
+    # a leaf laid out like it adopts it (version 0), else a copy (1); then one in-place add
     _same(got_before, want_before)
     _same(got_after, want_after)
     assert got_same == want_same
@@ -101,3 +99,17 @@ def test_second_backward_adds_into_grad_keeping_its_layout(device, layout):
 @pytest.mark.filterwarnings("ignore:grad and param do not obey the gradient layout contract")
 def test_accumulates_through_a_user_assigned_slice(device):
     _same(_assigned_slice_grad(jg, "cuda"), _assigned_slice_grad(torch))
+
+
+@pytest.mark.parametrize("op", ["exp", "mul", "where", "fused_chain"])
+def test_vjp_gradient_keeps_channels_last_on_device(device, op):
+    """The elementwise VJP kernel's gradients take PyTorch's layout on CUDA too."""
+    def run(lib, dev="cpu"):
+        x = _leaf(lib, "channels_last", dev)
+        y = {"exp": lambda: x.exp(), "mul": lambda: x * x,
+             "where": lambda: lib.where(x > 0, x, x * 2),
+             # one fused backward kernel in jitgrad (jitgrad/fusion/node.py)
+             "fused_chain": lambda: x.exp().sin() * x}[op]()
+        g, = lib.autograd.grad(y, x, lib.ones_like(y))
+        return [g.stride(), g._version, g.cpu().numpy().copy()]
+    _same(run(jg, "cuda"), run(torch))
