@@ -218,22 +218,21 @@ def _layout(gd, g_kind, arrays, spec, shape):
     return perm, strides, tuple(shape[p] for p in perm), _permuted(_flat, perm)
 
 
-def _viewed_back(o, perm, strides):
-    """A gradient buffer computed in ``perm``'s dim order, viewed in the tensor's."""
+def _viewed_back(o, perm, strides, restrided):
+    """A gradient buffer computed in ``perm``'s dim order, viewed in the tensor's
+    (``restrided``: the host's or the device's, as ``ElementwiseNode._launch_vjp`` takes it)."""
     if perm is None:
         return o
-    from ..ops.elementwise_operands import _device_restrided, _inverse, _restrided
+    from ..ops.elementwise_operands import _inverse
     o = o.transpose(_inverse(perm))
-    if strides is None:
-        return o
-    return _restrided(o, strides) if o.__class__ is np.ndarray else _device_restrided(o, strides)
+    return o if strides is None else restrided(o, strides)
 
 
-def _edge_gradient(o, perm, strides, count):
+def _edge_gradient(o, perm, strides, count, restrided):
     """The gradient sent on an edge ``count`` member slots feed: its version as the engine's
     buffer leaves it unfused (each further gradient added in place, one bump each, as
     PyTorch's InputBuffer), so fusing shows no difference in ``.grad._version``."""
-    t = Tensor._make(_viewed_back(o, perm, strides))
+    t = Tensor._make(_viewed_back(o, perm, strides, restrided))
     if count > 1:
         t._vc.value = count - 1
     return t
@@ -305,9 +304,10 @@ class FusedBackward(Node):
             for o in outs:
                 args.append(o.reshape(-1))
             cpu.launch(c.module, n, args)
+        from ..ops.elementwise_operands import _restrided as restrided
         result = [None] * n_slots
         for k, o in zip(spec.out_edges, outs):
-            result[k] = _edge_gradient(o, perm, strides, group.counts[k])
+            result[k] = _edge_gradient(o, perm, strides, group.counts[k], restrided)
         return result
 
     def _apply_device(self, c, n, shape, cnp, gval, arrays, scalars, n_slots, flat, perm,
@@ -333,9 +333,11 @@ class FusedBackward(Node):
             for o in outs:
                 args.append(o.buf)
             B.launch(c.dmodule, n, args)
+        from ..ops.elementwise_operands import _device_restrided as restrided
         result = [None] * n_slots
         for k, o in zip(spec.out_edges, outs):
-            result[k] = _edge_gradient(o, perm, strides, self.group.counts[k])
+            result[k] = _edge_gradient(o, perm, strides, self.group.counts[k],
+                                       restrided)
         return result
 
     def release(self) -> None:
