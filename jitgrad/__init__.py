@@ -243,8 +243,9 @@ BoolTensor = _legacy_tensor_type("BoolTensor", _dtype.bool_)
 
 def is_floating_point(input) -> bool:
     if not isinstance(input, Tensor):
+        from .ops.parser_errors import parser_type_name
         raise TypeError("is_floating_point(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(input).__name__}")
+                        f"not {parser_type_name(input)}")
     return input.is_floating_point()
 
 

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from . import _dtype as D
+from .ops.parser_errors import parser_type_name
 
 __all__ = ["finfo", "iinfo", "pi", "e", "inf", "nan", "newaxis"]
 
@@ -27,7 +28,7 @@ def _check_type(name, args, kwargs, optional):
     """The dtype argument, positional or ``type=``, checked as PyTorch's parser does."""
     args = args + tuple(kwargs.values())
     if len(args) > 1 or (kwargs and set(kwargs) != {"type"}):
-        got = ", ".join("torch.dtype" if isinstance(a, D.dtype) else type(a).__name__
+        got = ", ".join(parser_type_name(a)
                         for a in args)
         extra = " * ()\n" if optional else ""
         raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
@@ -39,7 +40,7 @@ def _check_type(name, args, kwargs, optional):
     t = args[0]
     if not isinstance(t, D.dtype):
         raise TypeError(f"{name}(): argument 'type' (position 1) must be torch.dtype, not "
-                        f"{type(t).__name__}")
+                        f"{parser_type_name(t)}")
     return t
 
 

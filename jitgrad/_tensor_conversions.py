@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._size import CPU
+from .ops.parser_errors import parser_type_name
 from .tensor import Tensor  # tensor.py imports this module at its end, once Tensor exists
 
 _SCALAR_GRAD_WARNING = (
@@ -133,7 +134,7 @@ class TensorConversions:
                     dtype, rest = rest[0], rest[1:]
         if len(rest) > 2 or not all(isinstance(b, (bool, int)) for b in rest):
             raise TypeError("to() received an invalid combination of arguments - got "
-                            f"({', '.join(type(a).__name__ for a in args)})")
+                            f"({', '.join(parser_type_name(a) for a in args)})")
         if len(rest) == 2:
             copy = rest[1]
         t = self

@@ -28,6 +28,7 @@ from .ops.linalg_solve import (
     solve_triangular,
 )
 from .ops.linalg_solve import linalg_slogdet as slogdet
+from .ops.parser_errors import parser_type_name
 from .ops.reduce_norm import norm as _vector_norm
 from .tensor import Tensor
 
@@ -47,7 +48,7 @@ def _type_word(dt):
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A002
     if not isinstance(x, Tensor):
         raise TypeError(f"linalg_vector_norm(): argument 'input' (position 1) must be Tensor, "
-                        f"not {type(x).__name__}")
+                        f"not {parser_type_name(x)}")
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
     if not x.dtype.is_floating_point:

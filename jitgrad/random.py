@@ -11,6 +11,8 @@ import contextlib
 
 import numpy as np
 
+from .ops.parser_errors import parser_type_name
+
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
            "default_generator", "fork_rng", "normal", "bernoulli", "multinomial"]
 
@@ -18,15 +20,10 @@ __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", 
 def _check_state(state):
     from .tensor import Tensor
     if not isinstance(state, Tensor):
-        raise TypeError(f"expected a torch.ByteTensor, but got {_type_name(state)}")
+        raise TypeError(f"expected a torch.ByteTensor, but got {parser_type_name(state)}")
     if state.dtype.name != "uint8":
         raise TypeError("RNG state must be a torch.ByteTensor")
     return np.ascontiguousarray(state._data)
-
-
-def _type_name(obj):
-    t = type(obj)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
 
 
 def _long(seed, name="manual_seed"):
@@ -230,8 +227,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, out=None, dtype=None, la
     if not mt and not st:
         if size is None:
             raise TypeError("normal() received an invalid combination of arguments - got "
-                            f"({type(mean).__name__}, {type(std).__name__}), but expected one "
-                            "of: (Tensor mean, Tensor std), (Tensor mean, float std), (float "
+                            f"({parser_type_name(mean)}, {parser_type_name(std)}), but expected "
+                            "one of: (Tensor mean, Tensor std), (Tensor mean, float std), (float "
                             "mean, Tensor std), (float mean, float std, tuple of ints size)")
         std = float(std)
         if not std >= 0.0:

@@ -13,6 +13,7 @@ from .. import _dtype as D
 from .._size import Size
 from ..tensor import Tensor
 from .composite import record_composition
+from .parser_errors import parser_type_name
 from .reduce_args import _wrap
 
 __all__ = ["block_diag", "cartesian_prod", "combinations", "rot90", "unravel_index",
@@ -31,7 +32,7 @@ def block_diag(*tensors):
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+                            f"{parser_type_name(t)}")
     if not tensors:
         return empty((1, 0))
     dtype = tensors[0].dtype
@@ -106,7 +107,7 @@ def rot90(input, k=1, dims=(0, 1)):
     from .shape_views import transpose
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"rot90(): argument 'k' (position 2) must be int, not "
-                        f"{type(k).__name__}")
+                        f"{parser_type_name(k)}")
     dims = list(dims)
     total = input.ndim
     if len(dims) != 2:

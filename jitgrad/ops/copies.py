@@ -18,6 +18,7 @@ from .._memory_format import (
 )
 from ..tensor import Tensor
 from .composite import record
+from .parser_errors import input_type_error
 
 
 def _cast_backward(node, g):
@@ -61,7 +62,10 @@ def _clone_backward(node, g):
 
 
 def clone(t: Tensor, memory_format=None) -> Tensor:
-    d = t._data
+    try:  # (free until raised) a non-Tensor t: PyTorch's TypeError
+        d = t._data
+    except AttributeError:
+        raise input_type_error("clone", (t,), {}) from None
     if d.__class__ is np.ndarray:
         if memory_format in CHANNELS_LAST_RANK:
             out = record("CloneBackward0", (t,), copy_host(d, memory_format), _clone_backward)

@@ -15,6 +15,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .host_staged import host_staged
+from .parser_errors import parser_type_name
 from .reduce_args import _wrap
 
 __all__ = ["bincount", "isin", "unique_consecutive"]
@@ -22,7 +23,7 @@ __all__ = ["bincount", "isin", "unique_consecutive"]
 
 def _int_arg(fn, name, v):
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise TypeError(f"{fn}(): argument '{name}' must be int, not {type(v).__name__}")
+        raise TypeError(f"{fn}(): argument '{name}' must be int, not {parser_type_name(v)}")
 
 
 def _bincount_backward(node, g):
@@ -82,9 +83,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     if (not (e_t or t_t) or not (e_t or _is_number(elements))
             or not (t_t or _is_number(test_elements))
             or not isinstance(assume_unique, bool) or not isinstance(invert, bool)):
-        got = ", ".join(["Tensor" if isinstance(a, Tensor) else type(a).__name__
+        got = ", ".join([parser_type_name(a)
                          for a in (elements, test_elements)]
-                        + [f"{k}={type(v).__name__}" for k, v in
+                        + [f"{k}={parser_type_name(v)}" for k, v in
                            (("assume_unique", assume_unique), ("invert", invert))
                            if not isinstance(v, bool)])
         raise TypeError(f"isin() received an invalid combination of arguments - got ({got}), "

@@ -15,7 +15,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import ieee_quiet, record, record_composition
 from .out import with_out
-from .parser_errors import parser_errors
+from .parser_errors import parser_errors, parser_type_name
 from .reduce_args import _cast_for, _wrap
 from .return_types import _return_type
 
@@ -210,7 +210,7 @@ def logcumsumexp(input, dim):
 def _trapezoid_args(name, y, x, dx, dim):
     if not isinstance(y, Tensor) or (x is not None and not isinstance(x, Tensor)) or (
             x is not None and dx is not None):
-        got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor"
+        got = ", ".join(parser_type_name(a)
                         for a in (y, x) if a is not None)
         raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
                         "but expected one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n"

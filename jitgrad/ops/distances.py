@@ -14,6 +14,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .composite import record
+from .parser_errors import parser_type_name
 from .reduce_args import _wrap
 
 __all__ = ["diff", "cdist", "pdist", "cov", "corrcoef"]
@@ -48,7 +49,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     from .shape_join import cat, narrow
     for name, v in (("prepend", prepend), ("append", append)):
         if v is not None and not isinstance(v, Tensor):
-            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {type(v).__name__}")
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not {parser_type_name(v)}")
     if input.ndim < 1:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["einsum"]
 
@@ -206,7 +207,7 @@ def einsum(*args):
     for i, op in enumerate(operands):
         if not isinstance(op, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 1, but got "
-                            f"{type(op).__name__}")
+                            f"{parser_type_name(op)}")
     terms, out = _parse(equation, len(operands))
 
     # the number of dims each ellipsis covers; the broadcast ones are labels 52, 53, ...

@@ -34,6 +34,7 @@ from .factory_args import (
     check_storage,
     linspace_steps,
 )
+from .parser_errors import parser_type_name
 
 
 def _make(np_fn, size, dtype, device, requires_grad, name):
@@ -81,7 +82,7 @@ def _fill_scalar(fill_value, name="full"):
             not isinstance(fill_value, complex):
         return fill_value
     raise TypeError(f"{name}(): argument 'fill_value' (position 2) must be Number, not "
-                    f"{type(fill_value).__name__}")
+                    f"{parser_type_name(fill_value)}")
 
 
 # PyTorch's C++ names of the floating types a double Scalar can overflow (float64 cannot)
@@ -130,7 +131,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False, layout=
     dev = check_device(device)
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
-                        f"{type(size).__name__}")
+                        f"{parser_type_name(size)}")
     fill_value = _fill_scalar(fill_value)
     dt = D.to_dtype(dtype) if dtype is not None else (
         D.bool_ if isinstance(fill_value, bool) else  # (a NumPy bool reads as a float)
@@ -151,7 +152,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
             continue
         if not isinstance(v, (int, np.integer, Tensor)) or isinstance(v, bool):
             raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) "
-                            f"must be int, not {type(v).__name__}")
+                            f"must be int, not {parser_type_name(v)}")
         if int(v) < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {int(v)}")
     check_storage((int(n), int(n if m is None else m)), dt.np)
@@ -295,7 +296,7 @@ def _like_device(t, device, name):
     CPU (the fast path)."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(t).__name__}")
+                        f"{parser_type_name(t)}")
     if device is None:
         return None if t._data.__class__ is np.ndarray else t.device
     dev = check_device(device)

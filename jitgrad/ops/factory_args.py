@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 
 def _finish(data: np.ndarray, requires_grad: bool, dev=None) -> Tensor:
@@ -88,7 +89,7 @@ def _shape(size, name="empty", dtype=None):
 def _size_type_error(size, name):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
-                        f"{type(size).__name__}")
+                        f"{parser_type_name(size)}")
     if len(size) > 1 and isinstance(size[0], (tuple, list)) and name in ("zeros", "ones",
                                                                          "empty"):
         # a sequence first takes the whole size: what follows it is one argument too many
@@ -99,10 +100,10 @@ def _size_type_error(size, name):
         except TypeError:
             if len(size) == 1:
                 raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
-                                f"not {type(s).__name__}") from None
+                                f"not {parser_type_name(s)}") from None
             raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
                             f"{i + 1} with error \"type must be tuple of ints,but got "
-                            f"{type(s).__name__}\"") from None
+                            f"{parser_type_name(s)}\"") from None
 
 
 def _factory_dtype(dtype, default=None):
@@ -137,14 +138,6 @@ _LINSPACE_OVERLOADS = "".join(
 NOT_GIVEN = object()  # arange's start/step and linspace's steps when not passed
 
 
-def _parser_name(v) -> str:
-    if isinstance(v, Tensor):
-        return "Tensor"
-    if isinstance(v, (D.dtype, type(None))) or type(v).__name__ in ("device", "layout"):
-        return "torch." + type(v).__name__ if v is not None else "NoneType"
-    return type(v).__name__
-
-
 def _is_number(v) -> bool:
     if isinstance(v, Tensor):
         return v._data.ndim == 0
@@ -154,8 +147,8 @@ def _is_number(v) -> bool:
 def invalid_combination(name, given, overloads, keywords=()):
     """PyTorch's parser error: the positional types, then the keywords as ``name=Type`` in
     reverse order of passing (each followed by ", " when nothing came positionally)."""
-    got = [_parser_name(v) for v in given]
-    kws = [f"{k}={_parser_name(v)}" for k, v in reversed(list(keywords))]
+    got = [parser_type_name(v) for v in given]
+    kws = [f"{k}={parser_type_name(v)}" for k, v in reversed(list(keywords))]
     listed = ", ".join(got + kws) if got or not kws else "".join(k + ", " for k in kws)
     return TypeError(f"{name}() received an invalid combination of arguments - got "
                      f"({listed}), but expected one of:\n{overloads}")
@@ -182,7 +175,7 @@ def arange_args(args, kwargs):
         if not _is_number(end):
             where = " (position 1)" if args else ""
             raise TypeError(f"arange(): argument 'end'{where} must be Number, not "
-                            f"{_parser_name(end)}")
+                            f"{parser_type_name(end)}")
         return 0, end, 1
     if any(k not in _RANGE_NAMES and k not in ARANGE_OPTIONS for k in kwargs):
         raise invalid()

@@ -14,6 +14,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .composite import record
+from .parser_errors import parser_type_name
 from .return_types import _return_type
 
 __all__ = ["frexp"]
@@ -63,7 +64,7 @@ def frexp(input, *, out=None):
     """``torch.frexp``: (mantissa, exponent) as ``torch.return_types.frexp``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"frexp(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if not input.dtype.is_floating_point:
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     if out is not None:
@@ -80,7 +81,7 @@ def _frexp_out(input, out):
     if not isinstance(out, (tuple, list)) or len(out) != 2 or \
             not all(isinstance(t, Tensor) for t in out):
         raise TypeError("frexp(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
+                        f"{parser_type_name(out)}")
     mo, eo = out
     if mo.dtype is not input.dtype:
         raise RuntimeError(f"torch.frexp() expects mantissa to have dtype "

@@ -14,6 +14,7 @@ from .. import _dtype as D
 from .._size import check_device
 from ..tensor import Tensor
 from .factory_args import _finish
+from .parser_errors import input_type_error, parser_type_name
 
 _MAX_DIMS = 64
 _COPY_WARNING = (
@@ -187,7 +188,7 @@ def _from_data(data, dt):
 def _check_dtype_arg(dtype, fn="tensor"):
     if dtype is not None and not isinstance(dtype, D.dtype) and dtype not in (float, int, bool):
         raise TypeError(f"{fn}(): argument 'dtype' must be torch.dtype, not "
-                        f"{type(dtype).__name__}")
+                        f"{parser_type_name(dtype)}")
     return None if dtype is None else D.to_dtype(dtype)
 
 
@@ -261,4 +262,7 @@ def is_tensor(obj) -> bool:
 
 
 def numel(t) -> int:
-    return t.numel()
+    try:  # (free until raised) a non-Tensor: PyTorch's TypeError
+        return t.numel()
+    except AttributeError:
+        raise input_type_error("numel", (t,), {}) from None

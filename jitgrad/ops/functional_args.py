@@ -14,6 +14,7 @@ from ..tensor import Tensor
 from . import elementwise as _declarations  # noqa: F401 - fills OPS before a wrapper reads it
 from .composite import record
 from .elementwise_call import call
+from .parser_errors import describe_arguments, invalid_combination, parser_type_name  # noqa: F401 - (re-exported)
 from .registry import OPS
 
 _Number = (numbers.Number, np.number, np.bool_)
@@ -25,42 +26,22 @@ _ARG = {1: "input", 2: "other"}
 def _check(x, name, pos=2, arg=None):
     if not isinstance(x, (Tensor,) + _Number):
         raise TypeError(f"{name}(): argument '{arg or _ARG[pos]}' (position {pos}) must be "
-                        f"Tensor, not {type(x).__name__}")
+                        f"Tensor, not {parser_type_name(x)}")
 
 
 def _need_tensor(x, name, pos=1, arg=None):
     """PyTorch's TypeError for a function taking only Tensors (``maximum(x, 2)``)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg or _ARG[pos]}' (position {pos}) must be "
-                        f"Tensor, not {type(x).__name__}")
+                        f"Tensor, not {parser_type_name(x)}")
 
 
-def _type_word(v):
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
-
-
-def describe_call(args, kwargs) -> str:
-    """The argument types as PyTorch's parser lists them after "got": positional types, then
-    the keywords as ``name=Type`` in reverse order of passing (the parser's dict walk), each
-    followed by ", " when no positional argument came first (``(min=str, )``)."""
-    words = [_type_word(a) for a in args]
-    kws = [f"{k}={_type_word(v)}" for k, v in reversed(list(kwargs.items()))]
-    if words or not kws:
-        return ", ".join(words + kws)
-    return "".join(k + ", " for k in kws)
-
-
-def invalid_combination(name, args, kwargs, signatures) -> TypeError:
-    """PyTorch's TypeError when no overload of ``name`` takes the call's arguments
-    (``signatures``: its overloads, one ``(Tensor input, Number other)`` per entry)."""
-    lines = "".join(f" * {sig}\n" for sig in signatures)
-    return TypeError(f"{name}() received an invalid combination of arguments - got "
-                     f"({describe_call(args, kwargs)}), but expected one of:\n{lines}")
+describe_call = describe_arguments  # (the name the comparison ops import)
 
 
 def _overload_error(name, *args):
     """PyTorch's TypeError when no overload takes the arguments (``eq(2, x)``)."""
-    got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    got = ", ".join(parser_type_name(a) for a in args)
     raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
                     f"expected one of:\n * (Tensor input, Tensor other)\n"
                     f" * (Tensor input, Number other)\n")
@@ -102,7 +83,7 @@ def _unary(name):
     def fn(input):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                            f"{type(input).__name__}")
+                            f"{parser_type_name(input)}")
         return call(op, input)
     fn.__name__ = name
     fn.__qualname__ = name

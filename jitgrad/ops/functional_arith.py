@@ -21,6 +21,7 @@ from .functional_args import (
     _scalar_tensor,
     _wrapped,
 )
+from .parser_errors import parser_type_name
 from .registry import OPS
 
 
@@ -249,7 +250,7 @@ def _rounding(name):
     def fn(input):
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
-                            f"{type(input).__name__}")
+                            f"{parser_type_name(input)}")
         if input.dtype is D.bool_:
             raise _not_implemented(f"{name}_vml_cpu", input.dtype)
         return call(op, input)
@@ -267,7 +268,8 @@ def round(input, *, decimals=0):  # noqa: A001
     """Half to even (RoundBackward0); ``decimals`` != 0 rounds ``input * 10**decimals`` the same
     way, as PyTorch does (RoundBackward1; floating inputs only)."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"round(): argument 'input' must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"round(): argument 'input' (position 1) must be Tensor, not "
+                        f"{parser_type_name(input)}")
     if decimals == 0:
         if input.dtype is D.bool_:
             raise _not_implemented("round_vml_cpu", input.dtype)
@@ -281,7 +283,8 @@ def round(input, *, decimals=0):  # noqa: A001
 def frac(input):
     """``input - trunc(input)`` (FracBackward0: the gradient passes through); floating only."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"frac(): argument 'input' must be Tensor, not {type(input).__name__}")
+        raise TypeError(f"frac(): argument 'input' (position 1) must be Tensor, not "
+                        f"{parser_type_name(input)}")
     if not input.dtype.is_floating_point:
         raise _not_implemented("frac_cpu", input.dtype)
     return call(OPS["frac"], input)
@@ -393,7 +396,7 @@ def lerp(input, end, weight):
     weight) / LerpBackward1 (tensor weight)."""
     _need_tensor(input, "lerp", 1)
     if not isinstance(end, Tensor) or not isinstance(weight, (Tensor,) + _Number):
-        got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__
+        got = ", ".join(parser_type_name(a)
                         for a in (input, end, weight))
         raise TypeError(f"lerp() received an invalid combination of arguments - got ({got}), "
                         "but expected one of:\n * (Tensor input, Tensor end, Tensor weight, *, "
@@ -433,7 +436,7 @@ def _addc(name, input, tensor1, tensor2, value):
                                f"{D.c_name(D.result_type(input, tensor1, tensor2))} without "
                                "overflow")
         raise TypeError(f"{name}(): argument 'value' must be Number, not "
-                        f"{'Tensor' if isinstance(value, Tensor) else type(value).__name__}")
+                        f"{parser_type_name(value)}")
     ct = D.result_type(input, tensor1, tensor2)
     if ct is D.bool_ and name == "addcmul":
         raise _not_implemented("addcmul_cpu_out", ct)

@@ -21,6 +21,7 @@ from .functional_args import (
 )
 from .functional_arith import add, mul, sub
 from .functional_math import abs  # the Tensor abs, for isclose's integer path
+from .parser_errors import parser_type_name
 from .registry import OPS
 
 # --------------------------------------------------------------------------- clamp
@@ -209,38 +210,43 @@ def minimum(input, other):
     return _tensor_binary("minimum", input, other)
 
 
-_WHERE_OVERLOADS = (" * (Tensor condition)\n"
-                    " * (Tensor condition, Tensor input, Tensor other, *, Tensor out = None)\n"
-                    " * (Tensor condition, Number self, Tensor other)\n"
-                    " * (Tensor condition, Tensor input, Number other)\n"
-                    " * (Tensor condition, Number self, Number other)\n")
+_WHERE_OVERLOADS = ("(Tensor condition)",
+                    "(Tensor condition, Tensor input, Tensor other, *, Tensor out = None)",
+                    "(Tensor condition, Number self, Tensor other)",
+                    "(Tensor condition, Tensor input, Number other)",
+                    "(Tensor condition, Number self, Number other)")
 _NOT_GIVEN = object()
 
 
 def _where_error(condition, input, other):
-    def name(v):
-        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
-    got = [name(condition)] + [name(v) for v in (input, other) if v is not _NOT_GIVEN]
-    return TypeError(f"where() received an invalid combination of arguments - got "
-                     f"({', '.join(got)}), but expected one of:\n{_WHERE_OVERLOADS}")
+    given = tuple(v for v in (condition, input, other) if v is not _NOT_GIVEN)
+    return invalid_combination("where", given, {}, _WHERE_OVERLOADS)
 
 
 def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):
     if input is _NOT_GIVEN and other is _NOT_GIVEN:
+        if not isinstance(condition, Tensor):  # (the rare one-argument form only)
+            raise TypeError("where(): argument 'condition' (position 1) must be Tensor, not "
+                            f"{parser_type_name(condition)}")
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
     # both values or none (where(c, x) is no overload); None is neither a Tensor nor a Number
     if input is _NOT_GIVEN or other is _NOT_GIVEN or input is None or other is None:
         raise _where_error(condition, input, other)
     if not isinstance(condition, Tensor):
-        raise TypeError("where(): argument 'condition' must be Tensor")
-    if condition.dtype is not D.bool_:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {D.scalar_name(condition.dtype)}")
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from .basic import tensor
-        input = tensor(input, dtype=D.result_type(input, other))
-    return call(OPS["where"], input, other, cond=condition)
+        raise _where_error(condition, input, other)
+    try:  # (free until raised) a value neither a Tensor nor a Number: no overload takes it
+        if condition.dtype is not D.bool_:
+            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
+                               f"tensor with dtype {D.scalar_name(condition.dtype)}")
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            from .basic import tensor
+            input = tensor(input, dtype=D.result_type(input, other))
+        return call(OPS["where"], input, other, cond=condition)
+    except Exception:
+        if isinstance(input, (Tensor,) + _Number) and isinstance(other, (Tensor,) + _Number):
+            raise
+        raise _where_error(condition, input, other) from None
 
 
 def fmax(input, other):
@@ -439,7 +445,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     float type, as PyTorch does)."""
     if not isinstance(other, Tensor):
         raise TypeError(f"isclose(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
+                        f"{parser_type_name(other)}")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{D.scalar_name(input.dtype)} did not match "
                            f"{D.scalar_name(other.dtype)}")
@@ -465,7 +471,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     if not isinstance(other, Tensor):
         raise TypeError(f"allclose(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
+                        f"{parser_type_name(other)}")
     if input.dtype is not other.dtype:  # isclose's checks, before NumPy's own
         raise RuntimeError(f"{D.scalar_name(input.dtype)} did not match "
                            f"{D.scalar_name(other.dtype)}")

@@ -15,6 +15,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .index_rules import check_range, device_check, index_data
+from .parser_errors import parser_type_name
 
 __all__ = ["gather", "gather_method", "gather_checked", "take_along_dim", "scatter",
            "scatter_add", "scatter_reduce", "scatter_into_zeros", "wrap_dim", "gather_data",
@@ -165,18 +166,6 @@ def _index_shape_error(index, input, d, src=None, op="gather"):
                         f"dimension {d} and to be no larger size than src {list(src.shape)}")
 
 
-_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python, named without module
-
-
-def _parser_type(v) -> str:
-    """The type as PyTorch's parser names it (``tp_name``: ``float``, ``numpy.float64``)."""
-    t = type(v)
-    if isinstance(v, Tensor):
-        return "Tensor"
-    return t.__name__ if t.__flags__ & _HEAP_TYPE or t.__module__ == "builtins" else \
-        f"{t.__module__}.{t.__name__}"
-
-
 def _parser_fits(v, kind) -> bool:
     if kind == "Tensor":
         return isinstance(v, Tensor)
@@ -213,12 +202,12 @@ def _gather_args(args, kwargs, method):
                             + ", ".join(f'"{n}"' for n in rest))
         if not _parser_fits(v, kind):
             raise TypeError(f"gather(): argument '{name}'{where} must be {kind}, not "
-                            f"{_parser_type(v)}")
+                            f"{parser_type_name(v)}")
         values.append(int(v) if kind == "int" else v)
     sparse_grad = kwargs.get("sparse_grad", False)
     if sparse_grad.__class__ is not bool:
         raise TypeError(f"gather(): argument 'sparse_grad' must be bool, not "
-                        f"{_parser_type(sparse_grad)}")
+                        f"{parser_type_name(sparse_grad)}")
     for k in kwargs:
         if k not in ("input", "dim", "index", "sparse_grad"):
             raise TypeError(f"gather() got an unexpected keyword argument '{k}'")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numbers
 
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["gradient"]
 
@@ -26,18 +27,14 @@ _SIGNATURES = (
     " * (Tensor input, *, tuple of Tensors spacing, tuple of ints dim, int edge_order = 1)\n")
 
 
-def _type_name(v):
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
-
-
 def _bad_call(input, spacing, dim, edge_order):
-    got = ["Tensor" if isinstance(input, Tensor) else type(input).__name__]
+    got = [parser_type_name(input)]
     if dim is not None:
-        got.append(f"dim={_type_name(dim)}")
+        got.append(f"dim={parser_type_name(dim)}")
     if edge_order != 1:
-        got.append(f"edge_order={_type_name(edge_order)}")
+        got.append(f"edge_order={parser_type_name(edge_order)}")
     if spacing is not None:
-        got.append(f"spacing={_type_name(spacing)}")
+        got.append(f"spacing={parser_type_name(spacing)}")
     return TypeError(f"gradient() received an invalid combination of arguments - got "
                      f"({', '.join(got)}), but expected one of:\n{_SIGNATURES}")
 

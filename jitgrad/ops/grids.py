@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["meshgrid", "repeat_interleave"]
 
@@ -38,7 +39,7 @@ def meshgrid(*tensors, indexing=None):
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"meshgrid(): expected Tensor as element 0 in argument 0, but got "
-                            f"{type(t).__name__}")
+                            f"{parser_type_name(t)}")
     if any(t.dtype is not tensors[0].dtype for t in tensors):
         raise RuntimeError("meshgrid expects all tensors to have the same dtype")
     if any(t.device != tensors[0].device for t in tensors):
@@ -67,7 +68,7 @@ def meshgrid(*tensors, indexing=None):
 
 
 def _repeats_error(input, repeats, dim):
-    got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor"
+    got = ", ".join(parser_type_name(a)
                     for a in (input, repeats))
     return TypeError(f"repeat_interleave() received an invalid combination of arguments - got "
                      f"({got}), but expected one of:\n"

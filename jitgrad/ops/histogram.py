@@ -22,6 +22,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .composite import record
+from .parser_errors import parser_type_name
 from .return_types import _return_type
 
 __all__ = ["histogram", "histogramdd"]
@@ -199,7 +200,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     bins over ``range`` or the data's range) or a 1-D tensor of edges."""
     if not isinstance(input, Tensor):
         raise TypeError(f"histogram(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     _check_float(input)
     x2 = input.detach().reshape(input.numel(), 1)
     w = weight.detach().reshape(weight.numel()) if weight is not None else None
@@ -212,7 +213,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
         else:
             if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)):
                 raise TypeError(f"histogram(): argument 'bins' (position 2) must be Tensor, not "
-                                f"{type(bins).__name__}")
+                                f"{parser_type_name(bins)}")
             _check_bin_cts([int(bins)], 1)
             edges = _edges_from_counts(x2, [int(bins)], range)
             _check_inputs(x2, None, w, x2.shape)
@@ -247,7 +248,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):  # n
     each point's N coordinates); ``bins`` a count, N counts, or N 1-D edge tensors."""
     if not isinstance(input, Tensor):
         raise TypeError(f"histogramdd(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if input.ndim < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     _check_float(input)

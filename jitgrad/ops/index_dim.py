@@ -16,7 +16,7 @@ from .composite import record
 from .gather_scatter import _dst, _fresh_copy, _is_cuda, _kernels, gather_data, scatter_data
 from .gather_scatter import wrap_dim as _wrap_dim
 from .index_rules import check_range, device_check, dtype_word, index_data
-from .parser_errors import parser_errors
+from .parser_errors import parser_errors, with_keyword_defaults
 
 __all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "put",
            "empty_self_checks"]
@@ -104,10 +104,10 @@ def _index_select_backward(node, g):
 
 
 @parser_errors
-def index_select(input, dim, index):
+def index_select(input, dim, index, *, _index_position=3):
     x = input._data
     d = _wrap_dim(dim, x.ndim)
-    idx = index_data(index, "index_select")
+    idx = index_data(index, "index_select", _index_position)
     if idx.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     _same_device(input, index)
@@ -170,6 +170,11 @@ def _source_checks(input, d, idx, source, op):
         raise RuntimeError("index_copy_(): self and source expected to have the same dtype, "
                            f"but got (self) {dtype_word(input.dtype)} and (source) "
                            f"{dtype_word(source.dtype)}")
+
+
+# x.index_select(0, i): the method's positions count from self (index is position 2)
+index_select_method = parser_errors(with_keyword_defaults(index_select.__wrapped__,
+                                                          _index_position=2))
 
 
 def _index_add_backward(node, g):

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["index_reduce"]
 
@@ -33,7 +34,7 @@ def _checks(input, dim, index, source, reduce):
     for arg, pos, t in (("input", 1, input), ("index", 3, index), ("source", 4, source)):
         if not isinstance(t, Tensor):
             raise TypeError(f"index_reduce(): argument '{arg}' (position {pos}) must be Tensor, "
-                            f"not {type(t).__name__}")
+                            f"not {parser_type_name(t)}")
     d = _wrap(dim, max(input.ndim, 1))
     if index.ndim > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector, but got dim: "

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["IndexRule", "RULES", "index_data", "check_range", "device_check", "range_error",
            "dtype_word"]
@@ -93,12 +94,15 @@ def dtype_word(dtype) -> str:
     return D.scalar_name(dtype)
 
 
-def index_data(index, rule: str):
-    """The index tensor's storage (NumPy or CUDA), after the rule's dtype check."""
+def index_data(index, rule: str, position=None):
+    """The index tensor's storage (NumPy or CUDA), after the rule's dtype check. ``position``:
+    the index argument's place in the call, for PyTorch's TypeError (3 in
+    ``torch.index_select(x, 0, i)``, 2 in ``x.index_select(0, i)``)."""
     r = RULES[rule]
     if not isinstance(index, Tensor):
-        raise TypeError(f"{rule}(): argument 'index' must be Tensor, not "
-                        f"{type(index).__name__}")
+        where = f" (position {position})" if position else ""
+        raise TypeError(f"{rule}(): argument 'index'{where} must be Tensor, not "
+                        f"{parser_type_name(index)}")
     if index.dtype not in r.dtypes:
         exc, msg = r.dtype_error
         raise exc(msg.format(got=dtype_word(index.dtype)))

@@ -26,6 +26,7 @@ from .index_keys import (
     bare_key,
     sequence_key,
 )
+from .parser_errors import parser_type_name
 
 
 def _broadcast_error(tgt, src, cause=None, value=None):
@@ -412,17 +413,17 @@ def _index_put_args(name, self, args, kwargs):
     accumulate = given.get("accumulate", False)
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{name}(): argument 'indices'{where('indices')} must be tuple of "
-                        f"Tensors, not {type(indices).__name__}")
+                        f"Tensors, not {parser_type_name(indices)}")
     for i, t in enumerate(indices):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument {base - 1}, but got "
                             f"{type(t).__name__}")
     if not isinstance(values, Tensor):
         raise TypeError(f"{name}(): argument 'values'{where('values')} must be Tensor, not "
-                        f"{type(values).__name__}")
+                        f"{parser_type_name(values)}")
     if not isinstance(accumulate, bool):
         raise TypeError(f"{name}(): argument 'accumulate'{where('accumulate')} must be bool, "
-                        f"not {type(accumulate).__name__}")
+                        f"not {parser_type_name(accumulate)}")
     return input, indices, values, accumulate
 
 

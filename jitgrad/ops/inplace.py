@@ -14,11 +14,14 @@ writing (``fill_``/``zero_``/``masked_fill_`` are allowed, as in PyTorch).
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["apply_inplace", "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_",
            "clamp_", "clip_", "unary_inplace", "check_inplace"]
@@ -247,44 +250,77 @@ def _fast_binary(np_fn, self, other):
     return self
 
 
+def _other_error(name, other):
+    """PyTorch's TypeError for ``x.<name>(other)`` given neither a Tensor nor a Number (the
+    method's positions count from self), or None."""
+    if isinstance(other, (Tensor, numbers.Number, np.number, np.bool_)):
+        return None
+    return TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
+                     f"{parser_type_name(other)}")
+
+
 def add_(self, other, *, alpha=1):
-    if alpha != 1:  # one fused multiply-add, as ATen (functional add)
+    try:  # (free until raised) a wrong-type other is the parser's TypeError
+        if alpha != 1:  # one fused multiply-add, as ATen (functional add)
+            _check_complex(self, other)
+            from .functional import add
+            return apply_inplace(self, add, other, alpha=alpha)
+        if not _recording(self, (other,)):  # the common case: no import statement on its path
+            return _fast_binary(np.add, self, other)
         _check_complex(self, other)
         from .functional import add
-        return apply_inplace(self, add, other, alpha=alpha)
-    if not _recording(self, (other,)):  # the common case: no import statement on its path
-        return _fast_binary(np.add, self, other)
-    _check_complex(self, other)
-    from .functional import add
-    return apply_inplace(self, add, other)
+        return apply_inplace(self, add, other)
+    except Exception:
+        error = _other_error("add_", other)
+        if error is None:
+            raise
+        raise error from None
 
 
 def sub_(self, other, *, alpha=1):
-    if alpha != 1:  # one fused multiply-add, as ATen (functional sub)
+    try:  # (free until raised) a wrong-type other is the parser's TypeError
+        if alpha != 1:  # one fused multiply-add, as ATen (functional sub)
+            _check_complex(self, other)
+            from .functional import sub
+            return apply_inplace(self, sub, other, alpha=alpha)
+        if not _recording(self, (other,)):  # the common case: no import statement on its path
+            return _fast_binary(np.subtract, self, other)
         _check_complex(self, other)
         from .functional import sub
-        return apply_inplace(self, sub, other, alpha=alpha)
-    if not _recording(self, (other,)):  # the common case: no import statement on its path
-        return _fast_binary(np.subtract, self, other)
-    _check_complex(self, other)
-    from .functional import sub
-    return apply_inplace(self, sub, other)
+        return apply_inplace(self, sub, other)
+    except Exception:
+        error = _other_error("sub_", other)
+        if error is None:
+            raise
+        raise error from None
 
 
 def mul_(self, other):
-    from .functional import mul
-    if not _recording(self, (other,)):
-        return _fast_binary(np.multiply, self, other)
-    _check_complex(self, other)
-    return apply_inplace(self, mul, other)
+    try:  # (free until raised) a wrong-type other is the parser's TypeError
+        from .functional import mul
+        if not _recording(self, (other,)):
+            return _fast_binary(np.multiply, self, other)
+        _check_complex(self, other)
+        return apply_inplace(self, mul, other)
+    except Exception:
+        error = _other_error("mul_", other)
+        if error is None:
+            raise
+        raise error from None
 
 
 def div_(self, other, *, rounding_mode=None):
-    from .functional import div
-    if rounding_mode is None and not _recording(self, (other,)) and self.is_floating_point():
-        return _fast_binary(np.true_divide, self, other)
-    _check_complex(self, other)
-    return apply_inplace(self, div, other, rounding_mode=rounding_mode)
+    try:  # (free until raised) a wrong-type other is the parser's TypeError
+        from .functional import div
+        if rounding_mode is None and not _recording(self, (other,)) and self.is_floating_point():
+            return _fast_binary(np.true_divide, self, other)
+        _check_complex(self, other)
+        return apply_inplace(self, div, other, rounding_mode=rounding_mode)
+    except Exception:
+        error = _other_error("div_", other)
+        if error is None:
+            raise
+        raise error from None
 
 
 def pow_(self, exponent):
@@ -386,7 +422,7 @@ def fill_(self, value):
 
 def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
-        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {parser_type_name(src)}")
     if not _recording(self, (src,)) and (self._data.__class__ is not np.ndarray or
                                          src._data.__class__ is not np.ndarray):
         check_inplace(self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .. import _dtype as D
 from ..tensor import Tensor
 from .out import write_out
+from .parser_errors import parser_type_name
 
 _ctype = D.c_name  # "float", "long int": the C++ names some of PyTorch's messages use
 _legacy = D.scalar_name  # "Float", "Long"
@@ -13,7 +14,7 @@ _legacy = D.scalar_name  # "Float", "Long"
 def _tensor_arg(fname, argname, pos, x):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 def _no_bool(kernel, t):

@@ -11,6 +11,7 @@ from .composite import record
 from .linalg_args import _no_bool, _tensor_arg, _write_out
 from .linalg_matmul import _unsafe_view
 from .linalg_products import dot, mm
+from .parser_errors import parser_type_name
 
 
 def outer(input, vec2, *, out=None):
@@ -120,7 +121,7 @@ def tensordot(a, b, dims=2, out=None):
         for name, pos, d in (("dims_self", 3, dims_a), ("dims_other", 4, dims_b)):
             if not isinstance(d, (tuple, list)):
                 raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple "
-                                f"of ints, not {type(d).__name__}")
+                                f"of ints, not {parser_type_name(d)}")
     else:
         dims = int(dims)
         if dims < 0:

@@ -16,6 +16,7 @@ from .elementwise_call import broadcast_shapes
 from .linalg_args import _tensor_arg, _write_out
 from .linalg_lapack import check_square
 from .linalg_matmul import matmul
+from .parser_errors import parser_type_name
 
 __all__ = ["matrix_power", "linalg_cross", "cross", "linalg_diagonal", "vander"]
 
@@ -23,7 +24,7 @@ __all__ = ["matrix_power", "linalg_cross", "cross", "linalg_diagonal", "vander"]
 def _int_arg(fname, argname, pos, n):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be int, not "
-                        f"{type(n).__name__}")
+                        f"{parser_type_name(n)}")
     return int(n)
 
 

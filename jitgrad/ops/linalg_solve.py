@@ -15,6 +15,7 @@ from . import linalg_lapack as L
 from .composite import record
 from .linalg_args import _legacy, _tensor_arg, _write_out
 from .linalg_matmul import matmul
+from .parser_errors import parser_type_name
 from .return_types import _return_type
 
 __all__ = ["inv", "inv_ex", "inverse", "det", "slogdet", "linalg_slogdet", "logdet", "solve",
@@ -61,7 +62,7 @@ def _write_many(fname, results, out):
         return results
     if not isinstance(out, (tuple, list)) or len(out) != len(results):
         raise TypeError(f"{fname}(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
+                        f"{parser_type_name(out)}")
     return type(results)(*(_write_out(fname, r, o) for r, o in zip(results, out)))
 
 

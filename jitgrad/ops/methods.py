@@ -7,6 +7,7 @@ from ..tensor import Tensor
 from . import basic, index, inplace, linalg, reduce, shape, softmax
 from . import functional as F
 from . import gather_scatter as _gather_scatter
+from . import index_dim as _index_dim
 from . import index_masked as _index_masked
 from . import index_setitem as _index_setitem
 from . import linalg_extra as _linalg_extra
@@ -365,7 +366,7 @@ METHODS = {
     "take_along_dim": index.take_along_dim,
     "gather": _gather_scatter.gather_method, "scatter": index.scatter,
     "scatter_add": index.scatter_add,
-    "index_select": index.index_select, "index_add": index.index_add,
+    "index_select": _index_dim.index_select_method, "index_add": index.index_add,
     "nonzero": index.nonzero, "scatter_reduce": index.scatter_reduce,
     "index_copy": index.index_copy, "index_fill": index.index_fill, "take": index.take,
     "put": index.put, "scatter_": inplace.unary_inplace(index.scatter),

@@ -12,6 +12,7 @@ from ..tensor import Tensor
 from .composite import ieee_quiet
 from .host_staged import host_staged
 from .out import write_out
+from .parser_errors import parser_type_name
 from .reduce_args import _wrap
 from .return_types import _return_type
 from .sort import _record_selection
@@ -43,16 +44,16 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     """``torch.mode``: (values, indices) of the most frequent value along ``dim``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"mode(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
         raise TypeError(f"mode(): argument 'dim' (position 2) must be int, not "
-                        f"{type(dim).__name__}")
+                        f"{parser_type_name(dim)}")
     res = _mode(input, dim, keepdim)
     if out is None:
         return res
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(f"mode(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
+                        f"{parser_type_name(out)}")
     vo, io = out
     for t, want, what in ((vo, input.dtype, "values"), (io, D.int64, "indices")):
         if t.dtype is not want:

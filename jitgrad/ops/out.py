@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["write_out", "with_out", "can_cast"]
 
@@ -80,7 +81,7 @@ def with_out(fname: str, mode: str = "can", cast_error=None, resize_warning=_RES
                 return fn(*args, **kwargs)
             if not isinstance(out, Tensor):
                 raise TypeError(f"{fname}(): argument 'out' must be Tensor, not "
-                                f"{type(out).__name__}")
+                                f"{parser_type_name(out)}")
             inputs = [a for a in args if isinstance(a, Tensor)]
             _refuse_autograd(fname, out, inputs)
             if mode == "dtype" and kwargs.get("dtype") is None:
@@ -109,7 +110,7 @@ def write_out(fname: str, result: Tensor, out, inputs=(), cast: str = "can",
     if out is None:
         return result
     if not isinstance(out, Tensor):
-        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        raise TypeError(f"{fname}(): argument 'out' must be Tensor, not {parser_type_name(out)}")
     _refuse_autograd(fname, out, inputs, result)
     src, dst = result.dtype, out.dtype
     if src is not dst:

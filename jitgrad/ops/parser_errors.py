@@ -4,11 +4,46 @@ A call missing a required argument is a TypeError in both libraries, worded diff
 Python says ``cumsum() missing 1 required positional argument: 'dim'``, PyTorch's parser
 ``cumsum() missing 1 required positional arguments: "dim"`` (and ``transpose() missing 2
 required positional argument: "dim0", "dim1"``). ``parser_errors`` rewords the
-errors raised while binding the call (never those raised inside the op)."""
+errors raised while binding the call (never those raised inside the op).
+
+``parser_type_name`` names an argument's type as the parser's messages do ("must be Tensor,
+not numpy.ndarray", "got (Tensor, float)"): every such message in jitgrad uses it.
+``input_type_error`` is the parser's TypeError for a first argument that is not a Tensor (one
+overload: "argument 'input' (position 1) must be Tensor"; several: the "invalid combination"
+listing that ``invalid_combination`` writes, with the parser's "didn't match" lines);
+``sequence_type_error`` the one for a tensor list holding something else. The ops raise them
+from an ``except`` around their fast path (free until raised), so a correct call pays nothing."""
 from __future__ import annotations
 
 import functools
 import re
+import types
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python (or by type())
+
+# jitgrad's Python classes standing for PyTorch's C types, named as PyTorch's tp_name
+_TORCH_TYPES = {"dtype": "torch.dtype", "device": "torch.device", "Size": "torch.Size",
+                "Generator": "torch._C.Generator", "finfo": "torch.finfo",
+                "iinfo": "torch.iinfo"}
+
+
+def parser_type_name(v) -> str:
+    """``v``'s type as PyTorch's argument parser names it: "Tensor" for any tensor, PyTorch's
+    own name for the types jitgrad defines in Python (``torch.dtype``), else CPython's
+    ``tp_name``: a builtin or a class defined in Python by its bare name (``float``,
+    ``MyClass``), a static extension type with its module (``numpy.ndarray``,
+    ``numpy.float32``)."""
+    from ..tensor import Tensor
+    if isinstance(v, Tensor):
+        return "Tensor"
+    t = type(v)
+    module = t.__module__
+    if module.startswith("jitgrad") and t.__name__ in _TORCH_TYPES:
+        return _TORCH_TYPES[t.__name__]
+    if t.__flags__ & _HEAP_TYPE or module == "builtins":
+        return t.__name__
+    return f"{module}.{t.__name__}"
+
 
 _MISSING = re.compile(r"^(\w+)\(\) missing (\d) required (?:positional|keyword-only) "
                       r"arguments?: (.*)$")
@@ -32,3 +67,124 @@ def parser_errors(fn):
             raise TypeError(f"{m.group(1)}() missing {m.group(2)} required positional {word}: "
                             + ", ".join(f'"{n}"' for n in names)) from None
     return call
+
+
+def with_keyword_defaults(fn, **defaults):
+    """A copy of ``fn`` whose keyword-only defaults ``defaults`` replace its own: a method form
+    whose messages differ from the function's (positions count from self) with no extra call
+    layer."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+    copy.__kwdefaults__ = {**(fn.__kwdefaults__ or {}), **defaults}
+    copy.__qualname__, copy.__doc__, copy.__module__ = fn.__qualname__, fn.__doc__, fn.__module__
+    return copy
+
+
+def _arity(signature) -> tuple[int, int]:
+    """``(min_args, max_args)`` of a signature as the parser prints it (``Tensor input, int dim,
+    bool keepdim = False, *, Tensor out = None``): every parameter counts toward the maximum,
+    those without a default toward the minimum."""
+    params = [p for p in signature.strip(" *()\n").split(", ") if p and p != "*"]
+    return sum(" = " not in p for p in params), len(params)
+
+
+def input_type_error(name, args, kwargs, signatures=None, arg="input"):
+    """PyTorch's TypeError for a call of ``name`` whose first argument (positional, or by
+    keyword ``arg``) is not a Tensor; None when it is one. ``signatures``: the function's
+    overloads as the parser lists them (``"(Tensor input, *, torch.dtype dtype = None)"``),
+    None for one. As the parser: with several overloads, those the argument count fits
+    decide: one fits -> its own error (the argument at fault, its position); else the
+    "invalid combination" listing of them all."""
+    from ..tensor import Tensor
+    if args:
+        value, where = args[0], " (position 1)"
+    elif arg in kwargs:
+        value, where = kwargs[arg], ""
+    else:
+        return None
+    if isinstance(value, Tensor):
+        return None
+    if signatures is not None and len(signatures) > 1:
+        n = len(args) + len(kwargs)
+        fits = [s for s in signatures if _arity(s)[0] <= n <= _arity(s)[1]]
+        if len(fits) != 1:
+            return invalid_combination(name, args, kwargs, signatures)
+    return TypeError(f"{name}(): argument '{arg}'{where} must be Tensor, not "
+                     f"{parser_type_name(value)}")
+
+
+def describe_arguments(args, kwargs) -> str:
+    """The argument types as the parser lists them after "got": positional types, then the
+    keywords as ``name=Type`` in reverse order of passing (the parser's dict walk), each followed
+    by ", " when no positional argument came first (``(min=str, )``)."""
+    words = [parser_type_name(a) for a in args]
+    kws = [f"{k}={parser_type_name(v)}" for k, v in reversed(list(kwargs.items()))]
+    if words or not kws:
+        return ", ".join(words + kws)
+    return "".join(k + ", " for k in kws)
+
+
+def sequence_type_error(tensors, position=0):
+    """PyTorch's TypeError for a tensor list argument (``cat``'s ``tensors``) holding something
+    other than a Tensor, or None when every element is one."""
+    from ..tensor import Tensor
+    if not isinstance(tensors, (list, tuple)):
+        return None
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            return TypeError(f"expected Tensor as element {i} in argument {position}, but got "
+                             f"{parser_type_name(t)}")
+    return None
+
+
+def _fits(kind, v) -> bool:
+    """Whether the parser's error listing counts ``v`` as matching a parameter type. Its check
+    knows only a few plain types: "Number" and the like always count as a mismatch there
+    (``(Tensor condition, Number self, ...)`` marks ``!float!``)."""
+    from .. import _dtype as D
+    from ..tensor import Tensor
+    if kind == "Tensor":
+        return isinstance(v, Tensor)
+    if kind == "int":
+        return isinstance(v, int) and not isinstance(v, bool)
+    if kind in ("float", "bool", "str"):
+        return type(v).__name__ == kind
+    if kind == "tuple of ints":
+        return isinstance(v, (tuple, list))
+    if kind == "torch.dtype":
+        return isinstance(v, D.dtype)
+    return False
+
+
+def _mismatch_line(signature, args, kwargs) -> str:
+    """The parser's "didn't match" line under one listed overload. It adds one only under an
+    overload without keyword-only parameters, where the call gives as many arguments as it has
+    parameters or it has none (``squeeze``'s ``()``): the arguments, mismatched ones between
+    "!"s, or the keywords the overload lacks."""
+    params = [p for p in signature.strip("()").split(", ") if p]
+    if "*" in params or params and len(args) + len(kwargs) != len(params):
+        return ""
+    kinds = {}
+    for p in params:
+        kind, _, param = p.split(" = ")[0].rpartition(" ")
+        kinds[param] = kind
+    unknown = [k for k in kwargs if k not in kinds]
+    if unknown:
+        return ("      didn't match because some of the keywords were incorrect: "
+                + ", ".join(unknown) + "\n")
+    words = [parser_type_name(v) if _fits(kind, v) else f"!{parser_type_name(v)}!"
+             for kind, v in zip(kinds.values(), args)]
+    kws = [f"{k}={parser_type_name(v)}" if _fits(kinds[k], v) else
+           f"!{k}={parser_type_name(v)}!" for k, v in kwargs.items()]
+    shown = ", ".join(words + kws) if words or not kws else "".join(k + ", " for k in kws)
+    return ("      didn't match because some of the arguments have invalid types: ("
+            + shown + ")\n")
+
+
+def invalid_combination(name, args, kwargs, signatures) -> TypeError:
+    """PyTorch's TypeError when no overload of ``name`` takes the call's arguments, each
+    overload listed as the parser prints it (``signatures``: ``"(Tensor input, Number other)"``)
+    with its "didn't match" line where the parser adds one."""
+    listed = "".join(f" * {s}\n{_mismatch_line(s, args, kwargs)}" for s in signatures)
+    return TypeError(f"{name}() received an invalid combination of arguments - got "
+                     f"({describe_arguments(args, kwargs)}), but expected one of:\n{listed}")

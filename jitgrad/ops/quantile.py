@@ -18,6 +18,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from .out import _RESIZE_WARNING
+from .parser_errors import parser_type_name
 from .reduce_args import _wrap
 
 __all__ = ["quantile", "nanquantile"]
@@ -32,9 +33,8 @@ _SIGNATURES = (
 
 def _parser_error(fname, input, q, dim, keepdim, interpolation, out):
     """PyTorch's argument-parser TypeError for arguments no overload takes."""
-    got = [type(input).__name__ if not isinstance(input, Tensor) else "Tensor",
-           "Tensor" if isinstance(q, Tensor) else ("float" if isinstance(q, float)
-                                                     else type(q).__name__)]
+    got = [parser_type_name(input),
+           parser_type_name(q)]
     for k, v in (("dim", dim), ("keepdim", keepdim), ("interpolation", interpolation),
                  ("out", out)):
         bad = {"dim": v is not None and (isinstance(v, bool)
@@ -43,7 +43,7 @@ def _parser_error(fname, input, q, dim, keepdim, interpolation, out):
                "interpolation": not isinstance(v, str),
                "out": v is not None and not isinstance(v, Tensor)}[k]
         if bad:
-            got.append(f"{k}={type(v).__name__}")
+            got.append(f"{k}={parser_type_name(v)}")
     return TypeError(f"{fname}() received an invalid combination of arguments - got "
                      f"({', '.join(got)}), but expected one of:\n{_SIGNATURES}")
 

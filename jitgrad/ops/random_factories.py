@@ -7,6 +7,7 @@ import numpy as np
 from .. import _dtype as D
 from .._size import check_device
 from .factory_args import _factory_dtype, _finish, _like, _shape, _size_kw
+from .parser_errors import parser_type_name
 
 
 def _gen(generator):
@@ -59,7 +60,7 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         low, high = 0, low
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
-                        f"{type(size).__name__}")
+                        f"{parser_type_name(size)}")
     dt = _factory_dtype(dtype, D.int64)
     shape = _shape((size,), "randint", dt.np)
     if dev.type == "cuda":

@@ -21,6 +21,7 @@ from .composite import record
 from .elementwise_call import broadcast_shapes
 from .functional_args import _no_derivative
 from .out import _RESIZE_WARNING
+from .parser_errors import parser_type_name
 from .random_gamma import _broadcast_to_first, _tensor_arg
 
 __all__ = ["poisson", "binomial"]
@@ -32,7 +33,7 @@ def _generator(fname, generator):
         return R.default_generator()
     if not isinstance(generator, (R.Generator, R._DefaultGenerator)):
         raise TypeError(f"{fname}(): argument 'generator' must be torch.Generator, not "
-                        f"{type(generator).__name__}")
+                        f"{parser_type_name(generator)}")
     return generator._impl
 
 

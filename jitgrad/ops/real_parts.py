@@ -4,12 +4,13 @@ node), refuses ``imag``, and ``x.real = v`` copies ``v`` into ``x``."""
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 
 def _need_tensor(x, name):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 def real(input):

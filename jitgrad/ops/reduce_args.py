@@ -11,6 +11,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from .numpy_aliases import _ALIAS_NAMES, alias_renamer
+from .parser_errors import input_type_error, parser_type_name
 
 _type_word = D.scalar_name
 
@@ -138,11 +139,6 @@ for _which in ("max", "min"):
 del _which
 
 
-def _parser_type(v) -> str:
-    from ..tensor import Tensor
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
-
-
 def keepdim_without_dim(name, args, kwargs, method):
     """PyTorch's TypeError for ``sum``/``mean``/``prod``/``max``/``min`` given ``keepdim=`` (or
     ``keepdims=``) but no dim: no overload takes it (the one without a dim has no keepdim), or
@@ -153,8 +149,8 @@ def keepdim_without_dim(name, args, kwargs, method):
         return None
     if "dtype" in kwargs:  # only the dim overload takes both: its missing argument is named
         return TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-    given = [_parser_type(a) for a in args[1 if method else 0:]]
-    kws = [f"{k}={_parser_type(v)}" for k, v in kwargs.items()]
+    given = [parser_type_name(a) for a in args[1 if method else 0:]]
+    kws = [f"{k}={parser_type_name(v)}" for k, v in kwargs.items()]
     got = ", ".join(given + kws) if given else "".join(k + ", " for k in kws)
     kw = "keepdim" if "keepdim" in kwargs else "keepdims"
     overloads = _OVERLOADS[name][0 if method else 1].replace("{kw}", kw)
@@ -175,11 +171,6 @@ STRICT_KEEPDIM = {"sum": _NO_OVERLOAD, "mean": _NO_OVERLOAD, "prod": _NO_OVERLOA
                   "amin": _ALONE, "argmax": _ALONE, "argmin": _ALONE, "nansum": _ALONE}
 
 
-def _bool_type_name(v) -> str:
-    t = type(v)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
-
-
 def reduction_entry(fn, name=None, method=False):
     """``fn`` (a reduction ``(input, dim, keepdim, ...)`` named in ``STRICT_KEEPDIM``) taking its
     arguments as PyTorch's parser does, in one layer: NumPy's ``axis=``/``keepdims=`` for
@@ -193,22 +184,32 @@ def reduction_entry(fn, name=None, method=False):
     without_dim = STRICT_KEEPDIM[name]
     missing_dim = without_dim is _MISSING_DIM
 
+    # the function form's overloads, for the error when its input is not a Tensor
+    overloads = None if method or name not in _OVERLOADS else \
+        [line[3:] for line in _OVERLOADS[name][1].splitlines()]
+
     @functools.wraps(fn)
     def reduction(*args, **kwargs):
-        if len(args) > at and args[at].__class__ is not bool:
-            raise TypeError(f"{name}(): argument 'keepdim' (position {position}) must be bool, "
-                            f"not {_bool_type_name(args[at])}")
-        if not kwargs:  # the common call
-            return fn(*args)
-        if not _ALIAS_NAMES.isdisjoint(kwargs):
-            kwargs = rename(args, kwargs)
-        k = kwargs.get("keepdim", False)
-        if k.__class__ is not bool or missing_dim and "keepdim" in kwargs:
-            if len(args) > 1 or "dim" in kwargs or without_dim is _ALONE:
-                if k.__class__ is not bool:
-                    raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
-                                    f"{_bool_type_name(k)}")
-            elif missing_dim:
-                raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
-        return fn(*args, **kwargs)
+        try:  # (free until raised) a non-Tensor input is the parser's TypeError, below
+            if len(args) > at and args[at].__class__ is not bool:
+                raise TypeError(f"{name}(): argument 'keepdim' (position {position}) must be "
+                                f"bool, not {parser_type_name(args[at])}")
+            if not kwargs:  # the common call
+                return fn(*args)
+            if not _ALIAS_NAMES.isdisjoint(kwargs):
+                kwargs = rename(args, kwargs)
+            k = kwargs.get("keepdim", False)
+            if k.__class__ is not bool or missing_dim and "keepdim" in kwargs:
+                if len(args) > 1 or "dim" in kwargs or without_dim is _ALONE:
+                    if k.__class__ is not bool:
+                        raise TypeError(f"{name}(): argument 'keepdim' must be bool, not "
+                                        f"{parser_type_name(k)}")
+                elif missing_dim:
+                    raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
+            return fn(*args, **kwargs)
+        except Exception:
+            error = None if method else input_type_error(name, args, kwargs, overloads)
+            if error is None:
+                raise
+            raise error from None
     return reduction

@@ -11,6 +11,7 @@ import numpy as np
 from ..tensor import Tensor
 from .composite import record
 from .out import with_out
+from .parser_errors import parser_type_name
 from .reduce_args import (
     STRICT_KEEPDIM,
     _attrs,
@@ -80,9 +81,9 @@ def _check_dim_arg(name, dim, as_int=False):
         return
     if as_int:
         raise TypeError(f"{name}(): argument 'dim' must be int, not "
-                        f"{type(dim).__name__}")
+                        f"{parser_type_name(dim)}")
     raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
-                    f"{type(dim).__name__}), but expected one of:\n * (Tensor input)\n"
+                    f"{parser_type_name(dim)}), but expected one of:\n * (Tensor input)\n"
                     " * (Tensor input, int dim, bool keepdim)\n * (Tensor input, Tensor other)")
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import ieee_quiet, record
+from .parser_errors import parser_type_name
 from .reduce_args import (
     _attrs,
     _cuda,
@@ -67,7 +68,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if not isinstance(p, (int, float, np.integer, np.floating)):
         # torch.norm hands p on to linalg.vector_norm, whose parser refuses it so
         raise TypeError(f"linalg_vector_norm(): argument 'ord' (position 2) must be Number, "
-                        f"not {type(p).__name__}")
+                        f"not {parser_type_name(p)}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_type_word(input.dtype)}")

@@ -14,7 +14,7 @@ from .cascade_sum import cascade_sum
 from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
-from .parser_errors import parser_errors
+from .parser_errors import parser_errors, parser_type_name
 from .reduce_args import (
     NO_DIM,
     STRICT_KEEPDIM,
@@ -135,7 +135,7 @@ def prod(input, dim=NO_DIM, keepdim=False, *, dtype=None):
     named = dim is not NO_DIM
     if named and (not isinstance(dim, (int, np.integer)) or isinstance(dim, bool)):
         raise TypeError("prod() received an invalid combination of arguments - got (Tensor, "
-                        f"dim={type(dim).__name__}), but expected one of:\n"
+                        f"dim={parser_type_name(dim)}), but expected one of:\n"
                         " * (Tensor input, *, torch.dtype dtype = None)\n"
                         " * (Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype "
                         "= None)")

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from ..tensor import Tensor
+from .parser_errors import describe_arguments, input_type_error, parser_type_name
 
 
 def _int(v, fn, what):
@@ -16,14 +17,14 @@ def _int(v, fn, what):
         return int(v)
     if isinstance(v, Tensor) and v._data.dtype.kind in "iu" and v._data.ndim == 0:
         return int(v)
-    raise TypeError(f"{fn}(): argument '{what}' must be int, not {type(v).__name__}")
+    raise TypeError(f"{fn}(): argument '{what}' must be int, not {parser_type_name(v)}")
 
 
 def _wrap(dim, ndim, fn="dim"):
     if isinstance(dim, Tensor) and dim._data.dtype.kind in "iu" and dim._data.ndim == 0:
         dim = int(dim)
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (int, np.integer)):
-        raise TypeError(f"{fn}(): argument 'dim' must be int, not {type(dim).__name__}")
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not {parser_type_name(dim)}")
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not lo <= dim <= hi:
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
@@ -69,7 +70,7 @@ def _int_list(args, fn, what, kw=_NOT_GIVEN, allow_empty=False):
             out.append(_int(a, fn, what))
         except TypeError:
             raise TypeError(f"{fn}(): argument '{what}' must be tuple of ints, but found element "
-                            f"of type {type(a).__name__} at pos {i}") from None
+                            f"of type {parser_type_name(a)} at pos {i}") from None
     return tuple(out)
 
 
@@ -105,10 +106,10 @@ def _size_list(args, fn, what, kw=_NOT_GIVEN):
 
 def _size_keyword_error(v, fn, what):
     """The TypeError for a bad size list given by keyword (``x.permute(dims=...)``)."""
-    name = type(v).__name__
+    name = parser_type_name(v)
     if fn == "view":
         # the dtype overload has no such keyword; the size overload's type check fails
-        bad = f"{name} of ({', '.join(type(a).__name__ for a in v)})" \
+        bad = f"{name} of ({', '.join(parser_type_name(a) for a in v)})" \
             if isinstance(v, (tuple, list)) else name
         return TypeError(
             f"view() received an invalid combination of arguments - got ({what}={name}, ), but "
@@ -122,13 +123,12 @@ def _size_keyword_error(v, fn, what):
             if not _is_int(a):
                 return TypeError(f"{fn}(): argument '{what}' failed to unpack the object at pos "
                                  f"{i + 1} with error \"type must be tuple of ints,but got "
-                                 f"{type(a).__name__}\"")
+                                 f"{parser_type_name(a)}\"")
     return TypeError(f"{fn}(): argument '{what}' must be tuple of ints, not {name}")
 
 
 def _size_list_error(args, fn, what):
-    def name(v):
-        return type(v).__name__
+    name = parser_type_name
 
     def unpack(i, v):
         return TypeError(f"{fn}(): argument '{what}' failed to unpack the object at pos {i + 1} "
@@ -198,22 +198,29 @@ def function_form(method, name, param):
     ``torch.permute(x, 1, 0)`` and ``torch.reshape(x, -1)`` are TypeErrors there even though
     ``x.permute(1, 0)`` and ``x.reshape(-1)`` are fine."""
     def fn(input, *args, **kwargs):
-        if len(args) > 1:
-            raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} were "
-                            "given")
-        if not args and param not in kwargs:
-            raise TypeError(f'{name}() missing 1 required positional arguments: "{param}"')
-        where = " (position 2)" if args else ""
-        v = args[0] if args else kwargs.get(param, _NOT_GIVEN)
-        if v is not _NOT_GIVEN:
-            if not isinstance(v, (tuple, list)):
-                raise TypeError(f"{name}(): argument '{param}'{where} must be tuple of ints, not "
-                                f"{type(v).__name__}")
-            for i, a in enumerate(v):
-                if not _is_int(a):
+        try:  # (free until raised) a non-Tensor input is the parser's first TypeError
+            if len(args) > 1:
+                raise TypeError(f"{name}() takes 2 positional arguments but {len(args) + 1} "
+                                "were given")
+            if not args and param not in kwargs:
+                raise TypeError(f'{name}() missing 1 required positional arguments: "{param}"')
+            where = " (position 2)" if args else ""
+            v = args[0] if args else kwargs.get(param, _NOT_GIVEN)
+            if v is not _NOT_GIVEN:
+                if not isinstance(v, (tuple, list)):
                     raise TypeError(f"{name}(): argument '{param}'{where} must be tuple of ints, "
-                                    f"but found element of type {type(a).__name__} at pos {i}")
-        return method(input, *args, **kwargs)
+                                    f"not {parser_type_name(v)}")
+                for i, a in enumerate(v):
+                    if not _is_int(a):
+                        raise TypeError(f"{name}(): argument '{param}'{where} must be tuple of "
+                                        f"ints, but found element of type {parser_type_name(a)} "
+                                        f"at pos {i}")
+            return method(input, *args, **kwargs)
+        except Exception:
+            error = input_type_error(name, (input,) + args, kwargs)
+            if error is None:
+                raise
+            raise error from None
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = method.__doc__
     return fn
@@ -247,7 +254,7 @@ def parser_overloads(name, signatures, method=False):
                     f"      didn't match because some of the keywords were incorrect: " \
                     f"{bad.group(1)}\n"
                 raise TypeError(f"{name}() received an invalid combination of arguments - got "
-                                f"({_describe_call(given, kwargs)}), but expected one of:\n"
+                                f"({describe_arguments(given, kwargs)}), but expected one of:\n"
                                 + "".join(f" * ({sig})\n{why}" for sig in sigs)) from None
         call.__name__ = call.__qualname__ = name
         call.__doc__ = fn.__doc__
@@ -255,10 +262,3 @@ def parser_overloads(name, signatures, method=False):
     return wrap
 
 
-def _describe_call(args, kwargs) -> str:
-    """The parser's "got (...)": positional types, then keywords as ``name=Type`` in reverse
-    order of passing (each followed by ", " when nothing came positionally)."""
-    words = ["Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args]
-    kws = [f"{k}={'Tensor' if isinstance(v, Tensor) else type(v).__name__}"
-           for k, v in reversed(list(kwargs.items()))]
-    return ", ".join(words + kws) if words or not kws else "".join(k + ", " for k in kws)

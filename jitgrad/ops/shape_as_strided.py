@@ -19,6 +19,7 @@ from .._layout import record_layout
 from .._storage import as_strided as _strided
 from ..tensor import Tensor
 from .composite import record
+from .parser_errors import parser_type_name
 
 __all__ = ["as_strided"]
 
@@ -27,7 +28,7 @@ def _ints(v, name, arg, pos):
     if isinstance(v, (numbers.Integral,)) or not isinstance(v, (tuple, list)) or \
             any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in v):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, not "
-                        f"{type(v).__name__}")
+                        f"{parser_type_name(v)}")
     return tuple(int(s) for s in v)
 
 
@@ -74,7 +75,7 @@ def _backward(node, g):
 def as_strided(input, size, stride, storage_offset=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"as_strided(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     size = _ints(size, "as_strided", "size", 2)
     stride = _ints(stride, "as_strided", "stride", 3)
     if len(size) != len(stride):

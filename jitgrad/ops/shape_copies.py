@@ -6,7 +6,7 @@ import numpy as np
 
 from .._storage import shares_memory as _shares
 from .composite import record
-from .parser_errors import parser_errors
+from .parser_errors import input_type_error, parser_errors
 from .shape_args import _NOT_GIVEN, _dup_check, _fmt, _int_list, _wrap, _wrap_nonscalar
 from .shape_views import reshape
 
@@ -65,10 +65,13 @@ def roll(input, shifts, dims=None):
     """``torch.roll``: NumPy's roll on the CPU; on CUDA one strided copy per rolled piece
     (``layout.copy_into``), no transfer. ``dims=None`` rolls the flattened tensor (one
     RollBackward0 node, as PyTorch)."""
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError, before the shifts'
+        x = input._data
+    except AttributeError:
+        raise input_type_error("roll", (input,), {}) from None
     shifts = _int_list((shifts,), "roll", "shifts", allow_empty=True)
     if not shifts:
         raise RuntimeError("`shifts` required")
-    x = input._data
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")

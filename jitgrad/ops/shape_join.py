@@ -9,7 +9,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .out import write_out
-from .parser_errors import parser_errors
+from .parser_errors import input_type_error, parser_errors, parser_type_name, sequence_type_error
 from .shape_args import _NOT_GIVEN, _int, _int_list, _wrap, _wrap_nonscalar, parser_overloads
 from .shape_views import reshape, unsqueeze
 
@@ -52,7 +52,10 @@ def _cat_backward(node, g):
 def _tensor_list(tensors, fn):
     if isinstance(tensors, Tensor) or not isinstance(tensors, (tuple, list)):
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
-                        f"{type(tensors).__name__}")
+                        f"{parser_type_name(tensors)}")
+    error = sequence_type_error(tensors)  # (the general path only: the fast one checked)
+    if error is not None:
+        raise error
     return list(tensors)
 
 
@@ -309,8 +312,12 @@ def _split(tensor, d, sizes, name):
 
 @parser_errors
 def chunk(input, chunks, dim=0):
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError, before the chunks'
+        nd = input._data.ndim
+    except AttributeError:
+        raise input_type_error("chunk", (input,), {}) from None
     chunks = _int(chunks, "chunk", "chunks")
-    if input._data.ndim == 0:
+    if nd == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
@@ -431,7 +438,10 @@ narrow_method = parser_overloads("narrow", _NARROW_SIGNATURES, method=True)(_nar
 @parser_errors
 def select(input, dim, index):
     from .index import getitem
-    nd = input._data.ndim
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        nd = input._data.ndim
+    except AttributeError:
+        raise input_type_error("select", (input,), {}) from None
     if nd == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap(dim, nd, "select")

@@ -13,7 +13,7 @@ from .._layout import note_permute, note_squeeze, note_unsqueeze, note_view
 from .._storage import as_strided, elem_strides, shares_memory, view_strides
 from ..tensor import Tensor
 from .composite import record
-from .parser_errors import parser_errors
+from .parser_errors import input_type_error, parser_errors
 from .shape_args import (
     _NOT_GIVEN,
     _dup_check,
@@ -184,7 +184,10 @@ def reshape_as(input, other):
 
 
 def flatten(input, start_dim=0, end_dim=-1):
-    x = input._data
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        x = input._data
+    except AttributeError:
+        raise input_type_error("flatten", (input,), {}) from None
     if start_dim.__class__ is int and end_dim.__class__ is int and x.__class__ is np.ndarray \
             and x.size and x.flags.c_contiguous:
         # a non-empty contiguous host tensor: the view reshape's fast path (_contiguous_view)
@@ -264,7 +267,10 @@ def _squeezed(x, dims, shape):
 
 
 def squeeze(input, dim=None):
-    x = input._data
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        x = input._data
+    except AttributeError:
+        raise input_type_error("squeeze", (input,), {}) from None
     if dim.__class__ is int and x.__class__ is np.ndarray and x.size:
         # the common call (one int dim, non-empty host tensor in range): the general
         # path's steps below
@@ -311,7 +317,10 @@ def squeeze_method(input, *dims, **kwargs):
 
 @parser_errors
 def unsqueeze(input, dim):
-    x = input._data
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        x = input._data
+    except AttributeError:
+        raise input_type_error("unsqueeze", (input,), {}) from None
     nd = x.ndim
     if dim.__class__ is int and x.__class__ is np.ndarray and -nd - 1 <= dim <= nd and x.size:
         # The common call, without as_strided's ~4 us: NumPy's reshape inserting a unit dim is a
@@ -388,7 +397,10 @@ def _transpose_backward(node, g):
 
 @parser_errors
 def transpose(input, dim0, dim1):
-    x = input._data
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        x = input._data
+    except AttributeError:
+        raise input_type_error("transpose", (input,), {}) from None
     if dim0.__class__ is int and dim1.__class__ is int and x.__class__ is np.ndarray and x.size:
         nd = x.ndim  # the common call: the general path's view without its argument checks
         if -nd <= dim0 < nd and -nd <= dim1 < nd:
@@ -474,7 +486,10 @@ def _t_backward(node, g):
 
 
 def t(input):
-    nd = input._data.ndim
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        nd = input._data.ndim
+    except AttributeError:
+        raise input_type_error("t", (input,), {}) from None
     if nd > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {nd}D")
     out = record("TBackward0", (input,), input._data.T, _t_backward, view_of=input,

@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from .composite import ieee_quiet, record
+from .parser_errors import input_type_error
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -129,9 +130,16 @@ def _softmax_backward(node, g):
 @ieee_quiet
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``jitgrad.softmax`` / ``F.softmax`` (``dim`` may be omitted, with PyTorch's warning)."""
-    input = _prepare(input, dtype)
-    d = _softmax_dim(input.ndim, dim, "softmax", _stacklevel)
-    if not input.dtype.is_floating_point:
+    try:  # (free until raised)
+        input = _prepare(input, dtype)
+        d = _softmax_dim(input.ndim, dim, "softmax", _stacklevel)
+        floating = input.dtype.is_floating_point
+    except Exception:
+        error = input_type_error("softmax", (input,), {})  # a non-Tensor input
+        if error is None:
+            raise
+        raise error from None
+    if not floating:
         return _not_float(input, d, "softmax")
     if input._data.__class__ is not np.ndarray:
         return record("SoftmaxBackward0", (input,), _device(input, d, False), _softmax_backward,
@@ -152,9 +160,16 @@ def _log_softmax_backward(node, g):
 
 @ieee_quiet
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    input = _prepare(input, dtype)
-    d = _softmax_dim(input.ndim, dim, "log_softmax", _stacklevel)
-    if not input.dtype.is_floating_point:
+    try:  # (free until raised)
+        input = _prepare(input, dtype)
+        d = _softmax_dim(input.ndim, dim, "log_softmax", _stacklevel)
+        floating = input.dtype.is_floating_point
+    except Exception:
+        error = input_type_error("log_softmax", (input,), {})  # a non-Tensor input
+        if error is None:
+            raise
+        raise error from None
+    if not floating:
         return _not_float(input, d, "log_softmax")
     x = input._data
     if x.__class__ is not np.ndarray:

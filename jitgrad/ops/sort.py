@@ -26,6 +26,7 @@ import numpy as np
 from ..tensor import Tensor
 from .composite import ieee_quiet, record
 from .host_staged import host_staged, like_device
+from .parser_errors import input_type_error, parser_type_name
 from .reduce_args import _wrap
 from .reduce_extremes import _evenly_backward
 from .return_types import _return_type
@@ -69,7 +70,7 @@ def _refuse_bool(input, kernel):
 
 def _check_int(name, argname, v):
     if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
-        raise TypeError(f"{name}(): argument '{argname}' must be int, not {type(v).__name__}")
+        raise TypeError(f"{name}(): argument '{argname}' must be int, not {parser_type_name(v)}")
 
 
 def _argsort(a, axis, descending, stable=True):
@@ -139,7 +140,10 @@ def sort(input, dim=-1, descending=False, stable=False):
     if isinstance(dim, bool):  # sort(x, stable=True) positional forms are not PyTorch's
         raise TypeError("sort(): argument 'dim' must be int, not bool")
     _check_int("sort", "dim", dim)
-    a = input._data
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        a = input._data
+    except AttributeError:
+        raise input_type_error("sort", (input,), {}) from None
     d = _wrap(dim, a.ndim)
     node = "SortBackward1" if stable else "SortBackward0"  # sort.stable is its own overload
     if a.ndim == 0:

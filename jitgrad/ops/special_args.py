@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["Signature", "parse"]
 
@@ -130,7 +131,7 @@ class Signature:
             elif raise_exception:
                 where = "" if is_kwd else f" (position {pos + 1})"
                 raise self._error(f"(): argument '{p.name}'{where} must be {p.type}, not "
-                                  f"{_type_name(obj)}")
+                                  f"{parser_type_name(obj)}")
             else:
                 return None
             if not is_kwd:
@@ -160,15 +161,6 @@ class Signature:
         return self._error("() invalid keyword arguments")
 
 
-def _type_name(o):
-    if isinstance(o, Tensor):
-        return "Tensor"
-    if isinstance(o, D.dtype):
-        return "torch.dtype"
-    t = type(o)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
 def parse(name, signatures, args, kwargs):
     """``(index of the overload that bound, its arguments by name)``; PyTorch's TypeError when
     none binds (one overload: that overload's own error)."""
@@ -178,9 +170,9 @@ def parse(name, signatures, args, kwargs):
         bound = sig.parse(args, kwargs, False)
         if bound is not None:
             return i, bound
-    pos = ", ".join(_type_name(a) for a in args)
+    pos = ", ".join(parser_type_name(a) for a in args)
     # PyTorch lists the keywords last-first, and ends a keywords-only list with ", "
-    kws = ", ".join(f"{k}={_type_name(v)}" for k, v in reversed(list(kwargs.items())))
+    kws = ", ".join(f"{k}={parser_type_name(v)}" for k, v in reversed(list(kwargs.items())))
     got = f"{pos}, {kws}" if pos and kws else (f"{kws}, " if kws else pos)
     lines = "".join(f" * {s}\n" for s in signatures)
     raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "

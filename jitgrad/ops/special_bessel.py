@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from .elementwise_call import call
 from .functional_args import _need_tensor, _not_implemented, _wrapped
 from .out import write_out
+from .parser_errors import parser_type_name
 from .registry import OPS
 
 # function -> the name of its argument in PyTorch's signature ("input" also accepts x=)
@@ -71,14 +72,10 @@ def _unary(name, arg):
     return fn
 
 
-def _type_name(v):
-    return "Tensor" if isinstance(v, Tensor) else type(v).__name__
-
-
 def _invalid(public, args, kwargs):
     """PyTorch's parser message when no overload of (x, n) takes the arguments."""
-    got = ", ".join(_type_name(a) for a in args)
-    named = "".join(f"{k}={_type_name(v)}, " for k, v in kwargs.items())
+    got = ", ".join(parser_type_name(a) for a in args)
+    named = "".join(f"{k}={parser_type_name(v)}, " for k, v in kwargs.items())
     if got and named:
         got = got + ", " + named[:-2]
     elif named:

@@ -22,6 +22,7 @@ from .functional_args import (
     _wrapped,
 )
 from .out import with_out
+from .parser_errors import parser_type_name
 from .registry import OPS
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0", "special_i0e", "special_i1",
@@ -59,10 +60,10 @@ def polygamma(n, input):
     trigamma's, as ATen's)."""
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
-                        f"{type(n).__name__}")
+                        f"{parser_type_name(n)}")
     if not isinstance(input, Tensor):
         raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return call(OPS["polygamma"], input, order=n)
@@ -71,7 +72,7 @@ def polygamma(n, input):
 def _mvlgamma_check(input, p):
     if not isinstance(input, Tensor):
         raise TypeError(f"mvlgamma(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if input.dtype is D.bool_:
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
@@ -100,7 +101,7 @@ def special_ndtr(input):
     (its last node: MulBackward1)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"special_ndtr(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     from .composite import record_composition
     from .functional import erf
     return record_composition("MulBackward1", (input,),

@@ -36,6 +36,7 @@ from .._iter_layout import (
 )
 from .._size import Size
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 # ----------------------------------------------------------------------------- small ones
 
@@ -47,7 +48,7 @@ def is_same_size(self, other=_MISSING) -> bool:
         raise TypeError('is_same_size() missing 1 required positional arguments: "other"')
     if not isinstance(other, Tensor):
         raise TypeError(f"is_same_size(): argument 'other' (position 1) must be Tensor, not "
-                        f"{type(other).__name__}")
+                        f"{parser_type_name(other)}")
     return tuple(self.shape) == tuple(other.shape)
 
 
@@ -142,11 +143,8 @@ def fill_diagonal_(self, fill_value, wrap=False):
 # ----------------------------------------------------------------------------- new
 
 def _got(args, kwargs):
-    def name(v):
-        if isinstance(v, Tensor):
-            return "Tensor"
-        return "torch.dtype" if isinstance(v, D.dtype) else type(v).__name__
-    parts = [name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()]
+    parts = ([parser_type_name(a) for a in args]
+             + [f"{k}={parser_type_name(v)}" for k, v in kwargs.items()])
     return ", ".join(parts) + (", " if kwargs and not args else "")
 
 
@@ -176,7 +174,7 @@ def _size_list(name, size):
     for s in size:
         if isinstance(s, bool) or not isinstance(s, (int, np.integer)):
             raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not "
-                            f"{type(s).__name__}")
+                            f"{parser_type_name(s)}")
     if any(s < 0 for s in size):
         raise RuntimeError("numel: integer multiplication overflow")
     return tuple(int(s) for s in size)
@@ -234,7 +232,7 @@ def resize_(self, *size, memory_format=None):
 def resize_as_(self, the_template, memory_format=None):
     if not isinstance(the_template, Tensor):
         raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, "
-                        f"not {type(the_template).__name__}")
+                        f"not {parser_type_name(the_template)}")
     return _resize(self, tuple(the_template.shape), memory_format)
 
 
@@ -246,7 +244,7 @@ def _to_element(r, dt):
         return bool(r)
     if dt.is_floating_point:
         if not isinstance(r, numbers.Real):
-            raise TypeError(f"must be real number, not {type(r).__name__}")
+            raise TypeError(f"must be real number, not {parser_type_name(r)}")
         return float(r)
     if isinstance(r, float):
         r = int(r)
@@ -287,7 +285,7 @@ def map_(self, tensor, callable):  # noqa: A002
     """``callable(self_element, other_element)`` with ``tensor`` broadcast to ``self``."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"map_(): argument 'tensor' (position 1) must be Tensor, not "
-                        f"{type(tensor).__name__}")
+                        f"{parser_type_name(tensor)}")
     if tensor.dtype is not self.dtype:
         raise TypeError(f"map_: expected {self.type()} for 'other' (got {tensor.type()})")
     return _elementwise_python(self, "map", callable, (tensor,))

@@ -20,6 +20,7 @@ from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import inplace
+from .parser_errors import parser_type_name
 
 __all__ = ["dist", "fill", "typename", "range", "asarray", "frombuffer"]
 
@@ -27,7 +28,7 @@ __all__ = ["dist", "fill", "typename", "range", "asarray", "frombuffer"]
 def _need_tensor(x, name, arg, pos):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 # ----------------------------------------------------------------------------- dist, fill

@@ -11,6 +11,7 @@ ones, lists their signatures.
 from __future__ import annotations
 
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 # PyTorch 2.13's torch.X_ functions that are Tensor methods too (dir(torch) ∩ dir(Tensor));
 # the nn ones without a method (dropout_, selu_, ...) are nn/functional/_aten_extra.py's
@@ -46,13 +47,9 @@ _REQUIRED = {"gcd_": ("other",), "lcm_": ("other",), "ldexp_": ("other",),
              "as_strided_": ("size", "stride"), "is_same_size": ("other",)}
 
 
-def _type_name(a) -> str:
-    return "Tensor" if isinstance(a, Tensor) else type(a).__name__
-
-
 def overload_error(name, sigs, args, kwargs) -> TypeError:
-    got = ", ".join([_type_name(a) for a in args]
-                    + [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+    got = ", ".join([parser_type_name(a) for a in args]
+                    + [f"{k}={parser_type_name(v)}" for k, v in kwargs.items()])
     if len(sigs) == 1:
         return TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
                          f"but expected {sigs[0]}")
@@ -83,7 +80,7 @@ def take_input(name, args, kwargs, overloads=None, required=()):
         if overloads:
             raise overload_error(name, overloads, args, kwargs)
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     return input, rest
 
 

@@ -12,6 +12,7 @@ import warnings
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
+from .parser_errors import parser_type_name
 
 __all__ = ["vander", "frobenius_norm", "nuclear_norm", "matrix_rank", "empty_permuted",
            "is_storage", "is_distributed", "set_default_tensor_type", "set_anomaly_enabled",
@@ -30,7 +31,7 @@ def _warn_once(key, message):
 def _need_tensor(x, name, arg="input", pos=1):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 # ----------------------------------------------------------------------------- vander
@@ -176,7 +177,7 @@ def set_anomaly_enabled(enabled, check_nan=True):
     for arg, pos, v in (("enabled", 1, enabled), ("check_nan", 2, check_nan)):
         if not isinstance(v, bool):
             raise TypeError(f"set_anomaly_enabled(): argument '{arg}' (position {pos}) must be "
-                            f"bool, not {type(v).__name__}")
+                            f"bool, not {parser_type_name(v)}")
     from ..autograd import anomaly_mode
     anomaly_mode._set(enabled, check_nan)
 

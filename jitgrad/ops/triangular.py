@@ -12,6 +12,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record, record_composition
 from .out import with_out
+from .parser_errors import parser_type_name
 
 
 def _exact_out(name):
@@ -36,12 +37,12 @@ def _triangle(input, diagonal, lower):
     name = "tril" if lower else "triu"
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if input.ndim < 2:
         raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
     if isinstance(diagonal, bool) or not isinstance(diagonal, (int, np.integer)):
         raise TypeError(f"{name}(): argument 'diagonal' (position 2) must be int, not "
-                        f"{type(diagonal).__name__}")
+                        f"{parser_type_name(diagonal)}")
     if input._data.__class__ is np.ndarray:  # NumPy's own triangle on the CPU
         data = (np.tril if lower else np.triu)(input._data, int(diagonal))
     else:
@@ -127,7 +128,7 @@ def diag(input, diagonal=0):
     from .shape_strided import diagonal as diagonal_view
     if not isinstance(input, Tensor):
         raise TypeError(f"diag(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if input.ndim != 2:

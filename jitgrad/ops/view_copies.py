@@ -17,6 +17,7 @@ from ..autograd import grad_mode
 from ..tensor import Tensor
 from . import shape, shape_join
 from .composite import record, record_composition
+from .parser_errors import parser_type_name
 
 __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy",
            "narrow_copy", "permute_copy", "select_copy", "slice_copy", "split_copy",
@@ -31,7 +32,7 @@ METHODS = ("narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_siz
 def _need_tensor(x, name, arg="input"):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 def _fresh(t):
@@ -145,7 +146,7 @@ def split_copy(input, split_size, dim=0):
     _need_tensor(input, "split_copy")
     if isinstance(split_size, (list, tuple)):  # ATen's split_copy takes one size only
         raise TypeError(f"split_copy(): argument 'split_size' (position 2) must be int, not "
-                        f"{type(split_size).__name__}")
+                        f"{parser_type_name(split_size)}")
     return _copy_of("SplitBackward0_copy", input,
                     lambda x: shape.split(x, split_size, dim))
 

@@ -14,6 +14,7 @@ from .. import _dtype as D
 from .._size import check_device
 from ..autograd import grad_mode
 from .factory_args import _factory_dtype
+from .parser_errors import parser_type_name
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
            "kaiser_window"]
@@ -34,10 +35,10 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, body):
     from .factories import arange, empty, ones
     if isinstance(window_length, bool) or not isinstance(window_length, (int, np.integer)):
         raise TypeError(f"{name}(): argument 'window_length' (position 1) must be int, not "
-                        f"{type(window_length).__name__}")
+                        f"{parser_type_name(window_length)}")
     if not isinstance(periodic, bool):
         raise TypeError(f"{name}(): argument 'periodic' (position 2) must be bool, not "
-                        f"{type(periodic).__name__}")
+                        f"{parser_type_name(periodic)}")
     dev = check_device(device)
     dt = _factory_dtype(dtype)
     if not dt.is_floating_point:

@@ -19,6 +19,7 @@ import numbers
 
 from ... import _dtype as D
 from ...ops import functional as _F
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from . import activation_extra as _act
 from . import activation_more as _more
@@ -39,13 +40,13 @@ __all__ = ["selu", "selu_", "celu", "celu_", "threshold", "threshold_", "rrelu",
 def _tensor(x, name, arg="input", pos=1):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 def _reduction(r, name, pos):
     if not isinstance(r, numbers.Integral) or isinstance(r, bool):
         raise TypeError(f"{name}(): argument 'reduction' (position {pos}) must be int, not "
-                        f"{type(r).__name__}")
+                        f"{parser_type_name(r)}")
     return {1: "mean", 2: "sum"}.get(int(r), "none")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ...autograd import grad_mode
 from ...ops.composite import record_composition
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from . import conv as _conv
 from . import normalization as N
@@ -22,14 +23,14 @@ __all__ = ["convolution", "conv_tbc", "affine_grid_generator", "grid_sampler",
 def _tensor(x, name, arg, pos):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 def _int_list(v, name, arg, pos, nd):
     """ATen's ``int[]`` argument: a tuple/list of ints, one entry expanded to ``nd``."""
     if not isinstance(v, (tuple, list)) or not all(_conv._is_int(e) for e in v):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of ints, "
-                        f"not {type(v).__name__}")
+                        f"not {parser_type_name(v)}")
     v = [int(e) for e in v]
     if len(v) == 1 and nd > 1:
         v = v * nd

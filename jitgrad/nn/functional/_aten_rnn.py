@@ -13,6 +13,7 @@ order (w_ih, w_hh[, b_ih, b_hh][, w_hr] per layer and direction), as ATen's gath
 it; an LSTM has projections when its h and c sizes differ."""
 from __future__ import annotations
 
+from ...ops.parser_errors import parser_type_name
 from ...ops.shape_join import stack
 from ...tensor import Tensor
 from ..modules import rnn_fused, rnn_stack
@@ -24,7 +25,7 @@ __all__ = ["rnn_tanh_cell", "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh"
 def _tensor(x, name, arg, pos):
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 # ----------------------------------------------------------------------------- cells
@@ -74,7 +75,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     _tensor(input, "lstm_cell", "input", 1)
     if isinstance(hx, Tensor) or not all(isinstance(h, Tensor) for h in hx):
         raise TypeError("lstm_cell(): argument 'hx' (position 2) must be tuple of Tensors, not "
-                        f"{type(hx).__name__}")
+                        f"{parser_type_name(hx)}")
     if len(hx) != 2:
         raise RuntimeError("lstm_cell expects two hidden states")
     rnn_stack.check_cell_input(input, w_ih.size(1))

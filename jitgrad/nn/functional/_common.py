@@ -7,13 +7,17 @@ import warnings
 import numpy as np
 
 from ...autograd import grad_mode
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 
 
-def _check_tensor(x, fn, arg="input"):
+def _check_tensor(x, fn, arg="input", position=None):
+    """PyTorch's TypeError for a non-Tensor ``arg``: the first argument (``input``/``x1``) is
+    position 1, the second (``target``/``x2``) position 2 unless ``position`` says."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+        position = position or (1 if arg in ("input", "x1") else 2)
+        raise TypeError(f"{fn}(): argument '{arg}' (position {position}) must be Tensor, not "
+                        f"{parser_type_name(x)}")
 
 
 def _legacy_reduction(size_average, reduce, emit_warning=True):

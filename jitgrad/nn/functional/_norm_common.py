@@ -8,6 +8,7 @@ import numpy as np
 from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.composite import as_one_node
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 
 _norm_kernels = None
@@ -30,7 +31,7 @@ def _creating_graph() -> bool:
 def _check_tensor(x, fn, arg="input"):
     if not isinstance(x, Tensor):
         raise TypeError(f"{fn}(): argument '{arg}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+                        f"{parser_type_name(x)}")
 
 
 def _check_float(input, op):

@@ -8,6 +8,7 @@ from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops import functional as _F
 from ...ops.composite import record, record_composition
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from . import activation_kernels as K
 from ._common import _check_tensor
@@ -324,7 +325,7 @@ def prelu(input, weight):
     _check_tensor(input, "prelu")
     if not isinstance(weight, Tensor):
         raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
-                        f"{type(weight).__name__}")
+                        f"{parser_type_name(weight)}")
     if input.dtype is not weight.dtype:
         raise RuntimeError(f"prelu: Type promoting not supported. Got "
                            f"{D.scalar_name(input.dtype)} and {D.scalar_name(weight.dtype)}")

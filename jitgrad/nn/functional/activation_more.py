@@ -12,6 +12,7 @@ from ... import _dtype as D
 from ...ops import functional as _F
 from ...ops.composite import record
 from ...ops.distances import pdist
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from .activation import _float_only, _inplace_named, _named, elu, leaky_relu
 
@@ -120,7 +121,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
 def _shuffle_checks(input, groups):
     if not isinstance(groups, (int, np.integer)) or isinstance(groups, bool):
         raise TypeError("channel_shuffle(): argument 'groups' (position 2) must be int, not "
-                        f"{type(groups).__name__}")
+                        f"{parser_type_name(groups)}")
     if input.dim() <= 2:
         raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
                            f"sizes [{', '.join(str(s) for s in input.shape)}]")

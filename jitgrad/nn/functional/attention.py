@@ -23,6 +23,7 @@ import warnings
 from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.composite import record, record_composition
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -41,7 +42,7 @@ def _check_sdpa_inputs(query, key, value, attn_mask, dropout_p):
     for name, t in (("query", query), ("key", key), ("value", value)):
         if not isinstance(t, Tensor):
             raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be "
-                            f"Tensor, not {type(t).__name__}")
+                            f"Tensor, not {parser_type_name(t)}")
     if not (query.dtype == key.dtype == value.dtype):
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "

@@ -17,6 +17,7 @@ import numpy as np
 from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.composite import ieee_quiet, record
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from . import _conv_arrays as A
 
@@ -67,10 +68,10 @@ def _check_tensors(fname, input, weight, bias):
     for name, pos, t in (("input", 1, input), ("weight", 2, weight)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{fname}(): argument '{name}' (position {pos}) must be Tensor, not "
-                            f"{type(t).__name__}")
+                            f"{parser_type_name(t)}")
     if bias is not None and not isinstance(bias, Tensor):
         raise TypeError(f"{fname}(): argument 'bias' (position 3) must be Tensor, not "
-                        f"{type(bias).__name__}")
+                        f"{parser_type_name(bias)}")
 
 
 def _batched(input, nd, fname):
@@ -426,10 +427,10 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
 
     def bad_arg(name, v):
         return lambda: TypeError(f"{fname}(): argument '{name}' must be tuple of ints, not "
-                                 f"{type(v).__name__}")
+                                 f"{parser_type_name(v)}")
 
     if not _is_int(groups):
-        raise TypeError(f"{fname}(): argument 'groups' must be int, not {type(groups).__name__}")
+        raise TypeError(f"{fname}(): argument 'groups' must be int, not {parser_type_name(groups)}")
     stride = _int_tuple(stride, nd, "stride", fname, bad_arg("stride", stride))
     padding = _int_tuple(padding, nd, "padding", fname, bad_arg("padding", padding))
     output_padding = _int_tuple(output_padding, nd, "output_padding", fname,

@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ...ops.composite import ieee_quiet, record
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from . import _conv_arrays as A
 
@@ -101,7 +102,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     (N, C * kh * kw, L), PyTorch's ``F.unfold``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"unfold(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     if input.ndim not in (3, 4):
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[{-max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 2)")
@@ -127,7 +128,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     PyTorch's ``F.fold``."""
     if not isinstance(input, Tensor):
         raise TypeError(f"fold(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+                        f"{parser_type_name(input)}")
     output_size = _pair(output_size, "output_size")
     kernel = _pair(kernel_size, "kernel_size")
     dilation = _pair(dilation, "dilation")

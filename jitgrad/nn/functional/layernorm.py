@@ -10,6 +10,7 @@ import numpy as np
 
 from ..._settings import get_num_threads
 from ...ops.composite import record
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph
@@ -76,7 +77,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_tensor(input, "layer_norm")
     if isinstance(normalized_shape, numbers.Integral):  # nn.LayerNorm converts; F does not
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
-                        f"of ints, not {type(normalized_shape).__name__}")
+                        f"of ints, not {parser_type_name(normalized_shape)}")
     normalized_shape = tuple(int(s) for s in normalized_shape)
     k = len(normalized_shape)
     shape = tuple(input.shape)

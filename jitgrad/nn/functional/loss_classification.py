@@ -126,8 +126,8 @@ def _nll_check_target(input, target):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood over class indices (NllLossBackward0 / NllLoss2DBackward0)."""
-    _check_tensor(input, "nll_loss")
-    _check_tensor(target, "nll_loss", "target")
+    _check_tensor(input, "nll_loss_nd")  # (the ATen op the parser names)
+    _check_tensor(target, "nll_loss_nd", "target")
     reduction = _reduction(reduction, size_average, reduce)
     if weight is None and not _device.is_cuda(input):
         out = _nll_common(input, target, ignore_index, reduction)
@@ -215,8 +215,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """``nll_loss(log_softmax(input, 1), target)`` for class indices; soft targets (class
     probabilities, same shape as input) are supported too."""
-    _check_tensor(input, "cross_entropy")
-    _check_tensor(target, "cross_entropy", "target")
+    _check_tensor(input, "cross_entropy_loss")  # (the ATen op the parser names)
+    _check_tensor(target, "cross_entropy_loss", "target")
     reduction = _reduction(reduction, size_average, reduce)
     if label_smoothing > 1.0:  # PyTorch lets a negative value through (= no smoothing)
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "

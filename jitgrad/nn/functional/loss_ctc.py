@@ -23,6 +23,7 @@ from ... import _dtype as D
 from ...autograd import grad_mode
 from ...ops.composite import record
 from ...ops.host_staged import host_staged, like_device, to_host
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from ._common import _reduction
 
@@ -36,12 +37,6 @@ _SIGNATURES = (
     "False)\n"
     " * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
     "int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)\n")
-
-
-def _type_name(v) -> str:
-    if isinstance(v, Tensor):
-        return "Tensor"
-    return type(v).__name__
 
 
 def _not_integral(dt) -> bool:
@@ -69,8 +64,8 @@ def _parse(args, kwargs):
         isinstance(zinf, (bool, np.bool_)) and \
         ((isinstance(il, Tensor) and isinstance(tl, Tensor)) or (_int_list(il) and _int_list(tl)))
     if not ok:
-        got = ", ".join([_type_name(a) for a in args] +
-                        [f"{k}={_type_name(v)}" for k, v in kwargs.items()])
+        got = ", ".join([parser_type_name(a) for a in args] +
+                        [f"{k}={parser_type_name(v)}" for k, v in kwargs.items()])
         raise TypeError("ctc_loss() received an invalid combination of arguments - got "
                         f"({got}), but expected one of:\n" + _SIGNATURES)
     return lp, tg, il, tl, int(blank), int(red), bool(zinf)

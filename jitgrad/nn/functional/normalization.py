@@ -21,6 +21,7 @@ import numpy as np
 
 from ...autograd import grad_mode
 from ...ops.composite import record, record_composition
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from .. import _device
 from ._norm_common import (
@@ -207,7 +208,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_tensor(input, "rms_norm")
     if isinstance(normalized_shape, numbers.Integral):
         raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
-                        f"ints, not {type(normalized_shape).__name__}")
+                        f"ints, not {parser_type_name(normalized_shape)}")
     normalized_shape = tuple(int(s) for s in normalized_shape)
     k = len(normalized_shape)
     shape = tuple(input.shape)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ...ops.composite import record
+from ...ops.parser_errors import parser_type_name
 from ...tensor import Tensor
 from .. import _device
 from ._common import _const, _creating_graph
@@ -98,7 +99,7 @@ def one_hot(tensor, num_classes=-1):
     """int64 one-hot encoding with a trailing class dimension."""
     if not isinstance(tensor, Tensor):
         raise TypeError(f"one_hot(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(tensor).__name__}")
+                        f"{parser_type_name(tensor)}")
     if tensor.dtype is not D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if _device.is_cuda(tensor):
