@@ -74,7 +74,8 @@ SHAPES_AND_LISTS = [
     "torch.transpose(a, 0, 1)", "torch.unsqueeze(a, 0)", "torch.squeeze(a)", "torch.flatten(a)",
     "torch.t(a)", "torch.clone(a)", "torch.select(a, 0, 0)", "torch.roll(a, 1)",
     "torch.chunk(a, 2)", "torch.sort(a)", "torch.numel(a)", "torch.where(a > 0)",
-    "torch.round(a)",
+    "torch.round(a)", "torch.cumsum(a, 0)", "torch.topk(a, 1)",
+    "torch.nn.functional.gelu(a)", "torch.nn.functional.dropout(a)",
 ]
 
 METHODS_AND_WHERE = [

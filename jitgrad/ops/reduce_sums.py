@@ -14,7 +14,7 @@ from .cascade_sum import cascade_sum
 from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
-from .parser_errors import parser_errors, parser_type_name
+from .parser_errors import input_type_error, parser_errors, parser_type_name
 from .reduce_args import (
     NO_DIM,
     STRICT_KEEPDIM,
@@ -246,7 +246,11 @@ _SCAN_ACC = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.float16): n
 @ieee_quiet
 @parser_errors
 def cumsum(input, dim, *, dtype=None):
-    d = _wrap(dim, input._data.ndim)
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        nd = input._data.ndim
+    except AttributeError:
+        raise input_type_error("cumsum", (input,), {}) from None
+    d = _wrap(dim, nd)
     input = _cast_for(input, dtype)
     # an explicit dtype is the result's; else integers and bool accumulate in int64
     out_dt = input.dtype if input.dtype.is_floating_point or dtype is not None else D.int64

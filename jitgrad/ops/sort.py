@@ -177,7 +177,10 @@ def msort(input):
 def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's name
     """``torch.topk``: the ``k`` largest (or smallest) along ``dim``, in sorted order (also
     with ``sorted=False``, which leaves the order unspecified in PyTorch)."""
-    _refuse_bool(input, "topk")
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        _refuse_bool(input, "topk")
+    except AttributeError:
+        raise input_type_error("topk", (input,), {}) from None
     _check_int("topk", "k", k)
     _check_int("topk", "dim", dim)
     a = input._data

@@ -11,6 +11,7 @@ from ...autograd import grad_mode
 from ...ops import functional as _F
 from ...ops import softmax as _softmax
 from ...ops.composite import record, record_composition
+from ...ops.parser_errors import input_type_error
 from ...tensor import Tensor
 from . import activation_kernels as K
 
@@ -114,9 +115,12 @@ def gelu(input, approximate="none"):
     """PyTorch's CPU gelu bit for bit on float32/float64 tensors (GeluBackward0): ATen's
     GeluKernelImpl, or oneDNN's eltwise_gelu_erf where PyTorch calls it (float32 'none',
     ``K.gelu_onednn``); the registry's op (fusable) elsewhere (CUDA, float16/bfloat16)."""
-    if approximate not in ("none", "tanh") or not K.supported(input._data):
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        x = input._data
+    except AttributeError:
+        raise input_type_error("gelu", (input,), {}) from None
+    if approximate not in ("none", "tanh") or not K.supported(x):
         return _F.gelu(input, approximate=approximate)
-    x = input._data
     onednn = approximate == "none" and K.gelu_onednn(x, input.is_contiguous())
     if approximate == "tanh":
         out = K.unary(K.gelu_tanh_vec, K.gelu_tanh_scl, x, K.GELU_BETA, K.GELU_KAPPA, 0.5,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype as D
+from ...ops.parser_errors import input_type_error
 from ...tensor import Tensor
 from .. import _device
 
@@ -17,8 +18,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        if not training or p == 0.0 or input.numel() == 0:
+            return input
+    except AttributeError:
+        raise input_type_error("dropout", (input,), {}) from None
     if _device.is_cuda(input):  # mask drawn on the device (CUDA generator)
         return _device.dropout(input, p, inplace)
     if not input.is_floating_point():  # the mask is float: PyTorch's in-place mul_ refuses
