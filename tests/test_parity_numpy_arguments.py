@@ -62,6 +62,8 @@ REDUCTIONS = [
     "torch.mean(a)", "torch.mean(a, 1)", "torch.prod(a)", "torch.prod(a, 0)", "torch.max(a)",
     "torch.max(a, 0)", "torch.min(a)", "torch.amax(a)", "torch.argmax(a)",
     "torch.argmin(a, 0)", "torch.logsumexp(a, 0)", "torch.median(a)", "torch.nansum(a)",
+    "torch.std(a)", "torch.var(a, 0)", "torch.std(a, 0, True)", "torch.var(a, correction=0)",
+    "torch.all(a)", "torch.any(a, 0)", "torch.all(a, 0, True)",
 ]
 
 SHAPES_AND_LISTS = [

@@ -157,12 +157,13 @@ def _fits(kind, v) -> bool:
 
 
 def _mismatch_line(signature, args, kwargs) -> str:
-    """The parser's "didn't match" line under one listed overload. It adds one only under an
-    overload without keyword-only parameters, where the call gives as many arguments as it has
-    parameters or it has none (``squeeze``'s ``()``): the arguments, mismatched ones between
-    "!"s, or the keywords the overload lacks."""
-    params = [p for p in signature.strip("()").split(", ") if p]
-    if "*" in params or params and len(args) + len(kwargs) != len(params):
+    """The parser's "didn't match" line under one listed overload. It adds one where the call
+    gives as many arguments as the overload's text has comma-separated entries, counting its
+    "*" and the empty entry of ``()`` as one each (so ``all(x, 0, True)`` gets one under
+    ``(Tensor input, *, Tensor out = None)``, ``sum(x, 0)`` none): the arguments, mismatched ones
+    between "!"s (a "*" or empty entry matches nothing), or the keywords the overload lacks."""
+    params = signature.strip("()").split(", ")
+    if len(args) + len(kwargs) != len(params):
         return ""
     kinds = {}
     for p in params:

@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .composite import ieee_quiet, record
+from .parser_errors import input_type_error
 from .reduce_args import _attrs, _cuda, _dims, _expand_back, _np_axes, _on_device
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
@@ -96,9 +97,34 @@ def _std_backward(node, g):
                       node.ctx.attrs),)
 
 
+# PyTorch's overloads of var/std, for the TypeError when the input is not a Tensor
+_VAR_OVERLOADS = (
+    "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out "
+    "= None)",
+    "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False, "
+    "Tensor out = None)",
+    "(Tensor input, bool unbiased = True)")
+
+
+def _input_error(name, input, dim, unbiased, keepdim, correction):
+    """PyTorch's TypeError for var/std of a non-Tensor (the arguments given other than their
+    defaults counted as the parser counts them), else None."""
+    given = (input, dim, unbiased, keepdim)
+    while len(given) > 1 and (given[-1] is None or given[-1] is False):
+        given = given[:-1]
+    kwargs = {} if correction is None else {"correction": correction}
+    return input_type_error(name, given, kwargs, _VAR_OVERLOADS)
+
+
 @ieee_quiet
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    axes, attrs = _var_setup(input, dim, unbiased, correction, "var")
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        axes, attrs = _var_setup(input, dim, unbiased, correction, "var")
+    except Exception:
+        error = _input_error("var", input, dim, unbiased, keepdim, correction)
+        if error is None:
+            raise
+        raise error from None
     attrs["keepdim"] = keepdim
     data = _var_forward(input, axes, keepdim, attrs["dof"], attrs["n"])
     return record("VarBackward0", (input,), data, _var_backward, save=(("x", input),),
@@ -107,7 +133,13 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @ieee_quiet
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    axes, attrs = _var_setup(input, dim, unbiased, correction, "std")
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        axes, attrs = _var_setup(input, dim, unbiased, correction, "std")
+    except Exception:
+        error = _input_error("std", input, dim, unbiased, keepdim, correction)
+        if error is None:
+            raise
+        raise error from None
     attrs["keepdim"] = keepdim
     data = _var_forward(input, axes, keepdim, attrs["dof"], attrs["n"])
     data = np.asarray(np.sqrt(data)) if not _on_device(input) else _cuda().dev(data).sqrt()._data

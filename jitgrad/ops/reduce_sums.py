@@ -212,12 +212,40 @@ def _logical_reduce(input, dim, keepdim, which):
     return Tensor._make(data)
 
 
+# PyTorch's overloads of all/any, for the TypeError when the input is not a Tensor
+_LOGICAL_OVERLOADS = ("(Tensor input, *, Tensor out = None)",
+                      "(Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor "
+                      "out = None)",
+                      "(Tensor input, int dim, bool keepdim = False, *, Tensor out = None)")
+
+
+def _logical_error(which, input, dim, keepdim):
+    """PyTorch's TypeError for all/any of a non-Tensor (the arguments given other than their
+    defaults counted as the parser counts them), else None."""
+    given = (input, dim, keepdim)
+    while len(given) > 1 and (given[-1] is None or given[-1] is False):
+        given = given[:-1]
+    return input_type_error(which, given, {}, _LOGICAL_OVERLOADS)
+
+
 def all(input, dim=None, keepdim=False):  # noqa: A001
-    return _logical_reduce(input, dim, keepdim, "all")
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        return _logical_reduce(input, dim, keepdim, "all")
+    except Exception:
+        error = _logical_error("all", input, dim, keepdim)
+        if error is None:
+            raise
+        raise error from None
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
-    return _logical_reduce(input, dim, keepdim, "any")
+    try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
+        return _logical_reduce(input, dim, keepdim, "any")
+    except Exception:
+        error = _logical_error("any", input, dim, keepdim)
+        if error is None:
+            raise
+        raise error from None
 
 
 def count_nonzero(input, dim=None):
