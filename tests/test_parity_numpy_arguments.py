@@ -78,6 +78,7 @@ SHAPES_AND_LISTS = [
     "torch.chunk(a, 2)", "torch.sort(a)", "torch.numel(a)", "torch.where(a > 0)",
     "torch.round(a)", "torch.cumsum(a, 0)", "torch.topk(a, 1)",
     "torch.nn.functional.gelu(a)", "torch.nn.functional.dropout(a)",
+    "torch.narrow(a, 0, 0, 1)", "torch.movedim(a, 0, 1)", "torch.moveaxis(a, (0,), (1,))",
 ]
 
 METHODS_AND_WHERE = [
@@ -87,7 +88,8 @@ METHODS_AND_WHERE = [
     "torch.where(np.ones(3) > 0, t, t)", "torch.where(t > 0, np.ones(3), t)",
     "torch.where(t > 0, t, np.ones(3))", "torch.where(t > 0, 1.0, 'a')",
     "t.eq(np.ones(3))", "t.eq(other='a')", "t.masked_fill(mask=t > 0, value='a')",
-    "torch.masked_fill(t, np.ones(3) > 0, 0.)", "t.lt(None)",
+    "torch.masked_fill(t, np.ones(3) > 0, 0.)", "t.lt(None)", "t.lt([1, 2.0])",
+    "t.ge((1,))", "torch.moveaxis(a, (0, 1), [1, 2])",
     "torch.index_select(t, 0, np.array([0]))", "t.index_select(0, np.array([0]))",
 ]
 

@@ -139,8 +139,8 @@ def sequence_type_error(tensors, position=0):
 
 def _fits(kind, v) -> bool:
     """Whether the parser's error listing counts ``v`` as matching a parameter type. Its check
-    knows only a few plain types: "Number" and the like always count as a mismatch there
-    (``(Tensor condition, Number self, ...)`` marks ``!float!``)."""
+    knows only a few plain types: "Number", "tuple of ints" and the like always count as a
+    mismatch there (``(Tensor condition, Number self, ...)`` marks ``!float!``)."""
     from .. import _dtype as D
     from ..tensor import Tensor
     if kind == "Tensor":
@@ -149,11 +149,20 @@ def _fits(kind, v) -> bool:
         return isinstance(v, int) and not isinstance(v, bool)
     if kind in ("float", "bool", "str"):
         return type(v).__name__ == kind
-    if kind == "tuple of ints":
-        return isinstance(v, (tuple, list))
     if kind == "torch.dtype":
         return isinstance(v, D.dtype)
     return False
+
+
+def _shown(v) -> str:
+    """An argument as a "didn't match" line shows it: a list or tuple with its elements' types
+    (``list of [int, float]``, ``tuple of (int,)``)."""
+    if isinstance(v, (list, tuple)):
+        names = ", ".join(parser_type_name(e) for e in v)
+        if isinstance(v, list):
+            return f"list of [{names}]"
+        return f"tuple of ({names}{',' if len(v) == 1 else ''})"
+    return parser_type_name(v)
 
 
 def _mismatch_line(signature, args, kwargs) -> str:
@@ -173,10 +182,10 @@ def _mismatch_line(signature, args, kwargs) -> str:
     if unknown:
         return ("      didn't match because some of the keywords were incorrect: "
                 + ", ".join(unknown) + "\n")
-    words = [parser_type_name(v) if _fits(kind, v) else f"!{parser_type_name(v)}!"
+    words = [_shown(v) if _fits(kind, v) else f"!{_shown(v)}!"
              for kind, v in zip(kinds.values(), args)]
-    kws = [f"{k}={parser_type_name(v)}" if _fits(kinds[k], v) else
-           f"!{k}={parser_type_name(v)}!" for k, v in kwargs.items()]
+    kws = [f"{k}={_shown(v)}" if _fits(kinds[k], v) else f"!{k}={_shown(v)}!"
+           for k, v in kwargs.items()]
     shown = ", ".join(words + kws) if words or not kws else "".join(k + ", " for k in kws)
     return ("      didn't match because some of the arguments have invalid types: ("
             + shown + ")\n")

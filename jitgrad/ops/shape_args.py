@@ -7,7 +7,12 @@ import re
 import numpy as np
 
 from ..tensor import Tensor
-from .parser_errors import describe_arguments, input_type_error, parser_type_name
+from .parser_errors import (
+    describe_arguments,
+    input_type_error,
+    invalid_combination,
+    parser_type_name,
+)
 
 
 def _int(v, fn, what):
@@ -243,10 +248,14 @@ def parser_overloads(name, signatures, method=False):
         def call(*args, **kwargs):
             try:
                 return fn(*args, **kwargs)
-            except TypeError as e:
+            except Exception as e:
                 tb = e.__traceback__
-                if tb is None or tb.tb_next is not None:  # raised inside fn
-                    raise
+                if not method and args and not isinstance(args[0], Tensor):
+                    # a non-Tensor input fits no overload (the parser's listing, its lines)
+                    raise invalid_combination(name, args, kwargs,
+                                              [f"({sig})" for sig in sigs]) from None
+                if not isinstance(e, TypeError) or tb is None or tb.tb_next is not None:
+                    raise  # raised inside fn
                 given = args[1:] if method else args
                 bad = _BAD_KEYWORD.search(str(e))
                 # a call with as many arguments as a signature's is told what did not fit
