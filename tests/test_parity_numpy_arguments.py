@@ -89,7 +89,8 @@ METHODS_AND_WHERE = [
     "torch.where(t > 0, t, np.ones(3))", "torch.where(t > 0, 1.0, 'a')",
     "t.eq(np.ones(3))", "t.eq(other='a')", "t.masked_fill(mask=t > 0, value='a')",
     "torch.masked_fill(t, np.ones(3) > 0, 0.)", "t.lt(None)", "t.lt([1, 2.0])",
-    "t.ge((1,))", "torch.moveaxis(a, (0, 1), [1, 2])",
+    "t.ge((1,))", "torch.moveaxis(a, (0, 1), [1, 2])", "torch.dot(t, np.ones(3))",
+    "torch.vdot(t, np.ones(3))",
     "torch.index_select(t, 0, np.array([0]))", "t.index_select(0, np.array([0]))",
 ]
 

@@ -272,7 +272,7 @@ def _dot_backward(node, g):
 
 def _dot(fname, node_name, input, other, out):
     _tensor_arg(fname, "input", 1, input)
-    _tensor_arg(fname, "other", 2, other)
+    _tensor_arg(fname, "tensor" if fname == "dot" else "other", 2, other)  # (PyTorch's names)
     xs, ys = input._data.shape, other._data.shape
     if len(xs) != 1 or len(ys) != 1:
         raise RuntimeError(f"1D tensors expected, but got {len(xs)}D and {len(ys)}D tensors")
