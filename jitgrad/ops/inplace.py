@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from ..tensor import Tensor
-from .parser_errors import parser_type_name
+from .parser_errors import parser_type_name, raise_instead
 
 __all__ = ["apply_inplace", "add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_",
            "clamp_", "clip_", "unary_inplace", "check_inplace"]
@@ -271,10 +271,7 @@ def add_(self, other, *, alpha=1):
         from .functional import add
         return apply_inplace(self, add, other)
     except Exception:
-        error = _other_error("add_", other)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_other_error("add_", other))
 
 
 def sub_(self, other, *, alpha=1):
@@ -289,10 +286,7 @@ def sub_(self, other, *, alpha=1):
         from .functional import sub
         return apply_inplace(self, sub, other)
     except Exception:
-        error = _other_error("sub_", other)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_other_error("sub_", other))
 
 
 def mul_(self, other):
@@ -303,10 +297,7 @@ def mul_(self, other):
         _check_complex(self, other)
         return apply_inplace(self, mul, other)
     except Exception:
-        error = _other_error("mul_", other)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_other_error("mul_", other))
 
 
 def div_(self, other, *, rounding_mode=None):
@@ -317,10 +308,7 @@ def div_(self, other, *, rounding_mode=None):
         _check_complex(self, other)
         return apply_inplace(self, div, other, rounding_mode=rounding_mode)
     except Exception:
-        error = _other_error("div_", other)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_other_error("div_", other))
 
 
 def pow_(self, exponent):

@@ -69,6 +69,15 @@ def parser_errors(fn):
     return call
 
 
+def raise_instead(error) -> None:
+    """Called in an ``except`` block: raise ``error`` (the parser's TypeError for the arguments)
+    in place of the exception being handled, or re-raise that one when ``error`` is None (the
+    arguments were fine: the failure is the op's own)."""
+    if error is None:
+        raise  # the exception the caller is handling
+    raise error from None
+
+
 def with_keyword_defaults(fn, **defaults):
     """A copy of ``fn`` whose keyword-only defaults ``defaults`` replace its own: a method form
     whose messages differ from the function's (positions count from self) with no extra call

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from .numpy_aliases import _ALIAS_NAMES, alias_renamer
-from .parser_errors import input_type_error, parser_type_name
+from .parser_errors import input_type_error, parser_type_name, raise_instead
 
 _type_word = D.scalar_name
 
@@ -208,8 +208,5 @@ def reduction_entry(fn, name=None, method=False):
                     raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
             return fn(*args, **kwargs)
         except Exception:
-            error = None if method else input_type_error(name, args, kwargs, overloads)
-            if error is None:
-                raise
-            raise error from None
+            raise_instead(None if method else input_type_error(name, args, kwargs, overloads))
     return reduction

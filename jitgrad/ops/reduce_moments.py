@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .composite import ieee_quiet, record
-from .parser_errors import input_type_error
+from .parser_errors import input_type_error, raise_instead
 from .reduce_args import _attrs, _cuda, _dims, _expand_back, _np_axes, _on_device
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
@@ -121,10 +121,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         axes, attrs = _var_setup(input, dim, unbiased, correction, "var")
     except Exception:
-        error = _input_error("var", input, dim, unbiased, keepdim, correction)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_input_error("var", input, dim, unbiased, keepdim, correction))
     attrs["keepdim"] = keepdim
     data = _var_forward(input, axes, keepdim, attrs["dof"], attrs["n"])
     return record("VarBackward0", (input,), data, _var_backward, save=(("x", input),),
@@ -136,10 +133,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         axes, attrs = _var_setup(input, dim, unbiased, correction, "std")
     except Exception:
-        error = _input_error("std", input, dim, unbiased, keepdim, correction)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_input_error("std", input, dim, unbiased, keepdim, correction))
     attrs["keepdim"] = keepdim
     data = _var_forward(input, axes, keepdim, attrs["dof"], attrs["n"])
     data = np.asarray(np.sqrt(data)) if not _on_device(input) else _cuda().dev(data).sqrt()._data

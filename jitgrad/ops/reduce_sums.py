@@ -14,7 +14,7 @@ from .cascade_sum import cascade_sum
 from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
-from .parser_errors import input_type_error, parser_errors, parser_type_name
+from .parser_errors import input_type_error, parser_errors, parser_type_name, raise_instead
 from .reduce_args import (
     NO_DIM,
     STRICT_KEEPDIM,
@@ -232,20 +232,14 @@ def all(input, dim=None, keepdim=False):  # noqa: A001
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         return _logical_reduce(input, dim, keepdim, "all")
     except Exception:
-        error = _logical_error("all", input, dim, keepdim)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_logical_error("all", input, dim, keepdim))
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         return _logical_reduce(input, dim, keepdim, "any")
     except Exception:
-        error = _logical_error("any", input, dim, keepdim)
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(_logical_error("any", input, dim, keepdim))
 
 
 def count_nonzero(input, dim=None):

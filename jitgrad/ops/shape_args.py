@@ -12,6 +12,7 @@ from .parser_errors import (
     input_type_error,
     invalid_combination,
     parser_type_name,
+    raise_instead,
 )
 
 
@@ -222,10 +223,7 @@ def function_form(method, name, param):
                                         f"at pos {i}")
             return method(input, *args, **kwargs)
         except Exception:
-            error = input_type_error(name, (input,) + args, kwargs)
-            if error is None:
-                raise
-            raise error from None
+            raise_instead(input_type_error(name, (input,) + args, kwargs))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = method.__doc__
     return fn

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from .composite import ieee_quiet, record
-from .parser_errors import input_type_error
+from .parser_errors import input_type_error, raise_instead
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -135,10 +135,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         d = _softmax_dim(input.ndim, dim, "softmax", _stacklevel)
         floating = input.dtype.is_floating_point
     except Exception:
-        error = input_type_error("softmax", (input,), {})  # a non-Tensor input
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(input_type_error("softmax", (input,), {}))  # a non-Tensor input
     if not floating:
         return _not_float(input, d, "softmax")
     if input._data.__class__ is not np.ndarray:
@@ -165,10 +162,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         d = _softmax_dim(input.ndim, dim, "log_softmax", _stacklevel)
         floating = input.dtype.is_floating_point
     except Exception:
-        error = input_type_error("log_softmax", (input,), {})  # a non-Tensor input
-        if error is None:
-            raise
-        raise error from None
+        raise_instead(input_type_error("log_softmax", (input,), {}))  # a non-Tensor input
     if not floating:
         return _not_float(input, d, "log_softmax")
     x = input._data
