@@ -3,7 +3,9 @@
 ``cuda_kernels/matmul.py:matmul`` is the one place every CUDA matrix product goes through
 (matmul/mm/bmm/addmm/linear and their VJPs, conv's im2col products). On a real GPU with CuPy
 installed it hands the product to cuBLAS here; the tiled kernel stays the portable fallback (the
-simulator, no CuPy, ``JITGRAD_CUBLAS=0``, other dtypes, a CUDA-graph tape being recorded).
+simulator, no CuPy, ``JITGRAD_CUBLAS=0``, other dtypes). A step recorded for a CUDA graph
+(``backends/cuda_graph.py``) tapes each GEMM as an external call, re-issued on the capture
+stream when the graph is built.
 
 Layout: row-major ``C = A @ B`` is column-major ``C^T = B^T A^T``, so cuBLAS gets ``B`` as its
 first operand and ``A`` as its second, with ``m`` and ``n`` swapped. :func:`gemm_operand` decides
@@ -117,11 +119,6 @@ def usable(dtype) -> bool:
     if np.dtype(dtype) not in (_F32, _F64):
         return False
     from . import cuda as backend
-    if backend._tape is not None:
-        # A CUDA-graph tape records only launch_kernel/copy_device entries: a cuBLAS call would
-        # run now but be missing from the replayed graph. (A tape entry for external calls is
-        # future work; until then recorded steps use the tiled kernel.)
-        return False
     if _usable is None:
         _usable = (os.environ.get("JITGRAD_CUBLAS", "1") != "0"
                    and not backend.simulator_active() and _cupy_loaded())
@@ -137,11 +134,6 @@ _SCALARS = {_F32: (np.ones(1, _F32), np.zeros(1, _F32)),
 def _address(arr) -> int:
     """Device address of a (numba) device array's first element."""
     return arr.device_ctypes_pointer.value or 0
-
-
-def _pointer(view) -> int:
-    """Device address of the first element of a :class:`View`."""
-    return _address(view.base) + view.offset * view.base.dtype.itemsize
 
 
 def _plan_or_copy(view):
@@ -164,8 +156,29 @@ def gemm(ea, eb, out, nbatch: int, m: int, n: int, k: int) -> bool:
         return False
     ea, (ta, lda, sa) = _plan_or_copy(ea)
     eb, (tb, ldb, sb) = _plan_or_copy(eb)
+    double = np.dtype(out.dtype) == _F64
+    # column-major: C^T (n x m, ldc = n) = op(B^T) (n x k) @ op(A^T) (k x m)
+    op_b = OP_N if tb == "N" else OP_T
+    op_a = OP_N if ta == "N" else OP_T
+    call = (double, nbatch, op_b, op_a, n, m, k, eb.base, eb.offset, ldb, sb,
+            ea.base, ea.offset, lda, sa, out)
+    from . import cuda as backend
+    if backend._tape is not None:
+        # a step being recorded for a CUDA graph: the graph re-issues this call on its capture
+        # stream (cuBLAS calls can be captured; alpha/beta, host pointers, are captured by value)
+        backend._tape.external(_issue_gemm, call)
+    _issue_gemm(None, *call)
+    stats.calls += 1
+    backend.stats.launches += 1  # device work submitted, as a kernel launch is
+    return True
+
+
+def _issue_gemm(stream_handle, double, nbatch, op_b, op_a, n, m, k, b, b_offset, ldb, sb,
+                a, a_offset, lda, sa, out):
+    """One (strided-batched) GEMM as :func:`gemm` planned it, on the default stream
+    (``stream_handle`` None) or on the CUDA stream with that raw handle (a graph's capture)."""
     cublas, get_handle = _lib
-    dtype = np.dtype(out.dtype)
+    dtype = _F64 if double else _F32
     alpha, beta = _SCALARS[dtype]
     handle = get_handle()
     # Every jitgrad kernel runs on the legacy default stream 0. CuPy's wrappers set the handle's
@@ -175,12 +188,9 @@ def gemm(ea, eb, out, nbatch: int, m: int, n: int, k: int) -> bool:
     # set every call too: the handle is CuPy's, shared with cupy.matmul & co.
     cublas.setPointerMode(handle, POINTER_MODE_HOST)
     cublas.setMathMode(handle, DEFAULT_MATH)
-    double = dtype == _F64
-    # column-major: C^T (n x m, ldc = n) = op(B^T) (n x k) @ op(A^T) (k x m)
-    op_b = OP_N if tb == "N" else OP_T
-    op_a = OP_N if ta == "N" else OP_T
-    pa, pb, pc = _pointer(ea), _pointer(eb), _address(out)
-    with _null_stream():
+    isz = dtype.itemsize
+    pa, pb, pc = _address(a) + a_offset * isz, _address(b) + b_offset * isz, _address(out)
+    with _null_stream() if stream_handle is None else _external_stream(stream_handle):
         if nbatch == 1:
             fn = cublas.dgemm if double else cublas.sgemm
             fn(handle, op_b, op_a, n, m, k, alpha.ctypes.data, pb, ldb, pa, lda,
@@ -189,10 +199,12 @@ def gemm(ea, eb, out, nbatch: int, m: int, n: int, k: int) -> bool:
             fn = cublas.dgemmStridedBatched if double else cublas.sgemmStridedBatched
             fn(handle, op_b, op_a, n, m, k, alpha.ctypes.data, pb, ldb, sb, pa, lda, sa,
                beta.ctypes.data, pc, n, m * n, nbatch)
-    stats.calls += 1
-    from . import cuda as backend
-    backend.stats.launches += 1  # device work submitted, as a kernel launch is
-    return True
+
+
+def _external_stream(stream_handle):
+    """The CUDA stream with raw handle ``stream_handle`` as CuPy's current stream."""
+    import cupy
+    return cupy.cuda.ExternalStream(stream_handle)
 
 
 _null = None

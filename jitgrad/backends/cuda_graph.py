@@ -3,7 +3,9 @@
 
 A :class:`Tape` is set as ``backends.cuda._tape`` while a compiled step runs (its kernels still
 run, as always): ``launch_kernel`` and ``copy_device`` append their kernel, grid, block and
-arguments, ``empty`` notes every buffer allocated meanwhile, and a host transfer marks the tape
+arguments, a library call that is no numba kernel (a cuBLAS GEMM) appends the function that
+issues it on a given stream with its arguments (``Tape.external``), ``empty`` notes every
+buffer allocated meanwhile, and a host transfer marks the tape
 unusable (a graph cannot re-read host memory, and a step that reads device data on the host may
 take another path next time). The tape keeps every array it saw alive, so the buffers a graph
 launches on stay its own (no later allocation is handed one of them): the graph's share of the
@@ -52,7 +54,8 @@ class Tape:
 
     def __init__(self, inputs=()):
         self.inputs = [(_address(a), a.size * a.dtype.itemsize) for a in inputs]
-        self.entries = []       # ("launch", kernel, grid, block, args) | ("copy", dst, src)
+        # ("launch", kernel, grid, block, args) | ("copy", dst, src) | ("external", issue, args)
+        self.entries = []
         self.allocations = []   # (start, end) of every buffer allocated while taping, in order
         self.broken = None      # why this run cannot become a graph, or None
         self._keep = []         # the arrays allocated meanwhile (alive as long as the tape)
@@ -68,6 +71,13 @@ class Tape:
     def copy(self, dst, src):
         if threading.get_ident() == self.thread:
             self.entries.append(("copy", dst, src))
+
+    def external(self, issue, args):
+        """A call that is no numba launch: ``issue(stream_handle, *args)`` re-issues it on the
+        CUDA stream whose raw handle (an int) it gets, or on the default stream for None. Its
+        device arrays, as for a launch, are among ``args``."""
+        if threading.get_ident() == self.thread:
+            self.entries.append(("external", issue, tuple(args)))
 
     def allocated(self, arr):
         start = _address(arr)
@@ -110,6 +120,7 @@ class Tape:
 
         try:
             return tuple((e[0], e[1], e[2], e[3], arg(e[4])) if e[0] == "launch"
+                         else (e[0], e[1], arg(e[2])) if e[0] == "external"
                          else (e[0], arg(e[1]), arg(e[2])) for e in self.entries)
         except _Unknown as e:
             self.broken = f"a kernel takes an argument of type {e}"
@@ -178,9 +189,12 @@ class Graph:
         _check(binding.cuGraphLaunch(self._exec, binding.CUstream(0)), "cuGraphLaunch")
 
 
-def _issue(entry, stream):
-    """Run one taped entry (on ``stream``, or numba's default stream when None)."""
-    if entry[0] == "launch":
+def _issue(entry, stream, handle=None):
+    """Run one taped entry (on ``stream``, whose raw handle is ``handle``, or numba's default
+    stream when None)."""
+    if entry[0] == "external":
+        entry[1](handle, *entry[2])
+    elif entry[0] == "launch":
         _, kernel, grid, block, args = entry
         (kernel[grid, block] if stream is None else kernel[grid, block, stream])(*args)
     else:
@@ -226,7 +240,7 @@ def build(tape) -> Graph:
         _check(binding.cuStreamBeginCapture(handle, mode), "cuStreamBeginCapture")
         try:
             for e in tape.entries:
-                _issue(e, stream)
+                _issue(e, stream, int(handle))
         finally:
             # always end the capture: a stream left capturing fails every later launch on it
             graph = _check(binding.cuStreamEndCapture(handle), "cuStreamEndCapture")
