@@ -49,6 +49,20 @@ CASES = [
     ("arange", lambda T, o: T.arange(4, out=o), (2,), F32),
     ("full", lambda T, o: T.full((2,), 7, out=o), (2,), I64),
     ("mm_wrong_dtype", lambda T, o: T.mm(T.ones(2, 3), T.ones(3, 2), out=o), (2, 2), F64),
+    ("gather", lambda T, o: T.gather(T.arange(6.).reshape(2, 3), 1,
+                                     T.tensor([[0, 2], [1, 0]]), out=o), (2, 2), F32),
+    ("gather_keywords", lambda T, o: T.gather(input=T.arange(6.).reshape(2, 3), dim=0,
+                                              index=T.tensor([[1, 0, 1]]), out=o), (1, 3), F32),
+    ("gather_resized", lambda T, o: T.gather(T.arange(6.).reshape(2, 3), 1,
+                                             T.tensor([[0, 2], [1, 0]]), out=o), (3,), F32),
+    ("gather_empty_out", lambda T, o: T.gather(T.arange(6.).reshape(2, 3), 1,
+                                               T.tensor([[0, 2], [1, 0]]), out=o), (0,), F32),
+    ("gather_wrong_dtype", lambda T, o: T.gather(T.arange(6.).reshape(2, 3), 1,
+                                                 T.tensor([[0, 2], [1, 0]]), out=o), (2, 2), I64),
+    ("gather_to_f64", lambda T, o: T.gather(T.arange(6.).reshape(2, 3), 1,
+                                            T.tensor([[0, 2], [1, 0]]), out=o), (2, 2), F64),
+    ("gather_bad_index", lambda T, o: T.gather(T.arange(6.).reshape(2, 3), 1,
+                                               T.tensor([[0, 3]]), out=o), (1, 2), F32),
 ]
 
 
@@ -84,6 +98,7 @@ def test_out_matches_torch(label, call, shape, dtype):
     lambda T, x, o: T.exp(x, out=o),
     lambda T, x, o: T.sum(x.reshape(3, 2), 0, out=o),
     lambda T, x, o: T.mm(x.reshape(2, 3), x.reshape(3, 2), out=o),
+    lambda T, x, o: T.gather(x, 0, T.tensor([0, 1]), out=o),
 ])
 def test_out_refuses_autograd_like_torch(fn):
     msgs = []

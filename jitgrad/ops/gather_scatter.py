@@ -15,6 +15,7 @@ from .. import _dtype as D
 from ..tensor import Tensor
 from .composite import record
 from .index_rules import check_range, device_check, index_data
+from .out import with_out
 from .parser_errors import parser_type_name
 
 __all__ = ["gather", "gather_method", "gather_checked", "take_along_dim", "scatter",
@@ -215,11 +216,22 @@ def _gather_args(args, kwargs, method):
 
 
 def gather(*args, **kwargs):
-    """``torch.gather(input, dim, index, *, sparse_grad=False)``."""
+    """``torch.gather(input, dim, index, *, sparse_grad=False, out=None)``."""
     if len(args) == 3 and not kwargs and args[0].__class__ is Tensor and \
             args[1].__class__ is int and args[2].__class__ is Tensor:  # the common call
         return gather_checked(*args, "gather")
+    if kwargs.get("out") is not None:
+        return _gather_out(*args, **kwargs)
+    kwargs.pop("out", None)
     return gather_checked(*_gather_args(args, kwargs, method=False), "gather")
+
+
+def _gather_into(*args, **kwargs):
+    return gather_checked(*_gather_args(args, kwargs, method=False), "gather")
+
+
+# gather's out= (PyTorch's structured kernel): the input's dtype exactly, resized as out= is
+_gather_out = with_out("gather", mode="exact")(_gather_into)
 
 
 def gather_method(*args, **kwargs):
