@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from tests._parity import torch
+from tests._parity import check_snippet, describe_with_layout, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
@@ -93,6 +93,64 @@ METHODS_AND_WHERE = [
     "torch.vdot(t, np.ones(3))",
     "torch.index_select(t, 0, np.array([0]))", "t.index_select(0, np.array([0]))",
 ]
+
+
+# method forms: PyTorch's parser counts positions after self (x.add(a): position 1), gives none
+# for a keyword, names the method (atan2_, arctan2, ger) and lists the method's own overloads
+# (add/sub/mul/div/pow & co. by keyword, x.add(other=a), still show a position: not covered)
+METHOD_POSITIONS = [
+    "t.add(a)", "t.sub(a)", "t.mul(a)", "t.div(a)", "t.add(a, alpha=2)", "t.subtract(a)",
+    "t.hypot(other=a)", "t.atan2_(np.ones(3))", "t.arctan2(Box())", "t.maximum(a)", "t.fmin(a)",
+    "t.hypot(a)", "t.logaddexp2(a)", "t.logical_xor_(a)", "t.heaviside(a)", "t.matmul(a)",
+    "torch.ones(2, 2).mm(np.ones((2, 2)))", "torch.ones(1, 2, 2).bmm(a)",
+    "torch.ones(2, 3).mv(a)", "t.dot(a)", "t.vdot(a)", "t.outer(a)", "t.ger(a)", "t.inner(a)",
+    "t.kron(a)", "t.isclose(a)", "t.allclose(a)", "torch.ones(2, 2).cholesky_solve(a)",
+    "torch.eye(2).matrix_power(a)", "t.mode(a)",
+    "torch.ones(2, 2).rot90(a)", "t.pow(a)", "t.pow_(a)",
+    "t.float_power(a)", "t.fmod(a)", "t.fmod_(a)", "t.remainder(a)", "t.floor_divide(a)",
+    "t.floor_divide_(a)", "t.xlogy(a)", "t.true_divide(a)", "t.multiply(a)", "t.copysign(a)",
+    "t.bitwise_and(a)", "t.bitwise_left_shift_(a)", "t.divide(a)", "t.divide(a, rounding_mode='floor')",
+]
+
+# methods and factories that took an ndarray (its shape or dtype) or crashed reading it
+NON_TENSOR_OTHER = [
+    "t.expand_as(a)", "t.view_as(a)", "t.reshape_as(np.ones(3))", "t.type_as(a)",
+    "t.type_as(np.float64(1))", "torch.full_like(a, 1)", "torch.full_like(a, 'x')",
+    "torch.rand_like(a)", "torch.randn_like(np.ones(3))", "torch.randint_like(a, 5)",
+    "torch.randint_like(a, 1, 5)", "torch.nn.functional.linear(t, np.ones((2, 3)))",
+    "torch.nn.functional.linear(t, torch.ones(2, 3), np.ones(2))",
+    "torch.nn.functional.linear(torch.ones(2, 3), torch.ones(2, 3), Box())",
+]
+
+
+@pytest.mark.parametrize("code", METHOD_POSITIONS)
+def test_method_positions_count_from_self(code):
+    _check(code)
+
+
+@pytest.mark.parametrize("code", NON_TENSOR_OTHER)
+def test_non_tensor_other_and_like_factories(code):
+    _check(code)
+
+
+@pytest.mark.parametrize("code", [
+    "torch.where(x > 0, x, np.bool_(True))", "torch.where(x > 0, np.bool_(True), x)",
+    "torch.where(x > 0, np.bool_(False), np.int64(3))", "x // np.bool_(True)",
+    "np.bool_(True) // x", "x.floor_divide(np.bool_(True))",
+    "torch.floor_divide(np.bool_(True), x)", "torch.where(x.bool(), x.int(), np.bool_(True))",
+])
+def test_numpy_bool_is_a_double_in_where_and_floor_divide(code):
+    # PyTorch's parser reads np.bool_ as a double: an integer tensor's result is float32
+    check_snippet(f"x = torch.arange(-2, 3)\n{code}", describe_with_layout)
+
+
+def test_method_forms_of_correct_calls():
+    # the method wrappers and the error paths leave correct calls as they were
+    for code in ["t.add(t, alpha=2)", "t.pow(2)", "t.fmod(2)", "t.divide(t, rounding_mode='floor')",
+                 "t.expand_as(torch.ones(2, 3))", "t.type_as(torch.ones(1, dtype=torch.int64))",
+                 "torch.full_like(t, 2)", "torch.nn.functional.linear(t, torch.ones(2, 3), "
+                 "torch.ones(2))", "t.reshape_as(torch.ones(3, 1))"]:
+        check_snippet(f"t = torch.arange(3.)\n{code}", describe_with_layout)
 
 
 @pytest.mark.parametrize("code", TYPE_NAMES)

@@ -34,7 +34,7 @@ from .factory_args import (
     check_storage,
     linspace_steps,
 )
-from .parser_errors import parser_type_name
+from .parser_errors import input_type_error, parser_type_name
 
 
 def _make(np_fn, size, dtype, device, requires_grad, name):
@@ -364,8 +364,12 @@ def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=No
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None):
+    try:  # (free until raised) a non-Tensor t: PyTorch's TypeError, before fill_value's
+        shape = t._data.shape
+    except AttributeError:
+        raise input_type_error("full_like", (t,), {}) from None
     fill_value = _checked_fill(_fill_scalar(fill_value, "full_like"), _like(t, dtype),
-                               _one_cpu_element(t.shape, check_device(device) if device
+                               _one_cpu_element(shape, check_device(device) if device
                                                 is not None else t.device))
     if _like_device(t, device, "full_like") is not None:
         return _like_on_device(t, dtype, memory_format, fill_value, requires_grad)

@@ -21,7 +21,7 @@ from .functional_args import (
     _scalar_tensor,
     _wrapped,
 )
-from .parser_errors import parser_type_name
+from .parser_errors import method_error, parser_type_name, raise_instead
 from .registry import OPS
 
 
@@ -83,22 +83,29 @@ def _with_alpha(name, input, other, alpha):
     return call(OPS[name + "_alpha"], input, other, alpha=alpha)
 
 
-def add(input, other, *, alpha=1):
-    other, alpha = D.parser_scalar(other), D.parser_scalar(alpha)
-    if alpha != 1 or isinstance(alpha, (bool, float, np.floating)):  # (1.0, True: checked)
-        return _with_alpha("add", input, other, alpha)
-    return _binary("add", input, other)
+def add(input, other, *, alpha=1, _method=None):
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        other, alpha = D.parser_scalar(other), D.parser_scalar(alpha)
+        if alpha != 1 or isinstance(alpha, (bool, float, np.floating)):  # (1.0, True: checked)
+            return _with_alpha("add", input, other, alpha)
+        return _binary("add", input, other)
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (other,), {}))
 
 
-def sub(input, other, *, alpha=1):
-    input, other, alpha = D.parser_scalar(input), D.parser_scalar(other), D.parser_scalar(alpha)
-    _check_sub(input, other)
-    if not isinstance(input, Tensor) and isinstance(other, Tensor):
-        _check(input, "sub", 1)
-        input = _wrapped(input, other)  # torch.sub(2, x): SubBackward0, as PyTorch
-    if alpha != 1 or isinstance(alpha, (bool, float, np.floating)):  # (1.0, True: checked)
-        return _with_alpha("sub", input, other, alpha)
-    return _binary("sub", input, other)
+def sub(input, other, *, alpha=1, _method=None):
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        input, other = D.parser_scalar(input), D.parser_scalar(other)
+        alpha = D.parser_scalar(alpha)
+        _check_sub(input, other)
+        if not isinstance(input, Tensor) and isinstance(other, Tensor):
+            _check(input, "sub", 1)
+            input = _wrapped(input, other)  # torch.sub(2, x): SubBackward0, as PyTorch
+        if alpha != 1 or isinstance(alpha, (bool, float, np.floating)):  # (1.0, True: checked)
+            return _with_alpha("sub", input, other, alpha)
+        return _binary("sub", input, other)
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (other,), {}))
 
 
 def rsub(input, other, alpha=1):
@@ -118,25 +125,32 @@ def rsub(input, other, alpha=1):
     return call(OPS["rsub"], x, other=other)
 
 
-def mul(input, other):
-    return _binary("mul", input, other)
+def mul(input, other, *, _method=None):
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        return _binary("mul", input, other)
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (other,), {}))
 
 
-def div(input, other, *, rounding_mode=None):
-    if rounding_mode in ("floor", "trunc"):
-        return _div_rounded(input, other, rounding_mode)
-    if rounding_mode is not None:
-        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         f"but found '{rounding_mode}'")
-    if not isinstance(input, Tensor) and isinstance(other, Tensor):
-        # torch.div(2, x) wraps the scalar (DivBackward0); the operator 2 / x is
-        # reciprocal(x) * 2 (methods._rtruediv)
-        _check(input, "div", 1)
-        ct = D.result_type(input, other)  # the scalar keeps its value (-1 / uint8: -1.0)
-        from .basic import tensor
-        input = tensor(input, dtype=ct if ct.is_floating_point else D.get_default_dtype(),
-                       device=other.device)
-    return _binary("div", input, other)
+def div(input, other, *, rounding_mode=None, _method=None):
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        if rounding_mode in ("floor", "trunc"):
+            return _div_rounded(input, other, rounding_mode)
+        if rounding_mode is not None:
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        if not isinstance(input, Tensor) and isinstance(other, Tensor):
+            # torch.div(2, x) wraps the scalar (DivBackward0); the operator 2 / x is
+            # reciprocal(x) * 2 (methods._rtruediv)
+            _check(input, "div", 1)
+            ct = D.result_type(input, other)  # the scalar keeps its value (-1 / uint8: -1.0)
+            from .basic import tensor
+            input = tensor(input, dtype=ct if ct.is_floating_point else D.get_default_dtype(),
+                           device=other.device)
+        return _binary("div", input, other)
+    except TypeError as e:
+        given = {} if rounding_mode is None else {"rounding_mode": rounding_mode}
+        raise_instead(method_error(_method, e, (other,), given))
 
 
 true_divide = div
@@ -173,25 +187,29 @@ def _no_bool_pow(ct):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
 
 
-def pow(input, exponent):  # noqa: A001 - torch.pow
-    if isinstance(input, Tensor) and isinstance(exponent, Tensor):
-        if input.dtype is D.bool_ or exponent.dtype is D.bool_:
-            _no_bool_pow(D.result_type(input, exponent))
-        return call(OPS["pow_tensor"], input, exponent)
-    if isinstance(input, Tensor):
-        if not isinstance(exponent, _Number):
+def pow(input, exponent, *, _method=None):  # noqa: A001 - torch.pow
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        if isinstance(input, Tensor) and isinstance(exponent, Tensor):
+            if input.dtype is D.bool_ or exponent.dtype is D.bool_:
+                _no_bool_pow(D.result_type(input, exponent))
+            return call(OPS["pow_tensor"], input, exponent)
+        if isinstance(input, Tensor):
+            if not isinstance(exponent, _Number):
+                _overload_error("pow", input, exponent)
+            if input.dtype.is_floating_point is False \
+                    and isinstance(exponent, (int, np.integer)) \
+                    and not isinstance(exponent, (bool, np.bool_)) and exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            return _pow_scalar_exponent(input, exponent)
+        if not isinstance(exponent, Tensor) or not isinstance(input, _Number):
             _overload_error("pow", input, exponent)
-        if input.dtype.is_floating_point is False and isinstance(exponent, (int, np.integer)) \
-                and not isinstance(exponent, (bool, np.bool_)) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return _pow_scalar_exponent(input, exponent)
-    if not isinstance(exponent, Tensor) or not isinstance(input, _Number):
-        _overload_error("pow", input, exponent)
-    ct = D.result_type(exponent, input)  # the scalar base joins type promotion
-    _no_bool_pow(ct)
-    if ct is not exponent.dtype:
-        exponent = exponent.to(ct)
-    return call(OPS["rpow"], exponent, base=input)
+        ct = D.result_type(exponent, input)  # the scalar base joins type promotion
+        _no_bool_pow(ct)
+        if ct is not exponent.dtype:
+            exponent = exponent.to(ct)
+        return call(OPS["rpow"], exponent, base=input)
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (exponent,), {}))
 
 
 def _pow_scalar_exponent(x, e):
@@ -313,15 +331,21 @@ def _division_operands(name, kernel, input, other):
     return ct
 
 
-def floor_divide(input, other):
-    """Python's ``//`` (sign of the divisor); no derivative (PyTorch: NotImplemented node)."""
-    _division_operands("floor_divide", "div_floor_cpu", input, other)
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from .basic import tensor
-        input = tensor(input)
-    with grad_mode.no_grad():
-        res = call(OPS["floor_divide"], input, other)
-    return _no_derivative("floor_divide", res, (input, other))
+def floor_divide(input, other, *, _method=None):
+    """Python's ``//`` (sign of the divisor); no derivative (PyTorch: NotImplemented node). A
+    NumPy bool operand is a double, as PyTorch's parser reads it (``int_x // np.bool_(True)``:
+    float32)."""
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        input, other = D.parser_scalar(input), D.parser_scalar(other)
+        _division_operands("floor_divide", "div_floor_cpu", input, other)
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            from .basic import tensor
+            input = tensor(input)
+        with grad_mode.no_grad():
+            res = call(OPS["floor_divide"], input, other)
+        return _no_derivative("floor_divide", res, (input, other))
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (other,), {}))
 
 
 def _div_rounded(input, other, mode):
@@ -362,30 +386,36 @@ def _with_scalar_other(op_name, input, other, ct):
     return call(OPS[op_name], x, other=other)
 
 
-def remainder(input, other):
+def remainder(input, other, *, _method=None):
     """Python's ``%`` (sign of the divisor; PyTorch's kernel: fmod plus the divisor where the
     signs differ). RemainderBackward1 (tensor, tensor) / RemainderBackward0 (tensor, scalar);
     ``other`` gets ``-g * floor_divide(input, other)``. A scalar ``input`` records PyTorch's
     NotImplemented node."""
-    ct = _division_operands("remainder", "remainder_cpu", input, other)
-    if isinstance(input, Tensor) and isinstance(other, Tensor):
-        return call(OPS["remainder"], input, other)
-    if isinstance(input, Tensor):
-        return _with_scalar_other("remainder_scalar", input, other, ct)
-    with grad_mode.no_grad():
-        res = call(OPS["remainder"], _scalar_tensor(input, ct, other.device), other)
-    return _no_derivative("remainder", res, (input, other))
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        ct = _division_operands("remainder", "remainder_cpu", input, other)
+        if isinstance(input, Tensor) and isinstance(other, Tensor):
+            return call(OPS["remainder"], input, other)
+        if isinstance(input, Tensor):
+            return _with_scalar_other("remainder_scalar", input, other, ct)
+        with grad_mode.no_grad():
+            res = call(OPS["remainder"], _scalar_tensor(input, ct, other.device), other)
+        return _no_derivative("remainder", res, (input, other))
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (other,), {}))
 
 
-def fmod(input, other):
+def fmod(input, other, *, _method=None):
     """C fmod (sign of the dividend). FmodBackward1 (tensor, tensor) / FmodBackward0 (tensor,
     scalar); ``other`` gets ``-g * trunc(input / other)``."""
-    if not isinstance(input, Tensor):
-        _overload_error("fmod", input, other)
-    ct = _division_operands("fmod", "fmod_cpu", input, other)
-    if isinstance(other, Tensor):
-        return call(OPS["fmod"], input, other)
-    return _with_scalar_other("fmod_scalar", input, other, ct)
+    try:  # (free until raised) the method form words the parser's errors as a method's
+        if not isinstance(input, Tensor):
+            _overload_error("fmod", input, other)
+        ct = _division_operands("fmod", "fmod_cpu", input, other)
+        if isinstance(other, Tensor):
+            return call(OPS["fmod"], input, other)
+        return _with_scalar_other("fmod_scalar", input, other, ct)
+    except TypeError as e:
+        raise_instead(method_error(_method, e, (other,), {}))
 
 
 # --------------------------------------------------------------------------- lerp, addcmul, addcdiv

@@ -18,6 +18,7 @@ from . import shape_join as _shape_join
 from . import sort as _sort_ops
 from .functional_compare import CLAMP_METHODS as _CLAMP_METHODS
 from .functional_compare import COMPARE_METHODS as _COMPARE_METHODS
+from .parser_errors import counted_from_self, with_keyword_defaults
 from .random_factories import _cuda_rng, _gen
 
 
@@ -514,3 +515,44 @@ Tensor.histogram = _histogram_ops.histogram
 from . import real_parts as _real_parts  # noqa: E402
 
 _real_parts.install()
+
+# Methods whose function form's parser errors count self as position 1 (``add(): argument
+# 'other' (position 2)``) while PyTorch's method form starts after self (``x.add(a)``:
+# position 1, and no position for a keyword); those listed with overloads get the method's own
+# "invalid combination" listing (``x.fmod(a)``: ``(Tensor other)``, ``(Number other)``)
+_OTHER = ("(Tensor other)", "(Number other)")
+_EXPONENT = ("(Tensor exponent)", "(Number exponent)")
+_DIVIDE = ("(Tensor other)", "(Tensor other, *, str rounding_mode)", "(Number other)",
+           "(Number other, *, str rounding_mode)")
+# the hot arithmetic methods: copies of the functions that reword in their own except block
+# (parser_errors.method_error), no call layer; the others through a wrapper
+_SUBTRACT = ("(Tensor other, *, Number alpha = 1)", "(Number other, Number alpha = 1)")
+_ARITH_METHODS = {"add": (F.add, None), "sub": (F.sub, None), "subtract": (F.sub, _SUBTRACT),
+                  "mul": (F.mul, None), "multiply": (F.mul, _OTHER), "div": (F.div, None),
+                  "divide": (F.div, _DIVIDE), "true_divide": (F.div, _OTHER),
+                  "pow": (F.pow, _EXPONENT), "floor_divide": (F.floor_divide, _OTHER),
+                  "remainder": (F.remainder, _OTHER), "fmod": (F.fmod, _OTHER)}
+for _name, (_fn, _overloads) in _ARITH_METHODS.items():
+    setattr(Tensor, _name, with_keyword_defaults(_fn, _method=(_name, _overloads)))
+_COUNTED_FROM_SELF = {
+    **dict.fromkeys((
+        "atan2", "atan2_", "arctan2", "arctan2_", "maximum", "minimum", "fmax", "fmin", "hypot",
+        "hypot_", "logaddexp", "logaddexp2", "logical_and", "logical_and_", "logical_or",
+        "logical_or_", "logical_xor", "logical_xor_", "heaviside", "heaviside_", "matmul", "mm",
+        "bmm", "mv", "dot", "vdot", "outer", "ger", "inner", "kron", "isclose", "allclose",
+        "cholesky_solve", "matrix_power", "mode", "rot90")),
+    **dict.fromkeys((
+        "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor",
+        "bitwise_xor_", "bitwise_left_shift", "bitwise_left_shift_", "bitwise_right_shift",
+        "bitwise_right_shift_", "copysign", "copysign_", "floor_divide_", "fmod_", "multiply_",
+        "remainder_", "true_divide_", "xlogy", "xlogy_"), _OTHER),
+    **dict.fromkeys(("pow_", "float_power", "float_power_"), _EXPONENT),
+    "divide_": _DIVIDE,
+}
+# (replaces _tensor_conversions' type_as, which took an ndarray's dtype)
+from .copies import type_as as _type_as  # noqa: E402
+
+Tensor.type_as = _type_as
+
+for _name, _overloads in _COUNTED_FROM_SELF.items():
+    setattr(Tensor, _name, counted_from_self(getattr(Tensor, _name), _name, _overloads))

@@ -207,3 +207,52 @@ def invalid_combination(name, args, kwargs, signatures) -> TypeError:
     listed = "".join(f" * {s}\n{_mismatch_line(s, args, kwargs)}" for s in signatures)
     return TypeError(f"{name}() received an invalid combination of arguments - got "
                      f"({describe_arguments(args, kwargs)}), but expected one of:\n{listed}")
+
+
+# "add(): argument 'other' (position 2) must be Tensor, not numpy.ndarray": the function form's
+# error for one argument, and the start of the function form's "invalid combination" listing
+_ONE_ARGUMENT = re.compile(r"^(\w+)\(\): argument '(\w+)' \(position (\d+)\)( must be .*)$",
+                           re.S)
+_COMBINATION = re.compile(r"^\w+\(\) received an invalid combination of arguments")
+
+
+def method_form_error(name, error, args, kwargs, overloads=None):
+    """The method ``name``'s TypeError (``x.add(a)``: PyTorch's parser sees the arguments after
+    self, and names the method, ``x.atan2_`` as ``atan2_()``) for ``error``, the function
+    form's (``add(x, a)``), or None when ``error`` is not the parser's. An argument's position
+    counts from self's successor, none when it came by keyword; ``overloads`` are the method's
+    own overloads as the parser lists them (``"(Tensor other)"``, ``"(Number other)"``) where
+    PyTorch gives several: their "invalid combination" listing."""
+    message = str(error)
+    m = _ONE_ARGUMENT.match(message)
+    if overloads is not None and (m is not None or _COMBINATION.match(message)):
+        return invalid_combination(name, args, kwargs, overloads)
+    if m is None or int(m.group(3)) < 2:
+        return None
+    where = "" if m.group(2) in kwargs else f" (position {int(m.group(3)) - 1})"
+    return TypeError(f"{name}(): argument '{m.group(2)}'{where}{m.group(4)}")
+
+
+def method_error(method, error, args, kwargs):
+    """In the ``except`` of a function whose method form is its ``with_keyword_defaults`` copy
+    with ``_method=(name, overloads)`` (no call layer on the hot ``x.add(y)``): the method's
+    TypeError (``method_form_error``; ``args``/``kwargs`` those after self), or None for the
+    function form (``method`` None) or an error not the parser's. (A keyword argument there is
+    taken for a positional one: the copy cannot tell them apart.)"""
+    if method is None:
+        return None
+    return method_form_error(method[0], error, args, kwargs, method[1])
+
+
+def counted_from_self(fn, name, overloads=None):
+    """``fn`` (a torch.* function taking the tensor first) as the Tensor method ``name``, its
+    parser errors in the method's words (``method_form_error``). The rewording runs only on the
+    error path; a correct call pays one call layer."""
+    def method(self, *args, **kwargs):
+        try:
+            return fn(self, *args, **kwargs)
+        except TypeError as e:
+            raise_instead(method_form_error(name, e, args, kwargs, overloads))
+    method.__name__, method.__qualname__ = name, f"Tensor.{name}"
+    method.__doc__, method.__wrapped__ = fn.__doc__, fn
+    return method

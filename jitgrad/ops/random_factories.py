@@ -6,8 +6,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .._size import check_device
+from ..tensor import Tensor
 from .factory_args import _factory_dtype, _finish, _like, _shape, _size_kw
-from .parser_errors import parser_type_name
+from .parser_errors import input_type_error, parser_type_name
 
 
 def _gen(generator):
@@ -116,27 +117,48 @@ def _in_memory_order(out, t, memory_format):
 
 def rand_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None):
+    try:  # (free until raised) a non-Tensor t: PyTorch's TypeError
+        shape = t._data.shape
+    except AttributeError:
+        raise input_type_error("rand_like", (t,), {}) from None
     if memory_format != "contiguous_format" and _host_like(t, device):
         out = _random_like(t, generator, dtype, memory_format, requires_grad, normal=False)
         if out is not None:
             return out
-    out = rand(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+    out = rand(tuple(shape), generator=generator, dtype=_like(t, dtype),
                requires_grad=requires_grad, device=t.device if device is None else device)
     return _in_memory_order(out, t, memory_format)
 
 
 def randn_like(t, *, generator=None, dtype=None, device=None, requires_grad=False,
                memory_format=None, layout=None):
+    try:  # (free until raised) a non-Tensor t: PyTorch's TypeError
+        shape = t._data.shape
+    except AttributeError:
+        raise input_type_error("randn_like", (t,), {}) from None
     if memory_format != "contiguous_format" and _host_like(t, device):
         out = _random_like(t, generator, dtype, memory_format, requires_grad, normal=True)
         if out is not None:
             return out
-    out = randn(tuple(t.shape), generator=generator, dtype=_like(t, dtype),
+    out = randn(tuple(shape), generator=generator, dtype=_like(t, dtype),
                 requires_grad=requires_grad, device=t.device if device is None else device)
     return _in_memory_order(out, t, memory_format)
 
 
+_RANDINT_LIKE_KEYWORDS = ("torch.memory_format memory_format = None, torch.dtype dtype = None, "
+                         "torch.layout layout = None, torch.device device = None, "
+                         "bool pin_memory = False, bool requires_grad = False")
+# randint_like's overloads as PyTorch's parser lists them (each with and without a generator)
+_RANDINT_LIKE_OVERLOADS = tuple(
+    f"(Tensor input, {args}, *, {generator}{_RANDINT_LIKE_KEYWORDS})"
+    for args in ("int low, int high", "Tensor high", "int high")
+    for generator in ("torch.Generator generator, ", ""))
+
+
 def randint_like(t, low=0, high=None, dtype=None, device=None):
+    if not isinstance(t, Tensor):  # (an ndarray has a shape: checked before it is read)
+        given = (t, low) if high is None else (t, low, high)
+        raise input_type_error("randint_like", given, {}, _RANDINT_LIKE_OVERLOADS)
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(t.shape), dtype=_like(t, dtype),

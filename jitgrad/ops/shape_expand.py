@@ -7,6 +7,7 @@ import numpy as np
 from .._layout import note_expand
 from .._storage import expand_strides
 from .composite import record
+from .parser_errors import input_type_error
 from .shape_args import _NOT_GIVEN, _size_list
 
 
@@ -102,7 +103,11 @@ def expand(input, *args, size=_NOT_GIVEN):
 
 
 def expand_as(input, other):
-    return expand(input, tuple(other.shape))
+    try:  # (free until raised) PyTorch's TypeError for a non-Tensor other (an ndarray too)
+        shape = other._data.shape
+    except AttributeError:
+        raise input_type_error("expand_as", (other,), {}, arg="other") from None
+    return expand(input, tuple(shape))
 
 
 def broadcast_to(input, size):

@@ -176,11 +176,19 @@ def view(input, *args, size=_NOT_GIVEN, dtype=None):
 
 
 def view_as(input, other):
-    return view(input, tuple(other.shape))
+    try:  # (free until raised) PyTorch's TypeError for a non-Tensor other (an ndarray too)
+        shape = other._data.shape
+    except AttributeError:
+        raise input_type_error("view_as", (other,), {}, arg="other") from None
+    return view(input, tuple(shape))
 
 
 def reshape_as(input, other):
-    return reshape(input, tuple(other.shape))
+    try:  # (free until raised) PyTorch's TypeError for a non-Tensor other (an ndarray too)
+        shape = other._data.shape
+    except AttributeError:
+        raise input_type_error("reshape_as", (other,), {}, arg="other") from None
+    return reshape(input, tuple(shape))
 
 
 def flatten(input, start_dim=0, end_dim=-1):

@@ -12,6 +12,7 @@ from ...ops.composite import record, record_composition
 from ...ops.linalg_addmm import addmm
 from ...ops.linalg_matmul import matmul
 from ...ops.linalg_products import _layout_attrs
+from ...ops.parser_errors import parser_type_name, raise_instead
 from ...tensor import Tensor
 from .. import _device
 from ._common import _check_tensor, _creating_graph
@@ -91,23 +92,36 @@ def _fast_linear(input, weight, bias):
 def linear(input, weight, bias=None):
     """``y = x W^T + b``. 2-D input with bias records AddmmBackward0 (like PyTorch)."""
     _check_tensor(input, "linear")
-    if _device.is_cuda(input):
-        return _device.linear(input, weight, bias)
-    nd = input.ndim
-    if bias is None:
-        return matmul(input, weight.t())
-    if nd == 2:
-        out = _fast_linear(input, weight, bias)
-        return out if out is not None else addmm(bias, input, weight.t())
-    if nd == 0:
-        raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
-                           f"and {weight.ndim}D")
-    lead = tuple(input.shape[:-1])
-    x2 = input.unsqueeze(0) if nd == 1 else input.reshape(-1, input.shape[-1])
-    out = _fast_linear(x2, weight, bias)
-    if out is None:
-        out = addmm(bias, x2, weight.t())
-    return out.view(*lead, out.shape[-1])
+    try:  # (free until raised) a non-Tensor weight or bias: PyTorch's TypeError
+        if _device.is_cuda(input):
+            return _device.linear(input, weight, bias)
+        nd = input.ndim
+        if bias is None:
+            return matmul(input, weight.t())
+        if nd == 2:
+            out = _fast_linear(input, weight, bias)
+            return out if out is not None else addmm(bias, input, weight.t())
+        if nd == 0:
+            raise RuntimeError("both arguments to linear need to be at least 1D, but they are 0D "
+                               f"and {weight.ndim}D")
+        lead = tuple(input.shape[:-1])
+        x2 = input.unsqueeze(0) if nd == 1 else input.reshape(-1, input.shape[-1])
+        out = _fast_linear(x2, weight, bias)
+        if out is None:
+            out = addmm(bias, x2, weight.t())
+        return out.view(*lead, out.shape[-1])
+    except (AttributeError, TypeError):
+        raise_instead(_linear_argument_error(weight, bias))
+
+
+def _linear_argument_error(weight, bias):
+    """PyTorch's TypeError for a weight or bias that is not a Tensor (an ndarray: the parser
+    refuses it), else None."""
+    for value, arg, position in ((weight, "weight", 2), (bias, "bias", 3)):
+        if value is not None and not isinstance(value, Tensor):
+            return TypeError(f"linear(): argument '{arg}' (position {position}) must be Tensor, "
+                             f"not {parser_type_name(value)}")
+    return None
 
 
 def bilinear(input1, input2, weight, bias=None):
