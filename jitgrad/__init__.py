@@ -144,11 +144,11 @@ for _name in ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "tru
               "erfc", "erfinv", "bitwise_left_shift", "bitwise_right_shift"):
     globals()[_name] = _with_out(_name)(globals()[_name])
 for _name in ("clamp", "clip", "clamp_min", "clamp_max"):
-    globals()[_name] = _with_out(_name, "exact", cast_error=_out.dtype_mismatch)(
-        globals()[_name])
+    globals()[_name] = _with_out(_name, "exact", cast_error=_out.dtype_mismatch,
+                                 iterator=True)(globals()[_name])
 for _name in ("zeros", "ones", "empty", "full", "linspace", "rand", "randn"):
-    globals()[_name] = _with_out(_name, "dtype", resize_warning=None)(globals()[_name])
-arange = _with_out("arange", "dtype", resize_warning=_out.ARANGE_RESIZE_WARNING)(arange)
+    globals()[_name] = _with_out(_name, "factory", resize_warning=None)(globals()[_name])
+arange = _with_out("arange", "factory", resize_warning=_out.ARANGE_RESIZE_WARNING)(arange)
 del _name
 from .random import (Generator, bernoulli, default_generator, get_rng_state, initial_seed,
                      multinomial, normal, seed, set_rng_state)

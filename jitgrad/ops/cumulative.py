@@ -191,7 +191,7 @@ def _logcumsumexp_backward(node, g):
     return (part(g > 0) - part(g < 0),)
 
 
-@with_out("logcumsumexp")
+@with_out("logcumsumexp", iterator=False)
 @ieee_quiet
 @parser_errors
 def logcumsumexp(input, dim):

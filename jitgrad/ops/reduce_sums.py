@@ -76,7 +76,7 @@ def _mean_backward(node, g):
     return (_expand_back(g, node) / node.ctx.attrs["n"],)
 
 
-@with_out("mean")
+@with_out("mean", iterator=False)
 @ieee_quiet
 def mean(input, dim=NO_DIM, keepdim=False, *, dtype=None):
     named = dim is not NO_DIM
@@ -162,7 +162,7 @@ def _logsumexp_backward(node, g):
     return (_expand_back(g, node) * (x - out).exp(),)
 
 
-@with_out("logsumexp", cast_error=lambda src, dst: RuntimeError(
+@with_out("logsumexp", iterator=False, cast_error=lambda src, dst: RuntimeError(
     f"logsumexp(): Expected floating point type for result tensor, but got: {D.scalar_name(dst)}"))
 @ieee_quiet
 def logsumexp(input, dim=NO_DIM, keepdim=False):

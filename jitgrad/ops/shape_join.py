@@ -134,7 +134,7 @@ def cat(tensors, dim=0, *, out=None):
                  attrs={"dim": d, "sizes": sizes, "dtypes": [t_.dtype for t_ in tensors]})
     return res if out is None else write_out("cat", res, out, tensors, cast_error=TypeError(
         f"torch.cat(): input types can't be cast to the desired output type "
-        f"{D.scalar_name(out.dtype)}"))
+        f"{D.scalar_name(out.dtype)}"), iterator=False)
 
 
 concat = cat
@@ -175,7 +175,7 @@ def stack(tensors, dim=0, *, out=None):
         data = np.stack(parts, axis=d)
     res = record("StackBackward0", tensors, data, _stack_backward,
                  attrs={"dim": d, "n": len(tensors)})
-    return write_out("stack", res, out, tensors)
+    return write_out("stack", res, out, tensors, iterator=False)
 
 
 def hstack(tensors):
