@@ -6,12 +6,15 @@ compiles that code twice: its strided (non-contiguous) loop and its contiguous l
 ``a * b + c`` into fma in different places, and where ``a log x - x - lgamma a`` cancels
 (``igamma``, float32, a far above x) the two differ from each other by up to ~500 ulps
 (3e-5 relative). jitgrad reproduces the strided loop bit for bit (``test_bits_*``: 0 ulps over
-a grid of edge values and all the algorithm's regimes, both dtypes); the contiguous loop is
-then matched to 2 ulps in float64 and for igammac, to 1e-4 relative for float32 igamma.
+a grid of edge values and all the algorithm's regimes, both dtypes); the contiguous loop, built
+per CPU capability, is matched within the exponent's conditioning (its rounding differs by
+machine).
 SciPy's gammainc (the same Cephes algorithm in double) agrees to 1e-13 relative (times the
 exponent's size for tiny results) except in the uniform asymptotic regime (20 < a, x near a),
 where ATen's series uses float's pi: 5e-9 there.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -77,19 +80,29 @@ def test_bits_against_strided_loop(name, dt):
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
 @pytest.mark.parametrize("name", list(FUNCS))
 def test_against_contiguous_loop(name, dt):
+    """Within the exponent's conditioning: PyTorch's contiguous loop is compiled once per CPU
+    capability (AVX2, AVX512, ...), each contracting ``a * b + c`` into fma in its own places,
+    so how far it strays from the strided loop (which jitgrad matches bit for bit) depends on
+    the machine: 2 ulps in float64 where it was first measured, 12,211 ulps (1.8e-12 relative,
+    results near 1e-185) on an AVX2 EPYC. Both are rounding of ``a log x - x - lgamma(a)``,
+    whose error grows with its terms' size: the bound is 4 eps times that sum, relative."""
     a, x = _grid(dt)
     got = getattr(jg, name)(jg.tensor(a), jg.tensor(x)).numpy()
     want = getattr(torch, name)(torch.from_numpy(a), torch.from_numpy(x)).numpy()
     d = _ulps(got, want)
-    if dt == np.float32 and name == "igamma":
-        finite = np.isfinite(want) & (want != 0)
-        assert (np.isnan(got) == np.isnan(want)).all()
-        assert (d[~finite] == 0).all()  # NaN, inf and 0 exactly where PyTorch has them
-        rel = np.abs(got[finite] - want[finite].astype(np.float64)) / np.abs(want[finite])
-        assert rel.max() < 1e-4
-        assert (d > 0).mean() < 0.01
-    else:
-        assert d.max() <= 2
+    finite = np.isfinite(want) & (want != 0)
+    assert (d[~finite] == 0).all()  # NaN, inf and 0 exactly where PyTorch has them
+    a64, x64 = a[finite].astype(np.float64), x[finite].astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.abs(a64 * np.log(x64)) + x64 + np.abs(
+            [math.lgamma(v) if 0 < v < INF else INF for v in a64])
+    rel = np.abs(got[finite] - want[finite].astype(np.float64)) / np.abs(want[finite])
+    plain = np.isfinite(terms)  # the rest (x == 0, a or x infinite) are the exact early returns
+    assert (rel[~plain] == 0).all()
+    rel, terms, a64, x64 = rel[plain], terms[plain], a64[plain], x64[plain]
+    bound = 4 * np.finfo(dt).eps * np.maximum(terms, 1.0)
+    worst = np.argsort(-(rel / bound))[:3]
+    assert (rel <= bound).all(), [(a64[i], x64[i], rel[i], bound[i]) for i in worst]
 
 
 @pytest.mark.parametrize("name", list(FUNCS))
