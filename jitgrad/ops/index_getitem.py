@@ -212,7 +212,11 @@ def getitem(x: Tensor, key) -> Tensor:
     if type(key) is list:
         key = sequence_key(key)
     comps = _one_ellipsis(_normalize_key(key), x._data.ndim)
-    _check_bounds(comps, x._data.shape, arrays=not _mixes_basic(comps), bare=bare_key(key))
+    # (CUDA: a 0-d bool still raises NotImplementedError in device_plan; split, two layouts of
+    # unit/empty dims came out unlike ATen's on the simulator)
+    host = x._data.__class__ is np.ndarray
+    mixes = _mixes_basic(comps, bools=host)
+    _check_bounds(comps, x._data.shape, arrays=not mixes, bare=bare_key(key))
     comps = _valid_on_empty(comps, x._data.shape)
     basic = _is_basic(comps)
     tuple_key = type(key) is tuple
@@ -224,8 +228,8 @@ def getitem(x: Tensor, key) -> Tensor:
             # PyTorch records one node per component (x[0, 1:3] is SliceBackward0 <-
             # SelectBackward0)
             return _remember_view_key(_getitem_chain(x, comps), x, _np_key(comps))
-    elif _mixes_basic(comps):
-        return _split_advanced(x, comps)
+    elif mixes:
+        return _split_advanced(x, comps, host)
     if not basic and (x._data.__class__ is not np.ndarray or any(
             k in ("darray", "dmask") for k, _ in comps)):
         return _cuda().device_getitem(x, comps)
@@ -326,8 +330,8 @@ def _new_dim_strides(npkey, nd, data):
     return tuple(want)
 
 
-def _split_advanced(x, comps):
-    bkey, akey = _split_keys(comps)
+def _split_advanced(x, comps, bools):
+    bkey, akey = _split_keys(comps, bools)
     return getitem(getitem(x, bkey), akey)
 
 

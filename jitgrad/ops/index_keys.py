@@ -308,14 +308,25 @@ def _drop_noop_slices(comps, shape):
     return out
 
 
-def _mixes_basic(comps) -> bool:
+def _mixes_basic(comps, bools=False) -> bool:
     """An advanced key with ints, None or real slices: PyTorch applies those first and the index
-    tensors to the result (x[0, :, [1, 2]] has shape (3, 2); NumPy's would be (2, 3))."""
-    return any(k in ("int", "none") or (k == "slice" and v != _FULL) for k, v in comps)
+    tensors to the result (x[0, :, [1, 2]] has shape (3, 2); NumPy's would be (2, 3)).
+    ``bools``: a 0-dim bool (``_bool_key``) counts too, as for getitem; setitem still writes it
+    as a 0-dim mask in one step (where its overlap checks are)."""
+    return any(k in ("int", "none") or (k == "slice" and v != _FULL) or (bools and _bool_key(k, v))
+               for k, v in comps)
 
 
-def _split_keys(comps):
-    """(basic key, advanced key): the two steps PyTorch indexes an advanced key in."""
+def _bool_key(kind, v) -> bool:
+    """A 0-dim boolean index (True/False, a 0-dim bool or uint8 tensor or array): PyTorch's
+    applySlicing reads it as an unsqueeze at its place (UnsqueezeBackward0) and then indexes
+    that new unit dim with [0] (True) or [] (False), IndexBackward0 on top."""
+    return kind == "mask" and v.__class__ is np.ndarray and v.ndim == 0
+
+
+def _split_keys(comps, bools=False):
+    """(basic key, advanced key): the two steps PyTorch indexes an advanced key in (with
+    ``bools``, a 0-dim bool is an unsqueeze in the first and [0] or [] in the second)."""
     bkey, akey = [], []
     for kind, v in comps:
         if kind == "int":
@@ -326,6 +337,9 @@ def _split_keys(comps):
         elif kind == "ellipsis":
             bkey.append(Ellipsis)
             akey.append(Ellipsis)
+        elif bools and _bool_key(kind, v):
+            bkey.append(None)
+            akey.append(Tensor._make(np.zeros(1 if v else 0, np.int64)))
         else:
             if kind in ("mask", "dmask"):
                 bkey += [_FULL] * _mask_ndim(kind, v)
