@@ -47,9 +47,10 @@ def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False) -> Tens
         # PyTorch's CreationMeta, propagated from a view's view unless the new one is special
         if not _grad_state.enabled:
             t._creation = "no_grad"
-            if view_of._requires_grad:
-                # PyTorch: a view's requires_grad is its base's, but without a grad_fn or an
-                # accumulator of its own (Tensor._edge gives it no edge)
+            if (view_of if base is None else base)._requires_grad:
+                # PyTorch: a view's requires_grad is its base's (the root's, not that of the
+                # view it was cut from), but without a grad_fn or an accumulator of its own
+                # (Tensor._edge gives it no edge)
                 t._requires_grad = True
                 t._rg_inherited = True
         elif multi:
