@@ -240,8 +240,9 @@ def where(condition, input=_NOT_GIVEN, other=_NOT_GIVEN):
             raise RuntimeError(f"where expected condition to be a boolean tensor, but got a "
                                f"tensor with dtype {D.scalar_name(condition.dtype)}")
         # a NumPy bool value is a double to PyTorch's parser (where(c, int_x, np.bool_(True)):
-        # float32), as for the arithmetic ops
-        input, other = D.parser_scalar(input), D.parser_scalar(other)
+        # float32), as for the arithmetic ops (tested inline: where is hot)
+        if input.__class__ is np.bool_ or other.__class__ is np.bool_:
+            input, other = D.parser_scalar(input), D.parser_scalar(other)
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
             from .basic import tensor
             input = tensor(input, dtype=D.result_type(input, other))
