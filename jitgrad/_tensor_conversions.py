@@ -172,6 +172,9 @@ class TensorConversions:
         return self.to(D.to_dtype(dtype))
 
     def type_as(self, other):
+        if not isinstance(other, Tensor):  # an ndarray has a dtype too: PyTorch's TypeError
+            from .ops.parser_errors import input_type_error
+            raise input_type_error("type_as", (other,), {}, arg="other")
         return self.to(other.dtype)
 
     def float(self, memory_format=None):

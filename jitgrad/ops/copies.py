@@ -132,11 +132,3 @@ def where_any(cond, a, b):
         return a if cond else b
     from .functional import where
     return where(cond, a, b)
-
-
-def type_as(t: Tensor, other) -> Tensor:
-    """``t.type_as(other)``: ``t`` in ``other``'s dtype; PyTorch's TypeError for a non-Tensor
-    ``other`` (an ndarray has a ``dtype`` too)."""
-    if not isinstance(other, Tensor):
-        raise input_type_error("type_as", (other,), {}, arg="other")
-    return t.to(other.dtype)

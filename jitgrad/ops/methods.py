@@ -549,10 +549,5 @@ _COUNTED_FROM_SELF = {
     **dict.fromkeys(("pow_", "float_power", "float_power_"), _EXPONENT),
     "divide_": _DIVIDE,
 }
-# (replaces _tensor_conversions' type_as, which took an ndarray's dtype)
-from .copies import type_as as _type_as  # noqa: E402
-
-Tensor.type_as = _type_as
-
 for _name, _overloads in _COUNTED_FROM_SELF.items():
     setattr(Tensor, _name, counted_from_self(getattr(Tensor, _name), _name, _overloads))
