@@ -60,6 +60,8 @@ _OPS = {
     "mul_contiguous": lambda lib, x, layout: x * _other(lib, layout, False),
     "mul_scalar": lambda lib, x, layout: x * 2.5,
     "exp": lambda lib, x, layout: x.exp(),
+    # AddBackward0 hands the incoming gradient on itself (sum()'s expanded one included:
+    # strides 0; a leaf's AccumulateGrad copies it, version 1)
     "add_broadcast": lambda lib, x, layout: x + _bias(lib, x),
     # chains: jitgrad's backward fusion runs them as one kernel (jitgrad/fusion/node.py), whose
     # gradients must come out as the unfused nodes' would
@@ -109,20 +111,19 @@ _PROGRAMS = {"leaf_grad": _leaf_grad, "grad_like_output": _grad_like_output,
              "non_leaf_grad": _non_leaf_grad}
 
 
-# PyTorch's AddBackward hands on the incoming gradient itself, sum()'s expanded one included
-# (strides 0; AccumulateGrad copies it: version 1); jitgrad's VJP kernel writes a fresh dense
-# array (a contiguous leaf adopts it: version 0). A known gap, not a layout one.
-_PASS_THROUGH = {("non_leaf_grad", "add_broadcast", layout) for layout in _SHAPES} | {
-    ("leaf_grad", "add_broadcast", "contiguous"), ("leaf_grad", "add_broadcast", "expanded_one")}
+# PyTorch's SumBackward0 expands the 0-dim gradient itself (every stride 0, the size-1 dim's
+# too); jitgrad's reshapes it to the kept shape first (ops/reduce_args.py ``_expand_back``), so
+# the size-1 dim keeps stride 1, which AddBackward0 now hands on unchanged
+_SUM_UNIT_DIM = {("non_leaf_grad", "add_broadcast", "expanded_one")}
 
 
 def _cases():
     for program in sorted(_PROGRAMS):
         for op in sorted(_OPS):
             for layout in sorted(_SHAPES):
-                marks = [pytest.mark.xfail(strict=True, reason="AddBackward passes the incoming "
-                                           "gradient on itself in PyTorch")] \
-                    if (program, op, layout) in _PASS_THROUGH else []
+                marks = [pytest.mark.xfail(strict=True, reason="SumBackward0 gives a size-1 "
+                                           "dim stride 1, PyTorch's 0")] \
+                    if (program, op, layout) in _SUM_UNIT_DIM else []
                 yield pytest.param(program, op, layout, marks=marks,
                                    id=f"{program}-{op}-{layout}")
 

@@ -133,8 +133,19 @@ def _record_empty_layout(grad, variable):
 _COUNTS_KNOWN = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 
 
+def _held_elsewhere(g) -> bool:
+    """Whether something besides the engine's pass holds ``g`` (PyTorch's ``use_count() > 1``
+    and storage count): another edge's buffer (an operand gradient AddBackward0 handed to both
+    slots), a hook that kept it, or another Tensor on its array. The references of a gradient
+    nothing else holds: the engine's buffer dict and input list, accumulate_into_leaf's
+    parameter, this parameter and getrefcount's argument (fewer when called directly); its
+    array: ``g._data`` and getrefcount's argument. Without known counts: held (copy)."""
+    return not _COUNTS_KNOWN or sys.getrefcount(g) > 5 or sys.getrefcount(g._data) > 2
+
+
 def accumulate_into_leaf(variable, g) -> None:
-    owned = not _is_users(g._data)  # the engine's own arrays may be adopted without a copy
+    # the engine's own arrays may be adopted without a copy, if nothing else holds them
+    owned = not _is_users(g._data) and not _held_elsewhere(g)
     if variable._hooks:
         for h in list(variable._hooks):
             refs = sys.getrefcount(g)

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import anomaly_mode as _anomaly
 from . import grad_mode
-from .accumulate_grad import _user_ids, _user_storage, accumulate_into_leaf
+from .accumulate_grad import _dense_bytes, _user_ids, _user_storage, accumulate_into_leaf
 from .backward_args import _as_tuple, _input_edge, _inputs_tuple, _make_grads, _root_edges
 from .engine_hooks import (
     _leaf_hooks,
@@ -130,7 +130,9 @@ def sum_to(g, shape):
                            f"{list(shape)}")
     dims = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and gs[i + lead] != 1)
-    if dims and len(dims) == lead:  # only leading dims to drop (e.g. a bias): one reduction
+    if dims and len(dims) == lead and not g.requires_grad:
+        # only leading dims to drop (e.g. a bias): one reduction; with create_graph, ATen's
+        # sum_to (keepdim, then a view: ViewBackward0 on the gradient's graph) below
         return g.sum(dims)
     if dims:
         g = g.sum(dims, keepdim=True)
@@ -143,15 +145,20 @@ def sum_to(g, shape):
 
 
 def _unshare(grads):
-    """A node may hand the same tensor to two slots (a custom Function returning (g, g));
-    each edge must get its own array, since leaves adopt gradient arrays without copying."""
-    seen = set()
+    """A node may hand one array to two slots under two Tensors (a custom Function returning
+    ``(g, g.view_as(g))``): each such slot gets its own copy. The *same* Tensor in two slots
+    (AddBackward0 passing ``grad`` to both operands, a Function returning ``(g, g)``) is shared
+    as PyTorch shares it: the reference counts AccumulateGrad and ``_add_in_place`` read see
+    both holders, so neither steals it nor writes into it."""
+    seen = {}
     for i, g in enumerate(grads):
         if g is not None:
             key = id(g._data)
-            if key in seen:
+            first = seen.get(key)
+            if first is None:
+                seen[key] = g
+            elif first is not g:
                 grads[i] = _owned_copy(g)
-            seen.add(key)
 
 
 def _add(a, b):
@@ -187,6 +194,24 @@ def _add_in_place(prev, g) -> bool:
     return True
 
 
+def _sum_version(prev, g) -> int:
+    """The version of ``prev + g`` computed out of place, as PyTorch's InputBuffer::accumulate
+    would have left it: ``prev.add_(g)`` (one bump) when the buffer holds the only reference to
+    a dense ``prev`` (jitgrad may still add out of place there: a view, a pooled array, a
+    dtype it does not add in place), else a new tensor (version 0): ``prev`` handed to two
+    slots (``x + x``), kept by a hook, or expanded (``sum()``'s gradient). References to
+    ``prev``: the buffer dict, the caller's local, this parameter, getrefcount's argument; to
+    its array: ``prev._data`` and getrefcount's argument."""
+    if not _COUNTS_KNOWN:
+        return prev._vc.value + 1
+    if prev is g or _rc(prev) != 4:
+        return 0
+    d = prev._data
+    if d.__class__ is np.ndarray and (_rc(d) != 3 or not _dense_bytes(d)):
+        return 0
+    return prev._vc.value + 1
+
+
 def _capture_map(capture):
     """{node: [(output_nr, index), ...]} from a task's {(node, output_nr): [index, ...]}."""
     by_node = {}
@@ -212,9 +237,12 @@ def _execute(task: GraphTask, root_edges, root_grads):
 
     deps = task.deps
     heap = []
+    # ties (AccumulateGrad nodes share one sequence number) pop in the order they became
+    # ready, as PyTorch's ready queue gives them for the two operands of one node
+    tick = itertools.count()
     for node in set(roots):
         if deps.get(node, 0) == 0:
-            heapq.heappush(heap, (-node._seq, id(node), node))
+            heapq.heappush(heap, (-node._seq, next(tick), node))
     captured = {}
     needed = task.needed
     # autograd.grad only: backward(inputs=...) stores non-leaf gradients through retain_grad
@@ -292,6 +320,11 @@ def _execute(task: GraphTask, root_edges, root_grads):
             grads_in = [None] * len(run.next_functions)
         if node._hooks:
             grads_in = _node_post_hooks(node, grads_in, grads_out)
+        # PyTorch's call_function drops the node's inputs before its outputs are routed, and
+        # routing moves each output out of the list: the reference counts read downstream
+        # (stealing a leaf's gradient, adding into a buffer in place) must see neither
+        buf = grads_out = None
+        grads_in = list(grads_in)
         n_in = len(grads_in)
         if n_in > 1 and not create_graph:
             _unshare(grads_in)
@@ -303,7 +336,10 @@ def _execute(task: GraphTask, root_edges, root_grads):
             child, nr = edge
             if child is None:
                 continue
-            g = grads_in[slot] if slot < n_in else None
+            g = None
+            if slot < n_in:
+                g = grads_in[slot]
+                grads_in[slot] = None
             if g is not None:
                 meta = metas[slot]
                 if meta is not None:
@@ -320,14 +356,17 @@ def _execute(task: GraphTask, root_edges, root_grads):
                     else:
                         s = prev + g
                         if not create_graph:
-                            # PyTorch adds into the buffered gradient in place when it holds
-                            # the only reference: the sum carries that version bump
-                            s._vc.value = prev._vc.value + 1
+                            # PyTorch adds into the buffered gradient in place when nothing
+                            # else holds it (the sum carries that bump), else out of place
+                            s._vc.value = _sum_version(prev, g)
                         cbuf[nr] = s
+                        s = None
+                    prev = None
+            g = None  # (no reference left behind for the next node's counts)
             left = deps[child] - 1
             deps[child] = left
             if left == 0:
-                push(heap, (-child._seq, id(child), child))
+                push(heap, (-child._seq, next(tick), child))
     return captured
 
 def _release(task: GraphTask) -> None:

@@ -319,14 +319,28 @@ class ElementwiseNode(Node):
             return [None] * len(self.needs)
         if grad_mode.is_grad_enabled():
             return self._apply_tensors(g)
+        needs = self.needs
+        passed = _passes_gradient(self.op)
+        if True in passed:
+            # PyTorch's formula for such an input is ``grad`` itself (AddBackward0's ``self``
+            # and ``other``, SubBackward0's ``self``): the incoming gradient is handed on, not
+            # copied (the engine sums it to the input's shape or casts it when the input was
+            # broadcast or promoted; AccumulateGrad and the engine's in-place adds only steal
+            # or write into an array nothing else holds)
+            computed = tuple(nd and not p for nd, p in zip(needs, passed))
+            out = self._vjp(g, computed) if True in computed else [None] * len(needs)
+            return [g if nd and p else o for nd, p, o in zip(needs, passed, out)]
+        return self._vjp(g, needs)
+
+    def _vjp(self, g, needs):
         if g._data.__class__ is _ND:
-            return self._launch_vjp(cpu, g, _flat, cpu.empty, _cpu_out, _restrided)
+            return self._launch_vjp(cpu, g, _flat, cpu.empty, _cpu_out, _restrided, needs)
         from .._cuda_array import CudaArray
         from ..backends import cuda as B
         return self._launch_vjp(B, g, _device_flat, CudaArray.empty, _device_out,
-                                _device_restrided)
+                                _device_restrided, needs)
 
-    def _launch_vjp(self, backend, g, flat, new_out, out_arg, restrided):
+    def _launch_vjp(self, backend, g, flat, new_out, out_arg, restrided, needs=None):
         """One VJP kernel for every input that needs a gradient, on ``backend``'s target. The
         gradients take the layout PyTorch's elementwise backward formulas give them (``g *
         other``, ``where(cond, g, 0)``: TensorIterator's over the incoming gradient and the
@@ -353,8 +367,10 @@ class ElementwiseNode(Node):
                 vals[name] = flat(a, shape, a.dtype if name == "cond" else cnp)
             else:
                 vals[name] = a
-        plan = _vjp_plan(backend, self.op, self.needs, self.kinds)
-        outs = [new_out(shape, cnp) for nd in self.needs if nd]
+        if needs is None:
+            needs = self.needs
+        plan = _vjp_plan(backend, self.op, needs, self.kinds)
+        outs = [new_out(shape, cnp) for nd in needs if nd]
         n = outs[0].size
         if n:
             backend.launch(plan.mod, n, [vals[a] for a in plan.arrays]
@@ -364,7 +380,7 @@ class ElementwiseNode(Node):
             outs = [o.transpose(inv) if strides is None else restrided(o.transpose(inv), strides)
                     for o in outs]
         it = iter(outs)
-        return [Tensor._make(next(it)) if nd else None for nd in self.needs]
+        return [Tensor._make(next(it)) if nd else None for nd in needs]
 
     def _apply_tensors(self, g):
         from .tensor_env import evaluate
@@ -379,6 +395,26 @@ class ElementwiseNode(Node):
         for s in self.saved.values():
             if isinstance(s, SavedTensor):
                 s.free()
+
+
+_passes = {}
+
+
+def _passes_gradient(op):
+    """Per input of ``op``: whether its declared VJP is the incoming gradient itself
+    (``def da(g): return g``), found by calling it on a sentinel once per op."""
+    r = _passes.get(op)
+    if r is None:
+        sentinel = object()
+        r = []
+        for inp in op.inputs:
+            d = op.vjp.get(inp)
+            try:
+                r.append(d is not None and d.params == ("g",) and d.fn(sentinel) is sentinel)
+            except Exception:  # noqa: BLE001 - any other body computes something
+                r.append(False)
+        r = _passes[op] = tuple(r)
+    return r
 
 
 def _as_grad(d, g):
