@@ -136,11 +136,11 @@ _COUNTS_KNOWN = sys.implementation.name == "cpython" and sys.version_info < (3, 
 def _held_elsewhere(g) -> bool:
     """Whether something besides the engine's pass holds ``g`` (PyTorch's ``use_count() > 1``
     and storage count): another edge's buffer (an operand gradient AddBackward0 handed to both
-    slots), a hook that kept it, or another Tensor on its array. The references of a gradient
-    nothing else holds: the engine's buffer dict and input list, accumulate_into_leaf's
-    parameter, this parameter and getrefcount's argument (fewer when called directly); its
-    array: ``g._data`` and getrefcount's argument. Without known counts: held (copy)."""
-    return not _COUNTS_KNOWN or sys.getrefcount(g) > 5 or sys.getrefcount(g._data) > 2
+    slots) or a hook that kept it. The references of a gradient nothing else holds: the
+    engine's buffer dict and input list, accumulate_into_leaf's parameter, this parameter and
+    getrefcount's argument (fewer when called directly). Its array's count is not read: the
+    CPU pool keeps references to the arrays it hands out. Without known counts: held."""
+    return not _COUNTS_KNOWN or sys.getrefcount(g) > 5
 
 
 def accumulate_into_leaf(variable, g) -> None:
