@@ -34,7 +34,8 @@ def test_unfused_is_one_launch_per_node():
     y = jitgrad.tanh(jitgrad.sin(x) * 2 + 1)
     with fusion(False), profile() as p:
         y.backward(jitgrad.ones(8))
-    assert p.kernel_launches == 4
+    # tanh, mul and sin each launch their VJP; AddBackward0 hands its gradient on (no kernel)
+    assert p.kernel_launches == 3
     assert p.fused_groups == 0
 
 

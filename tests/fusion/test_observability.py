@@ -55,7 +55,8 @@ def test_debug_topics_combine(tmp_path):
 
 def test_env_var_turns_fusion_off(tmp_path):
     out, _ = run({"JITGRAD_FUSION": "0"}, tmp=tmp_path)
-    assert "fused_groups 0 launches 4" in out
+    # one VJP launch per node but AddBackward0's, which hands its gradient on
+    assert "fused_groups 0 launches 3" in out
 
 
 def test_import_is_cheap_and_installs_the_hook():
