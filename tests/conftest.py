@@ -32,3 +32,41 @@ def without_vml(monkeypatch):
     yield
     elementwise_fast._fast_plans.clear()
     elementwise_fast._fast_plans.update(plans)
+
+
+# Tests that compare jitgrad's CPU kernels with PyTorch's bit for bit, where jitgrad reproduces
+# PyTorch's AVX-512 build (its vector width, where GCC contracted a * b + c into an fma, which
+# elements take the scalar tail). A PyTorch running its AVX2 kernels rounds some elements
+# differently (1-2 ulp; measured on an AVX2 EPYC, 2026-11-27): there these are expected to
+# fail, a known gap (jitgrad does not yet pick the host's ATen build), not run as passes.
+# tests/_parity.ATEN_AVX512 is the same switch for tests that check an ulp bound instead.
+_AVX512_BITS = (
+    "tests/test_gelu_softplus_bits.py::",
+    "tests/test_sdpa_bits.py::",
+    "tests/test_sdpa_math_bits.py::",
+    "tests/test_sigmoid_tail_bits.py::",
+    "tests/test_softmax_norm_bits.py::",
+    "tests/test_elementwise_output_layout.py::test_activation_layout_and_bits[",
+    "tests/test_elementwise_output_layout.py::test_activation_gradient_layout_and_bits[",
+    "tests/test_elementwise_parity.py::test_unary_gradients_and_nodes[logit-float64]",
+)
+_AVX512_BITS_SUFFIX = {"tests/test_elementwise_output_layout.py::test_unary_follows_the_input[":
+                       "-sigmoid]"}
+
+
+def pytest_collection_modifyitems(config, items):
+    try:
+        import torch
+    except ImportError:
+        return
+    cap = torch.backends.cpu.get_cpu_capability()
+    if cap == "AVX512":
+        return
+    mark = pytest.mark.xfail(strict=False, reason=(
+        f"bits of PyTorch's AVX-512 build; this PyTorch runs its {cap} kernels, which round "
+        "some elements differently (jitgrad does not follow the host's ATen build yet)"))
+    for item in items:
+        nid = item.nodeid
+        if nid.startswith(_AVX512_BITS) or any(
+                nid.startswith(p) and nid.endswith(s) for p, s in _AVX512_BITS_SUFFIX.items()):
+            item.add_marker(mark)
