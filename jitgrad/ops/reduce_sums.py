@@ -53,6 +53,10 @@ def sum(input, dim=NO_DIM, keepdim=False, *, dtype=None):  # noqa: A001 - torch.
         data = _cuda().device_reduce("sum", input, axes, keepdim, out_dt.np)
     elif cascade_supports(input._data):  # float32/float64: PyTorch's order of additions
         data = cascade_sum(input._data, axes, keepdim)
+    elif input._data.dtype == np.float16 and out_dt.np == np.float16:
+        # ATen sums half in float (its acc_type) and rounds once; NumPy's float16 reduction
+        # rounds partial sums to half (an ulp off PyTorch, e.g. a broadcast add's gradient)
+        data = cascade_sum(input._data.astype(np.float32), axes, keepdim).astype(np.float16)
     else:
         data = np.sum(input._data, axis=_np_axes(input, axes), keepdims=keepdim, dtype=out_dt.np)
     name = "SumBackward0" if not named and not keepdim else "SumBackward1"
