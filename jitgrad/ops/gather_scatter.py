@@ -223,15 +223,15 @@ def gather(*args, **kwargs):
     if kwargs.get("out") is not None:
         return _gather_out(*args, **kwargs)
     kwargs.pop("out", None)
-    return gather_checked(*_gather_args(args, kwargs, method=False), "gather")
+    return _gather_parsed(*args, **kwargs)
 
 
-def _gather_into(*args, **kwargs):
+def _gather_parsed(*args, **kwargs):
     return gather_checked(*_gather_args(args, kwargs, method=False), "gather")
 
 
 # gather's out= (PyTorch's structured kernel): the input's dtype exactly, resized as out= is
-_gather_out = with_out("gather", mode="exact")(_gather_into)
+_gather_out = with_out("gather", mode="exact")(_gather_parsed)
 
 
 def gather_method(*args, **kwargs):
