@@ -44,3 +44,13 @@ def test_rule(features, env, expected):
 
 def test_vector_width():
     assert (vector_bytes("AVX512"), vector_bytes("AVX2"), vector_bytes("DEFAULT")) == (64, 32, 32)
+
+
+def test_cached_kernels_are_keyed_by_the_capability():
+    # lane counts frozen into a cached kernel follow the capability, and ATEN_CPU_CAPABILITY
+    # changes it on the same host (same CPU features, Numba's own key): the stamp must differ
+    code = "from jitgrad.codegen import kcache; print(kcache.package_fingerprint())"
+    stamps = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env=dict(os.environ, ATEN_CPU_CAPABILITY=env)
+                             ).stdout.strip() for env in ("avx2", "avx512", "avx2")}
+    assert len(stamps) == 2

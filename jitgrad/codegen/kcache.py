@@ -308,18 +308,22 @@ def _exec_module(name: str, filename: str, source: str) -> types.ModuleType:
 
 def package_fingerprint() -> str:
     """A hash of (relative path, size, mtime) of every ``.py`` file under the jitgrad package,
-    computed once per process on first use (a stat per file, no reads). Part of every cached
-    kernel's index stamp: Numba's own stamp covers only the kernel's file, not the jitgrad
-    functions it inlines from other modules (or, for a generated module, imports)."""
+    and of the ATen CPU build the kernels follow, computed once per process on first use (a stat
+    per file, no reads). Part of every cached kernel's index stamp: Numba's own stamp covers only
+    the kernel's file, not the jitgrad functions it inlines from other modules (or, for a
+    generated module, imports), nor the module constants it froze in, such as lane counts that
+    follow ``backends.cpu_capability`` (``ATEN_CPU_CAPABILITY`` can change it between runs on one
+    host, whose CPU features, Numba's own key, stay the same)."""
     global _fingerprint
     if _fingerprint is None:
         with _lock:
             if _fingerprint is None:
-                _fingerprint = _scan_sources(_PACKAGE_DIR)
+                from ..backends.cpu_capability import CAPABILITY
+                _fingerprint = _scan_sources(_PACKAGE_DIR, CAPABILITY)
     return _fingerprint
 
 
-def _scan_sources(root: str) -> str:
+def _scan_sources(root: str, capability: str = "") -> str:
     entries = []
     folders = [root]
     while folders:
@@ -340,7 +344,7 @@ def _scan_sources(root: str) -> str:
                                         st.st_mtime_ns))
                 except OSError:  # vanished while listing: what is left still decides
                     continue
-    h = hashlib.sha256(b"jitgrad-sources\n")
+    h = hashlib.sha256(b"jitgrad-sources\n" + capability.encode() + b"\n")
     for rel, size, mtime_ns in sorted(entries):
         h.update(f"{rel}\0{size}\0{mtime_ns}\n".encode())
     return h.hexdigest()[:32]
