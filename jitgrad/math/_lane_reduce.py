@@ -2,11 +2,14 @@
 PyTorch's bits for a row reduction (softmax/log_softmax forwards and backwards, the cross-entropy
 fast path's backward).
 
-ATen's AVX-512 build reduces a row of ``c`` elements with ``w`` lanes (one 64-byte vector: 16
-float32 / 8 float64): a row shorter than a vector is reduced left to right; a longer one is
-accumulated lane by lane (the first vector's elements, then each further whole vector's, then
-the partial last vector's into the first lanes), and the lanes are then folded: float32 by the
-AVX-512 butterfly (lane ``l`` with lane ``l + h`` for h = 8, 4, 2, 1), float64 left to right.
+ATen reduces a row of ``c`` elements with ``w`` lanes (one vector: 16 float32 / 8 float64 on
+the AVX-512 build, 8 / 4 on AVX2; the caller sizes ``acc``): a row shorter than a vector is
+reduced left to right; a longer one is accumulated lane by lane (the first vector's elements,
+then each further whole vector's, then the partial last vector's into the first lanes), and the
+lanes are then folded: float32 by a butterfly (lane ``l`` with lane ``l + h`` for h = w/2, ...,
+1: AVX-512's 256/128/64/32-bit shuffles, AVX2's ``_mm256_permute2f128_ps`` then
+``_mm256_shuffle_ps`` 0x4E and 0xB1 in ``VecReduceAllSIMD``), float64 left to right (neither
+build specializes ``vec_reduce_all`` for double).
 
 The element reduced is ``x[j]`` (``LANE_SUM``, ``LANE_MAX``) or the rounded product ``x[j] *
 y[j]`` (``LANE_DOT``: ``map2_reduce_all``); ``fuse_tail`` (dot only) adds the partial last

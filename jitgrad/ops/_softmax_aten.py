@@ -1,5 +1,9 @@
 """softmax / log_softmax CPU forwards in ATen's arithmetic (SoftMaxKernel.cpp), float32 and
-float64, for PyTorch's bits on an AVX-512 build (one vector: 16 float32 / 8 float64 lanes).
+float64, for PyTorch's bits in the ATen build this host runs (``backends.cpu_capability``): one
+vector is 16 float32 / 8 float64 lanes on AVX-512, 8 / 4 on AVX2. Only the lane count differs
+between the two (measured against PyTorch's AVX2 build: the same SLEEF u10 exp/log bits, the
+same reduce_all order with 8 float32 lanes folded by the same butterfly), so it is the one
+constant ``_VECTOR_BYTES`` below.
 
 The last dim (``_vec_softmax_lastdim`` / ``_vec_log_softmax_lastdim``), per row:
 
@@ -36,6 +40,7 @@ import numpy as np
 from numba import prange, types
 from numba.extending import overload
 
+from ..backends.cpu_capability import CAPABILITY, vector_bytes
 from ..codegen.kcache import njit_cached as njit
 from ..math._lane_reduce import LANE_MAX, LANE_SUM, lane_reduce
 from ..math._sleef import SLEEF_JIT, exp_u10_f32, exp_u10_f64
@@ -43,7 +48,7 @@ from ..math._sleef_log import log_u10_f32, log_u10_f64
 
 __all__ = ["softmax_forward"]
 
-_VECTOR_BYTES = 64          # AVX-512
+_VECTOR_BYTES = vector_bytes(CAPABILITY)  # 64 (AVX-512) or 32 bytes (AVX2)
 _BLOCK_BYTES = 128 * 1024   # _vec_logsoftmax's BLOCK_SIZE
 # below this many elements one thread does the last-dim work (the split does not change bits)
 _PARALLEL_MIN_ELEMENTS = 1 << 16

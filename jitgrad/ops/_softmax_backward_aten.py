@@ -1,5 +1,6 @@
-"""softmax / log_softmax CPU input gradients in ATen's arithmetic (SoftMaxKernel.cpp, AVX-512
-build: 16 float32 / 8 float64 lanes), float32 and float64, for PyTorch's bits.
+"""softmax / log_softmax CPU input gradients in ATen's arithmetic (SoftMaxKernel.cpp; the lane
+count follows the host's build like the forward's, ``_softmax_aten._VECTOR_BYTES``: 16 float32
+/ 8 float64 lanes on AVX-512, 8 / 4 on AVX2), float32 and float64, for PyTorch's bits.
 
 * softmax, last dim (``_vec_host_softmax_backward_lastdim``): ``sum = map2_reduce_all(g * y,
   +)`` in vec::reduce_all's order (``math._lane_reduce``), each product rounded

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backends.cpu_capability import CAPABILITY, vector_bytes
 from ...codegen.kcache import njit_cached as njit
 from ...math import sleef_exp
 from ...math._intrinsics import fma
 from ...math._lane_reduce import LANE_SUM, lane_reduce
 
-# ATen's softmax kernels are built for AVX-512 (this PyTorch's capability here): one vector is
-# 64 bytes, 16 float32 or 8 float64 lanes
-_VECTOR_BYTES = 64
+# one ATen vector in the build PyTorch runs here (backends.cpu_capability): 64 bytes on AVX-512
+# (16 float32 / 8 float64 lanes), 32 on AVX2 (8 / 4); reduce_all's lanes follow it
+_VECTOR_BYTES = vector_bytes(CAPABILITY)
 
 
 @njit(nogil=True, error_model="numpy")
