@@ -11,9 +11,11 @@ rows) it walks the keys in blocks of ``kv_split`` (512):
 * the causal ``-inf`` fill; ``qk * scale``, or with a mask ``qk * scale + mask`` (one FMA: GCC
   contracts it);
 * the row max, then ``exp(qk - max)`` and its sum: the vector part ``Vectorized::exp_u20``
-  (ATen's own degree-5 polynomial for float32 on AVX-512, SLEEF's ``expd8_u10`` for float64),
-  the lanes reduced as ``vec_reduce_all`` reduces them (a shuffle tree for 16 floats, lane
-  order for 8 doubles), then the < one-vector tail with C's ``exp(double)``, float32 too;
+  (ATen's own degree-5 polynomial for float32, the same in its AVX-512 and AVX2 builds;
+  SLEEF's u10 exp for float64), the lanes reduced as ``vec_reduce_all`` reduces them (a
+  shuffle tree for 16 floats on AVX-512, 8 on AVX2; lane order for 8 or 4 doubles), then the
+  < one-vector tail with C's ``exp(double)``, float32 too. The vector is the host build's
+  (``backends.cpu_capability``: 64 bytes on AVX-512, 32 on AVX2), as PyTorch picks it;
 * the running rescale ``sum = tmp_sum + exp_tmp * sum`` (contracted), ``dst *= exp_tmp``, and
   ``dst += p @ v`` by GEMM (beta 0 on the first key block);
 * at the end ``out = dst * (1 / sum)`` and ``lse = max + log(sum)``.
@@ -36,10 +38,14 @@ import math
 import numpy as np
 from numba import njit
 
+from ...backends.cpu_capability import CAPABILITY, vector_bytes
 from ...math._intrinsics import fma, pow2_m, select
 from ...math._sleef import SLEEF_JIT, exp_u10_f32, exp_u10_f64
 
 _NO_TRANS, _TRANS = 111, 112
+# one ATen vector in the build PyTorch runs here: 64 bytes (AVX-512: 16 float / 8 double lanes)
+# or 32 (AVX2: 8 / 4); it sets where the vector part of a row ends and how its lanes are reduced
+_VECTOR_BYTES = vector_bytes(CAPABILITY)
 
 # ---- Vectorized<float>::exp_u20 (vec512_float.h): ATen's "ULP=20" exp ----------------------
 _F = np.float32
@@ -55,10 +61,10 @@ _MAGIC = _F(1.5 * 2.0 ** 23)  # pow2_m's operand: n + MAGIC holds n in its low m
 
 @njit(**SLEEF_JIT)
 def exp_u20_f32(x):
-    """One lane of ``Vectorized<float>::exp_u20`` (AVX-512): clamp to [ln FLT_MIN, ln FLT_MAX],
-    n = floor(fma(x, log2 e, 0.5)), r = x - n ln2 by FMA, a Horner polynomial by FMA, then
-    times 2^(n-1) (built from the bits: +0.0 for n = -126) and times 2; 0 below ln FLT_MIN.
-    Branch-free, so the lane loops vectorize."""
+    """One lane of ``Vectorized<float>::exp_u20`` (AVX-512 and AVX2 alike): clamp to [ln
+    FLT_MIN, ln FLT_MAX], n = floor(fma(x, log2 e, 0.5)), r = x - n ln2 by FMA, a Horner
+    polynomial by FMA, then times 2^(n-1) (built from the bits: +0.0 for n = -126) and times 2;
+    0 below ln FLT_MIN. Branch-free, so the lane loops vectorize."""
     src = select(x < _LN_FLT_MAX, x, _LN_FLT_MAX)  # _mm512_min_ps(x, max)
     src = select(src > _LN_FLT_MIN, src, _LN_FLT_MIN)
     fx = np.floor(fma(src, _LOG2EF, _HALF))
@@ -100,11 +106,24 @@ def _reduce_lanes_f32(acc):
 
 
 @njit(**SLEEF_JIT)
+def _reduce_lanes_f32_avx2(acc):
+    """``vec_reduce_all`` of 8 float lanes with ``+`` (AVX2's tree: ``_mm256_permute2f128_ps``
+    pairs lane i with i ^ 4, then ``_mm256_shuffle_ps`` 0x4E with i ^ 2, 0xB1 with i ^ 1)."""
+    t = np.empty(8, np.float32)
+    for i in range(8):
+        t[i] = acc[i] + acc[i ^ 4]
+    u = np.empty(8, np.float32)
+    for i in range(8):
+        u[i] = t[i] + t[i ^ 2]
+    return u[0] + u[1]
+
+
+@njit(**SLEEF_JIT)
 def _reduce_lanes_f64(acc):
-    """``vec_reduce_all``'s slow path (no SIMD version for double): lane 0 plus each lane in
-    order."""
+    """``vec_reduce_all``'s slow path (no SIMD version for double in either build): lane 0 plus
+    each further lane in order (8 lanes on AVX-512, 4 on AVX2)."""
     s = acc[0]
-    for i in range(1, 8):
+    for i in range(1, acc.shape[0]):
         s = s + acc[i]
     return s
 
@@ -202,7 +221,7 @@ def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_spl
     item = q.itemsize
     nb, nh, q_size, hd = q.shape
     kv_size = k.shape[2]
-    lanes = 64 // item
+    lanes = _VECTOR_BYTES // item
     qs_b, qs_h, qs_m = _item_strides(q)
     ks_b, ks_h, ks_n = _item_strides(k)
     vs_b, vs_h, vs_n = _item_strides(v)
@@ -283,7 +302,10 @@ def flash_forward(addr, q, k, v, mask, has_mask, out, lse, consts, causal, q_spl
 
 _addr = {}
 # the vector exp, the lane reduction and the scalar tail's exp of each dtype (by item size)
-_VECTOR_MATH = {4: (exp_u20_f32, _reduce_lanes_f32, _exp_via_f64),
+# (exp_u20 is the same polynomial in vec256_float.h and vec512_float.h; only the lane count and
+# so the float32 reduction tree differ between the builds)
+_REDUCE_F32 = _reduce_lanes_f32 if _VECTOR_BYTES == 64 else _reduce_lanes_f32_avx2
+_VECTOR_MATH = {4: (exp_u20_f32, _REDUCE_F32, _exp_via_f64),
                 8: (exp_u10_f64, _reduce_lanes_f64, _exp_glibc)}
 
 
@@ -377,7 +399,7 @@ def flash_backward(addr, q, k, v, mask, has_mask, out, lse, gout, gq, gk, gv, co
     item = q.itemsize
     nb, q_size, nh, hd = q.shape
     kv_size = k.shape[1]
-    lanes = 64 // item
+    lanes = _VECTOR_BYTES // item
     qs_b, qs_m, qs_h = _item_strides(q)
     ks_b, ks_n, ks_h = _item_strides(k)
     vs_b, vs_n, vs_h = _item_strides(v)
