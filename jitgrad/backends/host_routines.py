@@ -5,7 +5,8 @@ they do VML's.
 
 ATen's ``sigmoid`` is ``cpu_kernel_vec`` (UnaryOpsKernel.cpp): over each contiguous inner run
 ``vectorized_loop`` (Loops.h) applies the vector lambda (``1 / (exp(-x) + 1)`` with SLEEF's exp:
-``math.aten_sigmoid``) to steps of two AVX-512 vectors (32 floats / 16 doubles) and the scalar
+``math.aten_sigmoid``) to steps of two vectors (AVX-512: 32 floats / 16 doubles; AVX2: 16 / 8,
+the build ``backends.cpu_capability`` says PyTorch runs here) and the scalar
 lambda ``1 / (1 + std::exp(-x))`` (glibc's exp: Numba's ``math.exp``) to the rest of the run;
 a non-contiguous inner dimension runs the scalar lambda throughout (``basic_loop``). The runs:
 TensorIterator's inner rows (after it orders dims by stride and coalesces them), cut where
@@ -33,11 +34,14 @@ from .._iter_layout import reorder_dimensions
 from ..codegen.kcache import njit_cached as njit
 from ..math import aten_sigmoid
 from . import cpu
+from .cpu_capability import CAPABILITY, vector_bytes
 
 __all__ = ["sigmoid_routine", "sigmoid_strided", "set_threads", "GRAIN_SIZE"]
 
 GRAIN_SIZE = 32768  # at::internal::GRAIN_SIZE
-_VEC_BYTES = 128  # vectorized_loop's step: 2 * sizeof(Vectorized<T>) at AVX-512
+# vectorized_loop's step: 2 * sizeof(Vectorized<T>) in the ATen build PyTorch runs here
+# (128 bytes on AVX-512, 64 on AVX2)
+_VEC_BYTES = 2 * vector_bytes(CAPABILITY)
 
 # the thread count the routines split by: a cell read through its address, since a cfunc
 # called from compiled code has no Python state to consult

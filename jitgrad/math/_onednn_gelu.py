@@ -1,14 +1,23 @@
-"""oneDNN's AVX-512 ``eltwise_gelu_erf`` (jit_uni_eltwise_injector_f32), forward and backward
-derivative, float32: what PyTorch's float32 ``gelu(approximate='none')`` computes on CPU for a
-contiguous tensor of more than one element (``use_mkldnn`` in aten/src/ATen/native/Activation.cpp
-sends it to ideep's eltwise_forward/backward).
+"""oneDNN's ``eltwise_gelu_erf`` (jit_uni_eltwise_injector), forward and backward derivative,
+float32: what PyTorch's float32 ``gelu(approximate='none')`` computes on CPU for a contiguous
+tensor of more than one element (``use_mkldnn`` in aten/src/ATen/native/Activation.cpp sends it
+to ideep's eltwise_forward/backward).
 
-* forward (``gelu_erf_minimax_approx_compute_vector_fwd``, avx512_core and up): erf(x / sqrt 2)
-  as one of 24 degree-5 polynomials in |x|, picked by the bits of |x| (two mantissa bits per
-  binade), Horner by FMA; then ``(x * (1 + sign(x) * p)) * 0.5``;
+* forward on avx512_core and up (``gelu_erf_minimax_approx_compute_vector_fwd``,
+  ``gelu_fwd_minimax``): erf(x / sqrt 2) as one of 24 degree-5 polynomials in |x|, picked by the
+  bits of |x| (two mantissa bits per binade), Horner by FMA; then ``(x * (1 + sign(x) * p)) *
+  0.5``;
+* forward on avx2 (``gelu_erf_compute_vector_fwd``'s other branch, ``gelu_fwd_as``):
+  Abramowitz-Stegun 7.1.26 as in the backward below, then ``S + S * erf`` with ``S = x * 0.5``
+  (one FMA);
 * backward (``gelu_erf_compute_vector_bwd``): Abramowitz-Stegun 7.1.26 over oneDNN's own exp
   (``exp_compute_vector_fwd``: 2^n * p5(r), n = floor(x * log2e + 0.5)); the caller multiplies
   the incoming gradient by it.
+
+``gelu_fwd`` is the one oneDNN runs here. oneDNN picks its ISA from the CPU's features; jitgrad
+follows ``backends.cpu_capability.CAPABILITY`` instead: on a real host ATen's AVX512 capability
+(AVX-512 VL/BW/DQ) is exactly oneDNN's avx512_core, so the two agree (with ATEN_CPU_CAPABILITY
+forced they would not: oneDNN ignores that variable).
 
 Every FMA is the JIT's ``vfmadd``/``vfnmadd``; min/max follow MINPS/MAXPS (a NaN operand gives
 the second, the constant).  Constants are the injector table's bit patterns.
@@ -18,8 +27,12 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from ..backends.cpu_capability import CAPABILITY
 from ._intrinsics import fma, select
 from ._sleef import SLEEF_JIT
+
+#: oneDNN's injector takes its avx512_core forward (the minimax one) where ATen runs AVX-512
+AVX512_CORE = CAPABILITY == "AVX512"
 
 
 @intrinsic
@@ -89,7 +102,7 @@ _C0, _C1, _C2, _C3, _C4, _C5 = (np.ascontiguousarray(c) for c in _POL)
 
 
 @njit(**SLEEF_JIT)
-def gelu_fwd(x):
+def gelu_fwd_minimax(x):
     a = abs(x)
     # vpaddd then vpsrad 21: |x|'s bits + bias never leave int32 here (no wraparound)
     i = (np.int64(_f2i(a)) + IDX_BIAS) >> 21
@@ -142,12 +155,32 @@ def gelu_bwd(x):
     return fma(erf, HALF, t + HALF)
 
 
-# ---- 16 lanes at once (AVX-512): the forward above, written as <16 x float> IR ----------------
-# LLVM vectorizes ``gelu_fwd``'s table reads into gathers (64-bit indices: two per vector per
-# coefficient, ~5x the arithmetic's cost). oneDNN itself picks the coefficients with vpermt2ps
+@njit(**SLEEF_JIT)
+def gelu_fwd_as(x):
+    """The avx2 forward: erf(x / sqrt 2) by Abramowitz-Stegun (the backward's), in the
+    injector's order; the sign is x's (vxorps with its sign bit)."""
+    r = x * AS_SQRT1_2
+    w = ONE / fma(AS_P, abs(r), ONE)
+    v = -_exp(-(r * r)) * w
+    p = fma(AP5, w, AP4)
+    p = fma(p, w, AP3)
+    p = fma(p, w, AP2)
+    p = fma(p, w, AP1)
+    erf = fma(v, p, ONE)
+    erf = select(_f2i(x) < 0, -erf, erf)
+    s = x * HALF
+    return fma(erf, s, s)
+
+
+gelu_fwd = gelu_fwd_minimax if AVX512_CORE else gelu_fwd_as
+
+
+# ---- 16 lanes at once (AVX-512): the minimax forward, written as <16 x float> IR ---------------
+# LLVM vectorizes ``gelu_fwd_minimax``'s table reads into gathers (64-bit indices: two per vector
+# per coefficient, ~5x the arithmetic's cost). oneDNN itself picks the coefficients with vpermt2ps
 # from two registers; ``gelu_fwd16`` does the same through llvm.x86.avx512.vpermi2var.ps.512,
-# so it exists only where the host has AVX-512F (``HAVE_FWD16``). Same operations, same order,
-# same bits as ``gelu_fwd`` lane by lane.
+# so it exists only where the host has AVX-512F and ``gelu_fwd`` is the minimax form
+# (``HAVE_FWD16``). Same operations, same order, same bits as ``gelu_fwd_minimax`` lane by lane.
 
 def _host_avx512f():
     try:
@@ -157,7 +190,7 @@ def _host_avx512f():
         return False
 
 
-HAVE_FWD16 = _host_avx512f()
+HAVE_FWD16 = AVX512_CORE and _host_avx512f()
 _VF = ir.VectorType(ir.FloatType(), 16)
 _VI = ir.VectorType(ir.IntType(32), 16)
 
@@ -179,7 +212,8 @@ def _table(d, half):
 
 @intrinsic
 def gelu_fwd16(typingctx, x, out, start):
-    """out[start:start + 16] = gelu_fwd(x[start:start + 16]) (the caller checks the bounds)."""
+    """out[start:start + 16] = gelu_fwd_minimax(x[start:start + 16]) (the caller checks the
+    bounds)."""
     if not (isinstance(x, types.Array) and x.dtype == types.float32 and
             isinstance(out, types.Array) and out.dtype == types.float32 and
             isinstance(start, types.Integer)):

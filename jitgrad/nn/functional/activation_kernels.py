@@ -10,7 +10,8 @@ GCC compiles ATen's ``a + b * c`` on Vectorized values (and in the scalar lambda
 
 ``cpu_kernel_vec`` runs each ``parallel_for`` chunk (grain 32768, the chunks
 ``ops/_range_kernels.parallel_chunks`` gives jitgrad's thread count) as vectors of
-2 * lanes elements (AVX-512: 32 floats / 16 doubles) with the ``Vectorized`` lambda, whose exp is
+2 * lanes elements (AVX-512: 32 floats / 16 doubles; AVX2: 16 / 8: the lanes of the build PyTorch
+runs here, ``backends.cpu_capability``) with the ``Vectorized`` lambda, whose exp is
 SLEEF's u10 (``jitgrad.math._sleef``), and the remaining < 2 * lanes elements with the scalar
 lambda, whose ``std::exp`` is glibc's (Numba's ``math.exp`` calls the same libm). Each op below
 is that pair of lambdas, written in ATen's operation order; nothing here may be contracted into
@@ -28,6 +29,7 @@ from numba import njit, prange
 
 from ..._iter_layout import elementwise_output_layout
 from ..._settings import get_num_threads
+from ...backends.cpu_capability import CAPABILITY, vector_bytes
 from ...math import sleef_exp, sleef_expm1, sleef_log1p, sleef_tanh
 from ...math._intrinsics import fma, select
 from ...math._onednn_gelu import HAVE_FWD16 as _HAVE_GELU_FWD16
@@ -39,7 +41,9 @@ from ...math._sleef_erf import vec_erf
 from ...ops._range_kernels import parallel_chunks
 from ...ops.elementwise_operands import _inverse, _restrided, has_c_strides
 
-_VECTOR_BYTES = 64  # one AVX-512 register; cpu_kernel_vec unrolls two per step
+# sizeof(Vectorized<T>) in the ATen build PyTorch runs here (64 bytes on AVX-512, 32 on AVX2);
+# cpu_kernel_vec unrolls two per step, so this decides which elements take the scalar tail
+_VECTOR_BYTES = vector_bytes(CAPABILITY)
 
 
 # Each run is sliced out and indexed from 0: a loop over range(lo, hi) indexes with a possibly
@@ -368,7 +372,7 @@ def hardswish_backward_scl(g, x, p):
 
 # ---- softshrink(lambd): p = (lambd, 0); x - l above l, x + l below -l; between, +0 in the
 # vector lanes and x * 0 (signed) in the scalar tail; NaN stays NaN in both. Its loop steps one
-# vector at a time (measured: the tail is len % 16 floats / % 8 doubles) ------------------------
+# vector at a time (measured on AVX-512: the tail is len % 16 floats / % 8 doubles) -------------
 
 @njit(**SLEEF_JIT)
 def softshrink_vec(x, p):

@@ -6,9 +6,10 @@ PyTorch's CPU cells (RNN.cpp ``LSTMCell``/``GRUCell``/``SimpleCell``) are ATen c
 per gate chunk, then elementwise mul/add. Two of those ops are not the plain formula:
 
 - ``sigmoid_`` is ``cpu_kernel_vec``: over each contiguous run (one gate chunk of one batch row,
-  ``hidden`` elements) ``vectorized_loop`` takes steps of two AVX-512 vectors (32 floats / 16
-  doubles, 128 bytes) with the vector lambda (``math.aten_sigmoid``: SLEEF's exp) and computes
-  the remaining ``hidden % 32`` (``% 16``) elements with the scalar lambda ``1 / (1 +
+  ``hidden`` elements) ``vectorized_loop`` takes steps of two vectors (AVX-512: 32 floats / 16
+  doubles, 128 bytes; AVX2: 16 / 8, 64 bytes: the build ``backends.cpu_capability`` names) with
+  the vector lambda (``math.aten_sigmoid``: SLEEF's exp) and computes the remaining ``hidden %
+  32`` (``% 16``; AVX2 ``% 16`` / ``% 8``) elements with the scalar lambda ``1 / (1 +
   std::exp(-x))`` (glibc's exp, which Numba's ``math.exp`` calls: no SVML here);
 - ``tanh_`` (and ``tanh``) is MKL VML's ``vs/vdTanh`` (ATen's vml.h, ``backends/vml.py``):
   elementwise, so one call per contiguous run gives the bits of ATen's chunked calls.
@@ -25,11 +26,14 @@ import math
 import numpy as np
 
 from ...backends.cblas_calls import VML_MODE, _call_vml
+from ...backends.cpu_capability import CAPABILITY, vector_bytes
 from ...codegen.kcache import njit_cached as njit
 from ...math import aten_sigmoid
 from ...math._intrinsics import fma
 
-_PAIR_BYTES = 128  # vectorized_loop's step: 2 * sizeof(Vectorized<T>) on AVX-512
+# vectorized_loop's step: 2 * sizeof(Vectorized<T>) in the ATen build PyTorch runs here
+# (128 bytes on AVX-512, 64 on AVX2)
+_PAIR_BYTES = 2 * vector_bytes(CAPABILITY)
 _VML_CHUNK = 1 << 30  # MKL_INT is int32: longer spans in pieces (elementwise)
 
 
