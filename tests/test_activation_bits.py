@@ -144,3 +144,23 @@ def test_create_graph_matches_torch(name):
     np.testing.assert_allclose(res[1][0], res[0][0], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-8, atol=1e-10)
     assert res[1][2] == res[0][2]
+
+
+@pytest.mark.parametrize("eps", [None, 0.0, 0.01, 0.2])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_logit_backward_kernel_bits(dtype, eps):
+    """activation_kernels.logit_backward is ATen's logit_backward bit for bit: its vector
+    lambda and its scalar tail differ at x == -0.0 (dy / -0.0 against dy * inf), so -0.0, 0, 1
+    and out-of-range values are placed at random over sizes with and without a tail."""
+    from jitgrad.nn.functional import activation_kernels as K
+    rng = np.random.default_rng(7)
+    special = np.array([0.0, -0.0, 1.0, -0.5, 1.5, np.nan, 1e-3, 0.999], dtype)
+    for n in list(range(1, 40)) + [100, 4099]:
+        x = rng.random(n).astype(dtype)
+        idx = rng.integers(0, n, min(n, 12))
+        x[idx] = special[rng.integers(0, special.size, idx.size)]
+        g = rng.standard_normal(n).astype(dtype)
+        g[rng.integers(0, n, 2)] = 0.0
+        want = torch.ops.aten.logit_backward(torch.from_numpy(g), torch.from_numpy(x),
+                                             eps).numpy()
+        _assert_same_bits(K.logit_backward(g, x, eps), want, f"logit_backward n={n}")

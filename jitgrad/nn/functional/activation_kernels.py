@@ -523,3 +523,33 @@ def _make_gelu_onednn_drivers(vec, scl):
 _CUSTOM_DRIVERS = {}
 if _HAVE_GELU_FWD16:
     _CUSTOM_DRIVERS[(gelu_onednn_vec, gelu_onednn_vec)] = _make_gelu_onednn_drivers
+
+
+# ---- logit_backward(eps) (BinaryOpsKernel.cpp): p = (lo, hi, out, 1, inf); no eps: lo = 0,
+# hi = 1, out = NaN; eps: lo = eps, hi = 1 - eps, out = 0. The vector lambda is
+# ``blendv(out, dy / (x * (1 - x)), lo <= x <= hi)``; the scalar one gives ``dy * inf`` at
+# x == 0 or 1 instead: the two differ at x == -0.0 (the vector's dy / -0.0 has the other sign),
+# so which elements take the tail shows in the result --------------------------------------
+
+@njit(**SLEEF_JIT)
+def logit_backward_vec(dy, x, p):
+    return select((x >= p[0]) & (x <= p[1]), dy / (x * (p[3] - x)), p[2])
+
+
+@njit(**SLEEF_JIT)
+def logit_backward_scl(dy, x, p):
+    if x < p[0] or x > p[1]:
+        return p[2]
+    if x == 0 or x == p[3]:
+        return dy * p[4]
+    return dy / (x * (p[3] - x))
+
+
+def logit_backward(grad, x, eps=None):
+    """ATen's ``logit_backward(grad, x, eps)`` on float32/float64 arrays of one dtype (``eps``
+    None or negative: no clamp, NaN outside [0, 1]; else 0 outside [eps, 1 - eps])."""
+    if eps is None or eps < 0:
+        params = (0.0, 1.0, math.nan, 1.0, math.inf)
+    else:
+        params = (eps, 1.0 - eps, 0.0, 1.0, math.inf)
+    return binary(logit_backward_vec, logit_backward_scl, grad, x, *params)
