@@ -88,6 +88,9 @@ def gather(group, n, cnp):
     j = -1
     for m in members:
         j += 1
+        if m._released:  # (a second backward without retain_graph)
+            from ..ops.elementwise_call import raise_if_wrapped_number_freed
+            raise_if_wrapped_number_freed(m)
         slots, bools, _ = infos[j]
         r = routes[j]
         seq = m._seq

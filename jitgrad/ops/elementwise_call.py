@@ -13,7 +13,7 @@ from .. import _dtype as D
 from .._compile import capture as _capture
 from .._iter_layout import elementwise_output_layout
 from ..autograd import grad_mode
-from ..autograd.node import Node, SavedTensor, node_class
+from ..autograd.node import FREED_MESSAGE, Node, SavedTensor, node_class
 from ..backends import cpu, vml
 from ..codegen.loops import LoopSpec, Stmt
 from ..tensor import Tensor
@@ -314,6 +314,8 @@ class ElementwiseNode(Node):
     __slots__ = ("op", "needs", "saved", "kinds", "shape", "ct", "out_vc")
 
     def apply(self, grads):
+        if self._released:
+            raise_if_wrapped_number_freed(self)
         g = grads[0]
         if g is None:
             return [None] * len(self.needs)
@@ -395,6 +397,20 @@ class ElementwiseNode(Node):
         for s in self.saved.values():
             if isinstance(s, SavedTensor):
                 s.free()
+
+
+def raise_if_wrapped_number_freed(node) -> None:
+    """PyTorch's error for running a released node again when the VJP needs a Python number
+    given for a tensor operand (``x * 2``, ``x / 2``): ATen wraps that number in a 0-dim tensor,
+    and MulBackward0/DivBackward0 keep it as a saved variable, freed by the first backward.
+    (jitgrad keeps the number as a kernel scalar, which nothing frees; its saved tensors raise
+    by themselves.) Scalar parameters (``alpha``, ``negative_slope``) are node attributes in
+    PyTorch too, and stay usable."""
+    inputs = node.op.inputs
+    kinds = node.kinds
+    for name in node.saved:
+        if name in inputs and kinds.get(name) == "s":
+            raise RuntimeError(FREED_MESSAGE)
 
 
 _passes = {}
