@@ -2,8 +2,8 @@
 on float32/float64 CPU arrays: the forward and the input-gradient of silu, the elu family
 (elu/selu/celu, also through the result), mish, log_sigmoid, softplus and gelu (both
 approximations; float32 'none' only where PyTorch does not hand it to oneDNN: ``gelu_exact``),
-softshrink's forward and hardswish's gradient. Several parallel_for chunks run one per thread
-(prange); the values do not depend on it.
+softshrink's forward, hardswish's gradient and logit's (``logit_backward``). Several
+parallel_for chunks run one per thread (prange); the values do not depend on it.
 
 GCC compiles ATen's ``a + b * c`` on Vectorized values (and in the scalar lambdas) as one FMA
 (-ffp-contract=fast): where a kernel below writes ``fma`` it is that contraction (measured).
