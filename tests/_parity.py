@@ -40,13 +40,8 @@ try:
 except ImportError:  # pragma: no cover - the parity tests skip without PyTorch
     torch = None
 
-# jitgrad's CPU kernels reproduce the arithmetic of PyTorch's AVX-512 build (its vector width,
-# and where GCC contracted a * b + c into an fma there). Under another capability (AVX2) ATen
-# runs other loops, so some elements round differently: the bit-for-bit checks hold where
-# ATEN_AVX512, and are ulp bounds measured on an AVX2 build elsewhere.
-ATEN_AVX512 = torch is not None and torch.backends.cpu.get_cpu_capability() == "AVX512"
 
-__all__ = ["ATEN_AVX512", "Outcome", "outcome", "assert_parity", "assert_same_outcome", "torch",
+__all__ = ["Outcome", "outcome", "assert_parity", "assert_same_outcome", "torch",
            "compare",
            "raises_like", "typed_tensors", "neutral_form", "neutral_run", "agree",
            "tensor_description", "snippet_outcome", "check_snippet", "observe",
