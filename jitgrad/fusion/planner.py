@@ -134,12 +134,16 @@ def _shape_key(task, max_size):
     edges (child position and output number); which positions are candidates (elementwise
     nodes) is part of it too. Nothing else of a node is read by ``plan_fresh``/``_route`` once
     hooks, retain_grad, captures and ``needed`` are ruled out."""
-    if task.capture or task.needed is not None or _saved_hooks.used[0]:
+    if task.capture or task.needed is not None:
         return None
     order = task.order
     EW = _elementwise_node_class()
     cands = [n for n in order if isinstance(n, EW)]
     if len(cands) < 2:
+        return None
+    # once pack hooks were used in this process (checkpointing, saved_tensors_hooks) a node
+    # may hold packed tensors, which plan_fresh leaves out: only such passes skip the cache
+    if _saved_hooks.used[0] and any(map(_packed, cands)):
         return None
     # (every node starts with None for each; an emptied hook list also sends the pass to
     # plan_fresh, which is safe)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from fusion_helpers import fusion
 
 import jitgrad
@@ -86,6 +87,13 @@ def test_source_is_deterministic():
     a = render_cpu(build_spec(sig).loop, cache=True)
     b = render_cpu(build_spec(sig).loop, cache=True)
     assert a == b
+
+
+@pytest.fixture(autouse=True)
+def _fresh_kernel_table(monkeypatch):
+    """``_last_spec`` reads the newest compiled kernel: a signature another test compiled earlier
+    in this process (another file on the same xdist worker) would not be entered again."""
+    monkeypatch.setattr(fnode, "compiled", {})
 
 
 def _last_spec():

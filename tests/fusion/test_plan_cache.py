@@ -134,3 +134,20 @@ def test_cache_memory_is_bounded(monkeypatch):
         task = _task(y)
         assert _as_data(plan(task)) == _as_data(plan_fresh(task))
         assert planner._cached_nodes <= 10
+
+
+def test_cache_still_used_after_pack_hooks_were_used_elsewhere():
+    # a pass under saved_tensors_hooks is planned fresh (its nodes hold packed tensors); later
+    # passes without hooks are cached again (the process-wide flag alone no longer turns the
+    # cache off for good)
+    x = jitgrad.randn(4, requires_grad=True)
+    with jitgrad.autograd.graph.saved_tensors_hooks(lambda t: t * 1, lambda t: t):
+        packed = (x.sin() * 2.0).tanh()
+    task = _task(packed)
+    planner._plans.clear()
+    assert _as_data(plan(task)) == _as_data(plan_fresh(task))
+    assert not planner._plans
+    z = (x.sin() * 2.0).tanh()
+    task = _task(z)
+    assert _as_data(plan(task)) == _as_data(plan_fresh(task))
+    assert len(planner._plans) == 1
