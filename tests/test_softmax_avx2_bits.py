@@ -15,6 +15,7 @@ import pytest
 import jitgrad
 import jitgrad.nn.functional as F
 from tests._parity import torch
+from tests.test_softmax_norm_bits import _assert_same_bits  # (one bit check for both files)
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
@@ -22,18 +23,6 @@ pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 # several whole vectors of both builds with and without a tail
 ROW_LENGTHS = tuple(range(1, 35)) + (47, 48, 49, 63, 64, 65, 129)
 DTYPES = (np.float32, np.float64)
-
-
-def _bits(a):
-    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
-
-
-def _assert_same_bits(got, want, what):
-    assert got.dtype == want.dtype and got.shape == want.shape, what
-    same = (_bits(got) == _bits(want)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[:5]}: " \
-                          f"{got.ravel()[bad[:5]]} vs torch {want.ravel()[bad[:5]]}"
 
 
 def test_capability_is_torchs():

@@ -93,29 +93,20 @@ def _exp_glibc(x):
 
 @njit(**SLEEF_JIT)
 def _reduce_lanes_f32(acc):
-    """``vec_reduce_all`` of 16 float lanes with ``+`` (the AVX-512 shuffle tree)."""
-    t = np.empty(16, np.float32)
-    for i in range(16):
-        t[i] = acc[i] + acc[i ^ 8]
-    u = np.empty(16, np.float32)
-    for i in range(16):
-        u[i] = t[i] + t[i ^ 4]
-    for i in range(16):
-        t[i] = u[i] + u[i ^ 2]
+    """``vec_reduce_all`` of the float lanes of one vector with ``+``: lane i with i ^ h for
+    h = lanes/2, ..., 2 (AVX-512: 16 lanes, shuffles by 8, 4, 2; AVX2: 8 lanes,
+    ``_mm256_permute2f128_ps`` by 4 then ``_mm256_shuffle_ps`` 0x4E by 2), then 0xB1's lane 0
+    with lane 1."""
+    n = acc.size
+    t = acc.copy()
+    u = np.empty(n, np.float32)
+    h = n // 2
+    while h >= 2:
+        for i in range(n):
+            u[i] = t[i] + t[i ^ h]
+        t, u = u, t
+        h //= 2
     return t[0] + t[1]
-
-
-@njit(**SLEEF_JIT)
-def _reduce_lanes_f32_avx2(acc):
-    """``vec_reduce_all`` of 8 float lanes with ``+`` (AVX2's tree: ``_mm256_permute2f128_ps``
-    pairs lane i with i ^ 4, then ``_mm256_shuffle_ps`` 0x4E with i ^ 2, 0xB1 with i ^ 1)."""
-    t = np.empty(8, np.float32)
-    for i in range(8):
-        t[i] = acc[i] + acc[i ^ 4]
-    u = np.empty(8, np.float32)
-    for i in range(8):
-        u[i] = t[i] + t[i ^ 2]
-    return u[0] + u[1]
 
 
 @njit(**SLEEF_JIT)
@@ -304,7 +295,7 @@ _addr = {}
 # the vector exp, the lane reduction and the scalar tail's exp of each dtype (by item size)
 # (exp_u20 is the same polynomial in vec256_float.h and vec512_float.h; only the lane count and
 # so the float32 reduction tree differ between the builds)
-_REDUCE_F32 = _reduce_lanes_f32 if _VECTOR_BYTES == 64 else _reduce_lanes_f32_avx2
+_REDUCE_F32 = _reduce_lanes_f32
 _VECTOR_MATH = {4: (exp_u20_f32, _REDUCE_F32, _exp_via_f64),
                 8: (exp_u10_f64, _reduce_lanes_f64, _exp_glibc)}
 
