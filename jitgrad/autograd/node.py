@@ -91,6 +91,20 @@ class Node:
     def __call__(self, *grads):
         return tuple(self.apply(list(grads)))
 
+    def __getattr__(self, name):
+        # reached only when normal lookup fails: PyTorch's generated saved-variable properties
+        # (``_saved_self``, ``_raw_saved_result``, ...), read off the node (saved_fields.py)
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from .saved_fields import saved_field
+            return saved_field(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from .saved_fields import field_names
+        names = field_names(self)
+        raw = [f"_raw_saved_{n}" for n, src in names.items() if src[0] == "t"]
+        return sorted(set(super().__dir__()) | {f"_saved_{n}" for n in names} | set(raw))
+
 
 # C++ nodes PyTorch names with their namespace
 _CPP_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad",
@@ -228,9 +242,11 @@ class SavedTensor:
         if _saved_hooks:
             self._pack(tensor)
 
-    def _pack(self, tensor) -> None:
+    def _pack(self, tensor, hooks=None) -> None:
+        """Keep what the pack hook returns (``hooks``: a (pack, unpack) pair, by default the
+        innermost ``saved_tensors_hooks``'; ``_raw_saved_*.register_hooks`` gives its own)."""
         from .saved_hooks import pack
-        self._hook = pack(tensor, self._is_output, _saved_hooks[-1])
+        self._hook = pack(tensor, self._is_output, hooks or _saved_hooks[-1])
         self.data = None
         self._tensor = None
 
@@ -388,8 +404,4 @@ class FunctionNode(Node):
                 del attrs[k]
             if freed:
                 ctx._freed_attrs = True
-
-    @property
-    def _saved_tensors(self):
-        return tuple(s.tensor(self) for s in self.ctx._saved.values())
 

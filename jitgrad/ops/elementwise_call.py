@@ -311,7 +311,9 @@ class ElementwiseNode(Node):
 
     # out_vc: the result's version counter, so fusion can tell whether recomputing the result
     # from the inputs still gives what consumers saw (nothing wrote into it since)
-    __slots__ = ("op", "needs", "saved", "kinds", "shape", "ct", "out_vc")
+    # wrapped: {operand: the Python number given for it}, set only where one was saved (PyTorch
+    # shows it as a wrapped-number tensor: ``(x * 2).grad_fn._saved_other``)
+    __slots__ = ("op", "needs", "saved", "kinds", "shape", "ct", "out_vc", "wrapped")
 
     def apply(self, grads):
         if self._released:
@@ -480,6 +482,8 @@ def _record(op, args, aux, needs, values, result, ct):
         else:
             saved[name] = values[name]
             kinds[name] = "s"
+            if name in by_name:
+                node.wrapped = {**(getattr(node, "wrapped", None) or {}), name: v}
     kinds["g"] = "a"
     node.saved = saved
     node.kinds = kinds

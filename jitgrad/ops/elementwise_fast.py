@@ -123,6 +123,8 @@ def _record_fast(fp, op, args, vals, result):
             saved[name] = SavedTensor(args[i])
         else:
             saved[name] = vals[~i]  # the scalar as the forward kernel took it
+            if name in op.inputs:  # the Python number given (``_saved_other``)
+                node.wrapped = {name: args[op.inputs.index(name)]}
     node.saved = saved
     node.kinds = kinds  # shared by the nodes of one plan: read only
 
