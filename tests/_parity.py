@@ -307,6 +307,20 @@ def check_snippet(code, describe):
     assert mine == ref, f"\n{code}\njitgrad: {mine}\ntorch:   {ref}"
 
 
+# -------------------------------------------------- assert_same_bits (bitwise kernels)
+
+def assert_same_bits(got, want, what):
+    """``got`` and ``want`` (float32/float64 arrays) equal bit for bit, any NaN matching any NaN;
+    the message names how many differ and the first five."""
+    assert got.dtype == want.dtype and got.shape == want.shape, \
+        f"{what}: {got.dtype}{got.shape} vs torch {want.dtype}{want.shape}"
+    view = np.uint32 if got.dtype == np.float32 else np.uint64
+    same = (got.view(view) == want.view(view)) | (np.isnan(got) & np.isnan(want))
+    bad = np.flatnonzero(~same)
+    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[:5]}: " \
+                          f"{got.ravel()[bad[:5]]} vs torch {want.ravel()[bad[:5]]}"
+
+
 # -------------------------------------------------- check_observations (recorded scenarios)
 
 def _observation(T, t):

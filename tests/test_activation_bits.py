@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from tests._parity import torch
+from tests._parity import assert_same_bits, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
@@ -57,17 +57,6 @@ def _inputs(n, dtype, seed):
     return x, rng.standard_normal(n).astype(dtype)
 
 
-def _bits(a):
-    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
-
-
-def _assert_same_bits(got, want, what):
-    same = (_bits(got) == _bits(want)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[:5]}: " \
-                          f"{got[bad[:5]]} vs torch {want[bad[:5]]}"
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", sorted(EXACT))
 def test_bitwise_forward_and_grad(name, dtype):
@@ -78,8 +67,8 @@ def test_bitwise_forward_and_grad(name, dtype):
         x, g = _inputs(n, dtype, k)
         want_y, want_g = _run(torch, fn, x, g)
         got_y, got_g = _run(jitgrad, fn, x, g)
-        _assert_same_bits(got_y, want_y, f"{name} forward n={n}")
-        _assert_same_bits(got_g, want_g, f"{name} grad n={n}")
+        assert_same_bits(got_y, want_y, f"{name} forward n={n}")
+        assert_same_bits(got_g, want_g, f"{name} grad n={n}")
 
 
 def test_sigmoid_grad_order():
@@ -88,8 +77,8 @@ def test_sigmoid_grad_order():
         x, g = _inputs(4096, dtype, 1)
         want_y, want_g = _run(torch, lambda F, t: F.sigmoid(t), x, g)
         got_y, got_g = _run(jitgrad, lambda F, t: F.sigmoid(t), x, g)
-        _assert_same_bits(got_y, want_y, "sigmoid forward (vector lanes only)")
-        _assert_same_bits(got_g, want_g, "sigmoid grad")
+        assert_same_bits(got_y, want_y, "sigmoid forward (vector lanes only)")
+        assert_same_bits(got_g, want_g, "sigmoid grad")
 
 
 def _ulps(a, b):
@@ -163,4 +152,4 @@ def test_logit_backward_kernel_bits(dtype, eps):
         g[rng.integers(0, n, 2)] = 0.0
         want = torch.ops.aten.logit_backward(torch.from_numpy(g), torch.from_numpy(x),
                                              eps).numpy()
-        _assert_same_bits(K.logit_backward(g, x, eps), want, f"logit_backward n={n}")
+        assert_same_bits(K.logit_backward(g, x, eps), want, f"logit_backward n={n}")

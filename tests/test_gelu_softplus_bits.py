@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from tests._parity import torch
+from tests._parity import assert_same_bits, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
@@ -45,22 +45,14 @@ def _inputs(n, dtype, seed):
     return x, rng.standard_normal(n).astype(dtype)
 
 
-def _assert_same_bits(got, want, what):
-    view = np.uint32 if got.dtype == np.float32 else np.uint64
-    same = (got.view(view) == want.view(view)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[:5]}: " \
-                          f"{got[bad[:5]]} vs torch {want[bad[:5]]}"
-
-
 def _check(name, dtype, sizes):
     fn = CASES[name][0]
     for k, n in enumerate(sizes):
         x, g = _inputs(n, dtype, k)
         want_y, want_g = _run(torch, fn, x, g)
         got_y, got_g = _run(jitgrad, fn, x, g)
-        _assert_same_bits(got_y, want_y, f"{name} {dtype} forward n={n}")
-        _assert_same_bits(got_g, want_g, f"{name} {dtype} grad n={n}")
+        assert_same_bits(got_y, want_y, f"{name} {dtype} forward n={n}")
+        assert_same_bits(got_g, want_g, f"{name} {dtype} grad n={n}")
 
 
 @pytest.mark.parametrize("name,dtype", [(n, d) for n, (_, ds) in CASES.items() for d in ds])
@@ -81,8 +73,8 @@ def test_float32_gelu_one_element_is_atens_kernel():
         g = np.array([0.5 + k], np.float32)
         want = _run(torch, lambda F, t: F.gelu(t), x, g)
         got = _run(jitgrad, lambda F, t: F.gelu(t), x, g)
-        _assert_same_bits(got[0], want[0], f"gelu({v}) forward")
-        _assert_same_bits(got[1], want[1], f"gelu({v}) grad")
+        assert_same_bits(got[0], want[0], f"gelu({v}) forward")
+        assert_same_bits(got[1], want[1], f"gelu({v}) grad")
 
 
 def test_float32_gelu_close_to_the_float64_reference():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jitgrad
-from tests._parity import torch
+from tests._parity import assert_same_bits, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
@@ -15,18 +15,6 @@ DTYPES = ("float32", "float64")
 # than rows, a multi-dim normalized shape
 CASES = (((5, 3), 1), ((3, 8), 1), ((64, 1003), 1), ((1, 17), 1), ((2, 4, 33), 1),
          ((6, 4, 3), 2), ((300, 768), 1), ((7, 100), 1))
-
-
-def _bits(a):
-    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
-
-
-def _assert_same_bits(got, want, what):
-    assert got.dtype == want.dtype and got.shape == want.shape, what
-    same = (_bits(got) == _bits(want)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[:5]}: " \
-                          f"{got.ravel()[bad[:5]]} vs torch {want.ravel()[bad[:5]]}"
 
 
 def _case(shape, k, dtype, seed, offset=0.5):
@@ -51,7 +39,7 @@ def _check(x, dy, w, b, ns, what, wants=(True, True, True), eps=1e-5):
     want = _grads(torch, x, dy, w, b, ns, wants, eps)
     assert len(got) == len(want), what
     for g, t, name in zip(got, want, ("first", "second", "third")):
-        _assert_same_bits(g, t, f"layer_norm backward {what}: {name} gradient")
+        assert_same_bits(g, t, f"layer_norm backward {what}: {name} gradient")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -132,4 +120,4 @@ def test_layer_norm_forward_short_tails(dtype):
                                        1e-5)
         got = layer_norm_forward(x, w, b, 1e-5, 1)
         for g, t, name in zip(got, want, ("output", "mean", "rstd")):
-            _assert_same_bits(g, t.numpy().reshape(g.shape), f"layer_norm (200, {n}) {name}")
+            assert_same_bits(g, t.numpy().reshape(g.shape), f"layer_norm (200, {n}) {name}")

@@ -14,8 +14,7 @@ import pytest
 
 import jitgrad
 import jitgrad.nn.functional as F
-from tests._parity import torch
-from tests.test_softmax_norm_bits import _assert_same_bits  # (one bit check for both files)
+from tests._parity import assert_same_bits, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
@@ -48,8 +47,8 @@ def test_row_lengths_forward_and_backward_bits(log, dtype, threads):
                 y = getattr(lib.nn.functional, name)(t, d)
                 y.backward(lib.tensor(g))
                 res.append((y.detach().numpy(), t.grad.numpy()))
-            _assert_same_bits(res[1][0], res[0][0], f"{name}{shape} dim={d}")
-            _assert_same_bits(res[1][1], res[0][1], f"{name}{shape} dim={d} grad")
+            assert_same_bits(res[1][0], res[0][0], f"{name}{shape} dim={d}")
+            assert_same_bits(res[1][1], res[0][1], f"{name}{shape} dim={d} grad")
 
 
 @pytest.fixture
@@ -79,8 +78,8 @@ def test_flash_attention_vector_boundaries_bits(dt, lk, e):
     got = F.scaled_dot_product_attention(jq, jk, jv)
     assert "Flash" in ref.grad_fn.name(), "PyTorch did not take its flash kernel"
     assert got.grad_fn.name() == ref.grad_fn.name()
-    _assert_same_bits(got.detach().numpy(), ref.detach().numpy(), "output")
+    assert_same_bits(got.detach().numpy(), ref.detach().numpy(), "output")
     ref.backward(torch.from_numpy(gout))
     got.backward(jitgrad.tensor(gout))
     for name, j, t in (("grad q", jq, tq), ("grad k", jk, tk), ("grad v", jv, tv)):
-        _assert_same_bits(j.grad.numpy(), t.grad.numpy(), name)
+        assert_same_bits(j.grad.numpy(), t.grad.numpy(), name)

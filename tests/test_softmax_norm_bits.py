@@ -5,24 +5,12 @@ import numpy as np
 import pytest
 
 import jitgrad
-from tests._parity import torch
+from tests._parity import assert_same_bits, torch
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs PyTorch")
 
 SHAPES = ((7,), (100,), (8, 33), (4, 1000), (3, 5, 17), (2, 40, 70))
 DTYPES = ("float32", "float64")
-
-
-def _bits(a):
-    return a.view(np.uint32 if a.dtype == np.float32 else np.uint64)
-
-
-def _assert_same_bits(got, want, what):
-    assert got.dtype == want.dtype and got.shape == want.shape, what
-    same = (_bits(got) == _bits(want)) | (np.isnan(got) & np.isnan(want))
-    bad = np.flatnonzero(~same)
-    assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, first at {bad[:5]}: " \
-                          f"{got.ravel()[bad[:5]]} vs torch {want.ravel()[bad[:5]]}"
 
 
 def _input(shape, dtype, seed, edges=False):
@@ -53,7 +41,7 @@ def test_softmax_forward_bits(log, dtype, threads):
         x = _input(shape, dtype, k)
         for d in range(-1, len(shape)):
             got, want = _both(lambda lib, t, d=d: getattr(lib.nn.functional, name)(t, d), x)
-            _assert_same_bits(got, want, f"{name}{shape} dim={d}")
+            assert_same_bits(got, want, f"{name}{shape} dim={d}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -65,15 +53,15 @@ def test_softmax_forward_edges(log, dtype):
         x = _input(shape, dtype, 3, edges=True)
         for d in range(len(shape)):
             got, want = _both(lambda lib, t, d=d: getattr(lib.nn.functional, name)(t, d), x)
-            _assert_same_bits(got, want, f"{name}{shape} dim={d} (edges)")
+            assert_same_bits(got, want, f"{name}{shape} dim={d} (edges)")
 
 
 def test_softmax_noncontiguous_and_dtype_arg():
     x = _input((33, 20), "float64", 5)
     got, want = _both(lambda lib, t: lib.softmax(t.t(), 1, dtype=lib.float32), x)
-    _assert_same_bits(got, want, "softmax of a transposed input, dtype=float32")
+    assert_same_bits(got, want, "softmax of a transposed input, dtype=float32")
     got, want = _both(lambda lib, t: lib.log_softmax(t[:, ::3], 0), x)
-    _assert_same_bits(got, want, "log_softmax of a strided view")
+    assert_same_bits(got, want, "log_softmax of a strided view")
 
 
 # layer_norm: the ATen-order kernel (nn/functional/_layer_norm_aten.py) against
@@ -95,7 +83,7 @@ def _check_layer_norm(x, w, b, eps, what, threads=1):
                                    None if b is None else torch.tensor(b), eps)
     got = layer_norm_forward(x.reshape(-1, n), w, b, eps, threads)
     for g, t, name in zip(got, want, ("output", "mean", "rstd")):
-        _assert_same_bits(g, t.numpy().reshape(g.shape), f"layer_norm {what} {name}")
+        assert_same_bits(g, t.numpy().reshape(g.shape), f"layer_norm {what} {name}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -145,7 +133,7 @@ def test_softmax_backward_bits(log, dtype, threads):
                 t = lib.tensor(x, requires_grad=True)
                 getattr(lib.nn.functional, name)(t, d).backward(lib.tensor(g))
                 grads.append(t.grad.numpy())
-            _assert_same_bits(grads[1], grads[0], f"{name}{shape} dim={d} grad")
+            assert_same_bits(grads[1], grads[0], f"{name}{shape} dim={d} grad")
 
 
 def test_softmax_double_backward_still_recorded():
