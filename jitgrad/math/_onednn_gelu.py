@@ -138,19 +138,25 @@ def _exp(x):
 
 
 @njit(**SLEEF_JIT)
-def gelu_bwd(x):
-    """d gelu / dx at x (the caller multiplies by the incoming gradient)."""
-    r = x * AS_SQRT1_2
-    q = _exp(-(r * r))
-    t = (r * AS_SQRT1_PI) * q
-    a = abs(r)
-    w = ONE / fma(AS_P, a, ONE)
+def _as_erf_abs(r, q):
+    """|erf(r)| by Abramowitz-Stegun 7.1.26, ``q`` = exp(-r * r), in the injector's order
+    (shared by the avx2 forward and the backward: the same instructions, the same bits)."""
+    w = ONE / fma(AS_P, abs(r), ONE)
     qw = -q * w
     p = fma(AP5, w, AP4)
     p = fma(p, w, AP3)
     p = fma(p, w, AP2)
     p = fma(p, w, AP1)
-    erf = fma(qw, p, ONE)
+    return fma(qw, p, ONE)
+
+
+@njit(**SLEEF_JIT)
+def gelu_bwd(x):
+    """d gelu / dx at x (the caller multiplies by the incoming gradient)."""
+    r = x * AS_SQRT1_2
+    q = _exp(-(r * r))
+    t = (r * AS_SQRT1_PI) * q
+    erf = _as_erf_abs(r, q)
     erf = select(_f2i(r) < 0, -erf, erf)
     return fma(erf, HALF, t + HALF)
 
@@ -160,13 +166,7 @@ def gelu_fwd_as(x):
     """The avx2 forward: erf(x / sqrt 2) by Abramowitz-Stegun (the backward's), in the
     injector's order; the sign is x's (vxorps with its sign bit)."""
     r = x * AS_SQRT1_2
-    w = ONE / fma(AS_P, abs(r), ONE)
-    v = -_exp(-(r * r)) * w
-    p = fma(AP5, w, AP4)
-    p = fma(p, w, AP3)
-    p = fma(p, w, AP2)
-    p = fma(p, w, AP1)
-    erf = fma(v, p, ONE)
+    erf = _as_erf_abs(r, _exp(-(r * r)))
     erf = select(_f2i(x) < 0, -erf, erf)
     s = x * HALF
     return fma(erf, s, s)
