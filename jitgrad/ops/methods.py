@@ -13,6 +13,7 @@ from . import index_setitem as _index_setitem
 from . import linalg_extra as _linalg_extra
 from . import linalg_solve as _linalg_solve
 from . import reduce_extremes as _reduce_extremes
+from . import reduce_moments as _reduce_moments
 from . import reduce_sums as _reduce_sums
 from . import shape_join as _shape_join
 from . import sort as _sort_ops
@@ -548,6 +549,10 @@ _COUNTED_FROM_SELF = {
         "remainder_", "true_divide_", "xlogy", "xlogy_"), _OTHER),
     **dict.fromkeys(("pow_", "float_power", "float_power_"), _EXPONENT),
     "divide_": _DIVIDE,
+    # flags PyTorch takes only as bools (x.std(0, 1), x.all(0, 1), x.sort(0, 1), x.topk(1, 0, 1))
+    "std": _reduce_moments.VAR_METHOD_OVERLOADS, "var": _reduce_moments.VAR_METHOD_OVERLOADS,
+    "all": _reduce_sums.LOGICAL_METHOD_OVERLOADS, "any": _reduce_sums.LOGICAL_METHOD_OVERLOADS,
+    "sort": _sort_ops.SORT_METHOD_OVERLOADS, "topk": None,
 }
 for _name, _overloads in _COUNTED_FROM_SELF.items():
     setattr(Tensor, _name, counted_from_self(getattr(Tensor, _name), _name, _overloads))

@@ -186,7 +186,10 @@ def _mismatch_line(signature, args, kwargs) -> str:
     kinds = {}
     for p in params:
         kind, _, param = p.split(" = ")[0].rpartition(" ")
-        kinds[param] = kind
+        # measured: a parameter with a default matches nothing in this listing (x.sort(0, 1)
+        # marks "(!int!, !int!)" under "(int dim = -1, bool descending = False)", x.std(0, True,
+        # 1) "(!int!, !bool!, !int!)"; x.all(0, 1) "(int, !int!)" under "(int dim, ...)")
+        kinds[param] = "" if " = " in p else kind
     unknown = [k for k in kwargs if k not in kinds]
     if unknown:
         return ("      didn't match because some of the keywords were incorrect: "
@@ -198,6 +201,31 @@ def _mismatch_line(signature, args, kwargs) -> str:
     shown = ", ".join(words + kws) if words or not kws else "".join(k + ", " for k in kws)
     return ("      didn't match because some of the arguments have invalid types: ("
             + shown + ")\n")
+
+
+def is_bool(v) -> bool:
+    """Whether the parser takes ``v`` for a ``bool`` parameter: a Python bool (not 0/1, nor
+    NumPy's bool: ``x.std(0, np.bool_(True))`` is a TypeError there)."""
+    return v.__class__ is bool
+
+
+def is_int(v) -> bool:
+    """Whether the parser takes ``v`` for an ``int`` parameter (not a bool)."""
+    import numpy as np
+    return isinstance(v, (int, np.integer)) and not is_bool(v)
+
+
+def is_int_list(v) -> bool:
+    """Whether the parser takes ``v`` for ``tuple of ints`` (an int, or a tuple/list of them)."""
+    return is_int(v) or (isinstance(v, (tuple, list)) and all(is_int(e) for e in v))
+
+
+def argument_type_error(name, arg, position, expected, value) -> TypeError:
+    """PyTorch's TypeError for one argument of the wrong type, as the function form words it
+    (``topk(): argument 'largest' (position 4) must be bool, not int``); the method forms made
+    by ``counted_from_self`` count the position from self's successor."""
+    return TypeError(f"{name}(): argument '{arg}' (position {position}) must be {expected}, "
+                     f"not {parser_type_name(value)}")
 
 
 def invalid_combination(name, args, kwargs, signatures) -> TypeError:

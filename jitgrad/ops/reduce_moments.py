@@ -8,7 +8,13 @@ import warnings
 import numpy as np
 
 from .composite import ieee_quiet, record
-from .parser_errors import input_type_error, raise_instead
+from .parser_errors import (
+    input_type_error,
+    invalid_combination,
+    is_bool,
+    is_int_list,
+    raise_instead,
+)
 from .reduce_args import _attrs, _cuda, _dims, _expand_back, _np_axes, _on_device
 
 __all__ = ["var", "std", "var_mean", "std_mean"]
@@ -106,18 +112,53 @@ _VAR_OVERLOADS = (
     "(Tensor input, bool unbiased = True)")
 
 
-def _input_error(name, input, dim, unbiased, keepdim, correction):
-    """PyTorch's TypeError for var/std of a non-Tensor (the arguments given other than their
-    defaults counted as the parser counts them), else None."""
+# var_mean/std_mean's (no ``out``)
+_MOMENTS_OVERLOADS = (
+    "(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+    "(Tensor input, bool unbiased = True)")
+# the method forms' (Tensor.var/std: parser_errors.counted_from_self lists these)
+VAR_METHOD_OVERLOADS = (
+    "(tuple of ints dim, bool unbiased = True, bool keepdim = False)",
+    "(tuple of ints dim = None, *, Number correction = None, bool keepdim = False)",
+    "(bool unbiased = True)")
+
+
+def _given(input, dim, unbiased, keepdim, correction):
+    """The call's arguments as the parser counts them: those other than their defaults."""
     given = (input, dim, unbiased, keepdim)
     while len(given) > 1 and (given[-1] is None or given[-1] is False):
         given = given[:-1]
-    kwargs = {} if correction is None else {"correction": correction}
-    return input_type_error(name, given, kwargs, _VAR_OVERLOADS)
+    return given, ({} if correction is None else {"correction": correction})
+
+
+def _input_error(name, input, dim, unbiased, keepdim, correction):
+    """PyTorch's TypeError for var/std of a non-Tensor, else None."""
+    return input_type_error(name, *_given(input, dim, unbiased, keepdim, correction),
+                            _VAR_OVERLOADS)
+
+
+def _check_overload(name, input, dim, unbiased, keepdim, correction):
+    """PyTorch's "invalid combination" TypeError where no overload takes the call: a flag that
+    is not a bool (``std(0, 1)``), ``unbiased`` with ``correction``, a dim that is not an int
+    or ints (a Tensor dim is left to the op)."""
+    from ..tensor import Tensor
+    if dim.__class__ is bool and unbiased is None and correction is None:
+        ok = keepdim is False  # (bool unbiased)
+    else:
+        ok = (is_bool(keepdim)
+              and (dim is None or isinstance(dim, Tensor) or is_int_list(dim))
+              and (unbiased is None or is_bool(unbiased))
+              and (correction is None or (unbiased is None and not isinstance(correction, str))))
+    if not ok:
+        args, kwargs = _given(input, dim, unbiased, keepdim, correction)
+        raise invalid_combination(name, args, kwargs, _MOMENTS_OVERLOADS
+                                  if name.endswith("_mean") else _VAR_OVERLOADS)
 
 
 @ieee_quiet
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_overload("var", input, dim, unbiased, keepdim, correction)
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         axes, attrs = _var_setup(input, dim, unbiased, correction, "var")
     except Exception:
@@ -130,6 +171,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @ieee_quiet
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_overload("std", input, dim, unbiased, keepdim, correction)
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         axes, attrs = _var_setup(input, dim, unbiased, correction, "std")
     except Exception:
@@ -193,10 +235,12 @@ def _moments(input, dim, unbiased, keepdim, correction, name):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_overload("var_mean", input, dim, unbiased, keepdim, correction)
     return _moments(input, dim, unbiased, keepdim, correction, "var_mean")
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    _check_overload("std_mean", input, dim, unbiased, keepdim, correction)
     return _moments(input, dim, unbiased, keepdim, correction, "std_mean")
 
 

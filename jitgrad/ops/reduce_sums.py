@@ -14,7 +14,15 @@ from .cascade_sum import cascade_sum
 from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
-from .parser_errors import input_type_error, parser_errors, parser_type_name, raise_instead
+from .parser_errors import (
+    input_type_error,
+    invalid_combination,
+    is_bool,
+    is_int_list,
+    parser_errors,
+    parser_type_name,
+    raise_instead,
+)
 from .reduce_args import (
     NO_DIM,
     STRICT_KEEPDIM,
@@ -232,7 +240,21 @@ def _logical_error(which, input, dim, keepdim):
     return input_type_error(which, given, {}, _LOGICAL_OVERLOADS)
 
 
+# the method forms' (Tensor.all/any: parser_errors.counted_from_self lists these)
+LOGICAL_METHOD_OVERLOADS = ("()", "(tuple of ints dim = None, bool keepdim = False)",
+                            "(int dim, bool keepdim = False)")
+
+
+def _check_logical_keepdim(which, input, dim, keepdim):
+    # no overload takes a keepdim other than a bool (any(x, 0, 1)) or a dim other than ints:
+    # the parser's listing
+    if not (is_bool(keepdim) and (dim is None or is_int_list(dim))):
+        given = (input, dim, keepdim) if keepdim is not False else (input, dim)
+        raise invalid_combination(which, given, {}, _LOGICAL_OVERLOADS)
+
+
 def all(input, dim=None, keepdim=False):  # noqa: A001
+    _check_logical_keepdim("all", input, dim, keepdim)
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         return _logical_reduce(input, dim, keepdim, "all")
     except Exception:
@@ -240,6 +262,7 @@ def all(input, dim=None, keepdim=False):  # noqa: A001
 
 
 def any(input, dim=None, keepdim=False):  # noqa: A001
+    _check_logical_keepdim("any", input, dim, keepdim)
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         return _logical_reduce(input, dim, keepdim, "any")
     except Exception:

@@ -26,7 +26,13 @@ import numpy as np
 from ..tensor import Tensor
 from .composite import ieee_quiet, record
 from .host_staged import host_staged, like_device
-from .parser_errors import input_type_error, parser_type_name
+from .parser_errors import (
+    argument_type_error,
+    input_type_error,
+    invalid_combination,
+    is_bool,
+    parser_type_name,
+)
 from .reduce_args import _wrap
 from .reduce_extremes import _evenly_backward
 from .return_types import _return_type
@@ -134,11 +140,24 @@ def _record_selection(node_name, input, values, indices, dim, keepdim, cls):
     return cls(v, Tensor._make(indices))
 
 
+SORT_OVERLOADS = (
+    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of Tensors out "
+    "= None)",
+    "(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)")
+# the method form's (Tensor.sort: parser_errors.counted_from_self lists these)
+SORT_METHOD_OVERLOADS = ("(*, bool stable, int dim = -1, bool descending = False)",
+                         "(int dim = -1, bool descending = False)")
+
+
 @ieee_quiet
 def sort(input, dim=-1, descending=False, stable=False):
     """``torch.sort``: (values, indices) along ``dim`` (ties: ``_argsort``)."""
     if isinstance(dim, bool):  # sort(x, stable=True) positional forms are not PyTorch's
         raise TypeError("sort(): argument 'dim' must be int, not bool")
+    if not (is_bool(descending) and is_bool(stable)):  # no overload takes it: the listing
+        given = (input, dim, descending) if stable is False else (input, dim)
+        raise invalid_combination("sort", given, {} if stable is False else
+                                  {"descending": descending, "stable": stable}, SORT_OVERLOADS)
     _check_int("sort", "dim", dim)
     try:  # (free until raised) a non-Tensor input: PyTorch's TypeError
         a = input._data
@@ -183,6 +202,9 @@ def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - PyTorch's
         raise input_type_error("topk", (input,), {}) from None
     _check_int("topk", "k", k)
     _check_int("topk", "dim", dim)
+    for arg, position, v in (("largest", 4, largest), ("sorted", 5, sorted)):
+        if not is_bool(v):  # (0/1 would pass as flags: PyTorch refuses them)
+            raise argument_type_error("topk", arg, position, "bool", v)
     a = input._data
     d = _wrap(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
