@@ -325,30 +325,34 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, value):
         self._set_requires_grad(bool(value), "only Tensors of floating point and complex dtype "
-                                "can require gradients")
+                                "can require gradients", setter=True)
 
     def requires_grad_(self, requires_grad=True):
         # PyTorch words this one error three ways depending on the entry point; so do we
         return self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can "
                                        "require gradients")
 
-    def _set_requires_grad(self, requires_grad, int_message):
-        if "_rg_inherited" in self.__dict__:
-            # a view made under no_grad of a tensor requiring grad: requires_grad is its
-            # base's (PyTorch); setting True gives it its own accumulator, False changes nothing
-            if requires_grad:
-                del self.__dict__["_rg_inherited"]
-            return self
-        if self._grad_fn is not None:
-            if not requires_grad:
+    def _set_requires_grad(self, requires_grad, int_message, setter=False):
+        if not self.is_leaf:  # (a view's grad_fn regenerated first, as PyTorch's is_leaf)
+            if not requires_grad or setter:  # (the setter refuses True too)
                 raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to "
-                    "use a computed variable in a subgraph that doesn't require differentiation "
-                    "use var_no_grad = var.detach().")
+                    "you can only change requires_grad flags of leaf variables." + (
+                        "" if requires_grad else " If you want to use a computed variable in a "
+                        "subgraph that doesn't require differentiation use var_no_grad = "
+                        "var.detach()."))
             return self
         if requires_grad and self._data.dtype.kind != "f":
             raise RuntimeError(int_message)
-        self._requires_grad = bool(requires_grad)
+        if self._base is not None:
+            # a view: its own flag; requires_grad stays its base's where the base's is set
+            from .autograd.view_requires_grad import set_view_requires_grad
+            set_view_requires_grad(self, bool(requires_grad))
+            return self
+        if self._requires_grad != bool(requires_grad):
+            self._requires_grad = bool(requires_grad)
+            if "_views" in self.__dict__:  # views made before follow (PyTorch reads it live)
+                from .autograd.view_requires_grad import follow_base
+                follow_base(self)
         return self
 
     @property
@@ -369,8 +373,13 @@ class Tensor:
         PyTorch's view grad_fn getter does (or PyTorch's error for views that cannot)."""
         av = getattr(self, "_attr_version", None)
         if av is not None and av != self._vc.value:
+            if self._grad_fn is None and "_nondiff_view" in self.__dict__:
+                self._attr_version = self._vc.value  # view(dtype): no history to replay
+                return
             from .ops.composite import regenerate_view
             regenerate_view(self)
+            if self._grad_fn is not None:  # it requires grad through its grad_fn now
+                self.__dict__.pop("_rg_inherited", None)
 
     @property
     def is_leaf(self) -> bool:
@@ -485,7 +494,8 @@ class Tensor:
     detach = _alias_without_history("detach", share_version=True)
 
     def detach_(self):
-        if self._base is not None and (self._grad_fn is not None or self._base._requires_grad):
+        if self._base is not None and "_nondiff_view" not in self.__dict__:
+            # (any view but view(dtype)'s, requiring grad or not: PyTorch's is_view())
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using "
                 "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set "
@@ -495,7 +505,10 @@ class Tensor:
         self.__dict__.pop("_rg_inherited", None)
         self._grad_fn = None
         self._output_nr = 0
-        self._requires_grad = False
+        was, self._requires_grad = self._requires_grad, False
+        if was and "_views" in self.__dict__:  # (views inheriting it lose it, as PyTorch's)
+            from .autograd.view_requires_grad import follow_base
+            follow_base(self)
         return self
 
     # (its own version counter, as PyTorch's: writes through it are not seen by autograd)

@@ -5,6 +5,9 @@
   ``base.requires_grad()``): a leaf view given ``requires_grad_()`` passes nothing on;
 * a write into the base under ``no_grad``, the view then used with grad: its grad_fn is
   regenerated (AsStridedBackward0) and the gradient reaches the base's history;
+* a view made before its base requires grad (``requires_grad_``, or a write with grad giving
+  the base a grad_fn) requires grad then (PyTorch reads the base's flag live; more cases in
+  test_view_requires_grad_live.py);
 * a 0-dim bool in a key (``x[True]``, ``x[None, False]``, a 0-dim bool tensor) is an unsqueeze
   then an index on the new unit dim: IndexBackward0 <- UnsqueezeBackward0, with that layout.
 """
@@ -96,9 +99,6 @@ def test_base_written_under_no_grad_then_view_used_with_grad(root, view, read_gr
         check_observations(f, where=write)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a view's requires_grad is copied when it is "
-                   "made; PyTorch reads its base's live, so a later requires_grad_() (or a "
-                   "write with grad giving the base a grad_fn) reaches views made before it")
 @pytest.mark.parametrize("change", ["requires_grad_", "write_with_grad"])
 def test_view_made_before_its_base_requires_grad(change):
     def f(T, r):

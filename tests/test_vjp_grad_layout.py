@@ -111,21 +111,11 @@ _PROGRAMS = {"leaf_grad": _leaf_grad, "grad_like_output": _grad_like_output,
              "non_leaf_grad": _non_leaf_grad}
 
 
-# PyTorch's SumBackward0 expands the 0-dim gradient itself (every stride 0, the size-1 dim's
-# too); jitgrad's reshapes it to the kept shape first (ops/reduce_args.py ``_expand_back``), so
-# the size-1 dim keeps stride 1, which AddBackward0 now hands on unchanged
-_SUM_UNIT_DIM = {("non_leaf_grad", "add_broadcast", "expanded_one")}
-
-
 def _cases():
     for program in sorted(_PROGRAMS):
         for op in sorted(_OPS):
             for layout in sorted(_SHAPES):
-                marks = [pytest.mark.xfail(strict=True, reason="SumBackward0 gives a size-1 "
-                                           "dim stride 1, PyTorch's 0")] \
-                    if (program, op, layout) in _SUM_UNIT_DIM else []
-                yield pytest.param(program, op, layout, marks=marks,
-                                   id=f"{program}-{op}-{layout}")
+                yield pytest.param(program, op, layout, id=f"{program}-{op}-{layout}")
 
 
 @pytest.mark.parametrize("program, op, layout", _cases())

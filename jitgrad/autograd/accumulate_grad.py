@@ -161,7 +161,9 @@ def accumulate_into_leaf(variable, g) -> None:
                 else:
                     owned = _COUNTS_KNOWN and sys.getrefcount(r) == 2
                 g = r
-    if variable._grad is None:
+    if not variable._requires_grad:
+        pass  # (requires_grad_(False) since the graph was made: PyTorch accumulates nothing)
+    elif variable._grad is None:
         if grad_mode.is_grad_enabled():
             # create_graph: PyTorch copies into a fresh tensor laid out like the leaf
             # (clone_obey_contract), recorded as CopyBackwards on the gradient's graph

@@ -13,6 +13,7 @@ import warnings
 
 from . import grad_mode
 from .node import FREED_MESSAGE, Node, SavedTensor, node_class
+from .view_requires_grad import follow_base
 
 __all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable",
            "InplaceFunction", "NestedIOFunction"]
@@ -312,6 +313,8 @@ def _wrap_outputs(ctx, args, outs):
             o = t
         if o.is_floating_point() and id(outs[i]) not in non_diff_ids:
             o._grad_fn, o._output_nr, o._requires_grad = ctx, i, True
+            if "_views" in o.__dict__:  # a dirty base: views made before follow (PyTorch)
+                follow_base(o)
         new_outs.append(o)
     ctx._outputs_meta = tuple(m if m is not None else _NoGrad() for m in metas)
     ctx._n_outputs = len(outs)

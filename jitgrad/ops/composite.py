@@ -17,6 +17,7 @@ from .._dtype import _BY_NP
 from ..autograd import grad_mode
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.node import Ctx, FunctionNode, node_class
+from ..autograd.view_requires_grad import track as track_view
 from ..tensor import Tensor
 from .host_staged import _state as _staged
 
@@ -37,17 +38,25 @@ def ieee_quiet(fn):
     return quiet
 
 
-def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False) -> Tensor:
+def wrap(data, view_of: Tensor | None = None, view_fn=None, multi=False,
+         differentiable=True) -> Tensor:
     t = _make(data)
     if view_of is not None:
         vc = t._vc = view_of._vc
         base = view_of._base
-        t._base = view_of if base is None else base
+        root = t._base = view_of if base is None else base
         t._attr_version = vc.value
+        if not differentiable or "_nondiff_view" in view_of.__dict__:
+            # view(dtype) and views of it: never require grad, whatever their base does
+            differentiable = False
+            t.__dict__["_nondiff_view"] = True
+        elif data.dtype.kind == "f" and not (_grad_state.enabled and view_of._requires_grad):
+            # no grad_fn of its own: its requires_grad is its base's, live (PyTorch)
+            track_view(root, t)
         # PyTorch's CreationMeta, propagated from a view's view unless the new one is special
         if not _grad_state.enabled:
             t._creation = "no_grad"
-            if (view_of if base is None else base)._requires_grad:
+            if differentiable and root._requires_grad:
                 # PyTorch: a view's requires_grad is its base's (the root's, not that of the
                 # view it was cut from), but without a grad_fn or an accumulator of its own
                 # (Tensor._edge gives it no edge)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.node import Ctx, FunctionNode, SavedTensor, node_class
+from ..autograd.view_requires_grad import follow_base
 from ..tensor import Tensor
 from . import inplace as _inplace
 from .composite import record
@@ -352,6 +353,8 @@ def setitem(x: Tensor, key, value) -> None:
     target._grad_fn = node
     target._output_nr = 0
     target._requires_grad = True
+    if "_views" in target.__dict__:  # views made before it required grad now do (PyTorch)
+        follow_base(target)
     if target is not x:
         fresh = getitem(target, keys[0]) if view_fn is None else view_fn(target)
         x._grad_fn, x._output_nr, x._requires_grad = fresh._grad_fn, 0, True

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _dtype as D
 from ..autograd import grad_mode
+from ..autograd.view_requires_grad import follow_base
 from ..tensor import Tensor
 from .parser_errors import parser_type_name, raise_instead
 
@@ -205,6 +206,8 @@ def apply_inplace(self: Tensor, fn, *args, _overlap=True, _cast_word=None, **kwa
         self._grad_fn = res._grad_fn
         self._output_nr = res._output_nr
         self._requires_grad = True
+        if "_views" in self.__dict__:  # views made before it required grad now do (PyTorch)
+            follow_base(self)
         # the node saved ``res`` as its output: let later saves of ``self`` see the same history
     return self
 

@@ -16,13 +16,22 @@ from .parser_errors import input_type_error, parser_type_name, raise_instead
 _type_word = D.scalar_name
 
 
+# every axis, per ndim: what ``_dims`` returns for no dim (None, ()), told apart by identity
+# from the same axes given one by one (PyTorch's backward unsqueezes those: ``_expand_back``)
+_ALL_AXES = tuple(tuple(range(n)) for n in range(65))
+
+
+def _all_axes(ndim):
+    return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
+
+
 def _dims(dim, ndim):
     """Normalize ``dim`` to a sorted tuple of axes (None -> all axes)."""
     if dim is None:
-        return tuple(range(ndim))
+        return _all_axes(ndim)
     if isinstance(dim, (list, tuple)):
         if len(dim) == 0:
-            return tuple(range(ndim))
+            return _all_axes(ndim)
         ds = [_wrap(d, ndim) for d in dim]
         if len(set(ds)) != len(ds):
             raise RuntimeError(f"dim {ds[0]} appears multiple times in the list of dims")
@@ -43,16 +52,22 @@ def _kept_shape(shape, axes):
 
 
 def _expand_back(g, node):
-    """Bring a reduced gradient back to the input's shape (a broadcastable view)."""
+    """Bring a reduced gradient back to the input's shape (a broadcastable view), as PyTorch's
+    ``sum_backward``: the reduced dims given one by one are unsqueezed back, in increasing order
+    (``unsqueeze_multiple``), then expanded; a gradient of a reduction without dims (or with
+    keepdim) is expanded as it is, so a kept size-1 dim gets stride 0 too."""
     a = node.ctx.attrs
-    if not a["keepdim"]:
-        g = g.reshape(a["kept"])
-    return g.expand(a["shape"])
+    shape = a["shape"]
+    if not a["keepdim"] and shape and (g._data.ndim or a.get("dims_given")):
+        for ax in a["axes"]:
+            g = g.unsqueeze(ax)
+    return g.expand(shape)
 
 
 def _attrs(x, axes, keepdim, **extra):
-    d = {"shape": tuple(x._data.shape), "kept": _kept_shape(x._data.shape, axes),
-         "keepdim": keepdim, "axes": axes}
+    shape = x._data.shape
+    d = {"shape": tuple(shape), "kept": _kept_shape(shape, axes), "keepdim": keepdim,
+         "axes": axes, "dims_given": axes is not _all_axes(len(shape))}
     d.update(extra)
     return d
 

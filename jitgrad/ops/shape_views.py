@@ -101,7 +101,7 @@ def _view_dtype(input, dt):
                     raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, "
                                        f"but got {s}")
     from .composite import wrap
-    return wrap(x.view(dt.np), view_of=input)  # not differentiable, as in PyTorch
+    return wrap(x.view(dt.np), view_of=input, differentiable=False)  # as in PyTorch
 
 
 def _plain_shape(args, numel):
