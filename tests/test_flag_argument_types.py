@@ -1,4 +1,4 @@
-"""Flags PyTorch's parser takes only as bools, and the dims of std/var: ``x.std(0, 1)``,
+"""Flags PyTorch's parser takes only as bools, and dims that must be ints: ``x.std(0, 1)``,
 ``x.all(0, 1)``, ``x.sort(0, 1)``, ``x.topk(1, 0, 1)`` are TypeErrors there (0/1 are not bools)
 and ran as if True/False here; ``std(dim=0, unbiased=True, correction=1)`` mixes two overloads.
 Each call runs under both libraries: the whole error (the parser's listing of overloads with
@@ -33,6 +33,14 @@ CASES = [
     "x.sort(0, 1)", "torch.sort(x, 0, 1)", "x.sort(0, True)", "x.sort(stable=True)",
     "x.topk(1, 0, 1)", "torch.topk(x, 1, 0, 1)", "x.topk(1, 0, True, 1)",
     "torch.topk(x, 2, 1, False, True)", "x.topk(2, largest=False)",
+    # a dim that is no int: the parser's TypeError (was an IndexError or "tuple indices must
+    # be integers" from inside the op)
+    "x.softmax(0.5)", "torch.softmax(x, 0.5)", "torch.nn.functional.softmax(x, 0.5)",
+    "x.log_softmax(1.0)", "torch.log_softmax(x, 1.0)", "torch.nn.functional.log_softmax(x, 1.)",
+    "x.softmax(np.int64(1))", "torch.nn.functional.softmax(x, -1)",
+    "x.index_select(0.0, torch.tensor([0]))", "torch.index_select(x, 0.0, torch.tensor([0]))",
+    "x.index_select(np.int64(1), torch.tensor([0]))",
+    "x.cumsum(0.0)", "torch.cumsum(x, 0.0)", "x.cumsum(np.int32(1))",
 ]
 
 

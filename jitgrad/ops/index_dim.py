@@ -16,7 +16,7 @@ from .composite import record
 from .gather_scatter import _dst, _fresh_copy, _is_cuda, _kernels, gather_data, scatter_data
 from .gather_scatter import wrap_dim as _wrap_dim
 from .index_rules import check_range, device_check, dtype_word, index_data
-from .parser_errors import parser_errors, with_keyword_defaults
+from .parser_errors import argument_type_error, is_int, parser_errors, with_keyword_defaults
 
 __all__ = ["index_select", "index_add", "index_copy", "index_fill", "take", "put",
            "empty_self_checks"]
@@ -105,6 +105,8 @@ def _index_select_backward(node, g):
 
 @parser_errors
 def index_select(input, dim, index, *, _index_position=3):
+    if dim.__class__ is not int and not is_int(dim):  # (not a tuple index error further in)
+        raise argument_type_error("index_select", "dim", _index_position - 1, "int", dim)
     x = input._data
     d = _wrap_dim(dim, x.ndim)
     idx = index_data(index, "index_select", _index_position)

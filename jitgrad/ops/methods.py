@@ -332,8 +332,10 @@ METHODS = {
     "nanmedian": _sort_ops.nanmedian_method, "unique": _sort_ops.unique,
     "aminmax": reduce.aminmax,
     # the methods need dim (only the functional forms fall back to the implicit-dim warning)
-    "softmax": lambda self, dim, dtype=None: softmax.softmax(self, dim, dtype=dtype),
-    "log_softmax": lambda self, dim, dtype=None: softmax.log_softmax(self, dim, dtype=dtype),
+    "softmax": lambda self, dim, dtype=None: softmax.softmax(
+        self, softmax.check_dim("softmax", dim, 1) or dim, dtype=dtype),
+    "log_softmax": lambda self, dim, dtype=None: softmax.log_softmax(
+        self, softmax.check_dim("log_softmax", dim, 1) or dim, dtype=dtype),
     # linear algebra
     "matmul": linalg.matmul, "mm": linalg.mm, "bmm": linalg.bmm, "mv": linalg.mv,
     "dot": linalg.dot, "outer": linalg.outer, "inner": linalg.inner, "addmm": linalg.addmm,
@@ -552,7 +554,7 @@ _COUNTED_FROM_SELF = {
     # flags PyTorch takes only as bools (x.std(0, 1), x.all(0, 1), x.sort(0, 1), x.topk(1, 0, 1))
     "std": _reduce_moments.VAR_METHOD_OVERLOADS, "var": _reduce_moments.VAR_METHOD_OVERLOADS,
     "all": _reduce_sums.LOGICAL_METHOD_OVERLOADS, "any": _reduce_sums.LOGICAL_METHOD_OVERLOADS,
-    "sort": _sort_ops.SORT_METHOD_OVERLOADS, "topk": None,
+    "sort": _sort_ops.SORT_METHOD_OVERLOADS, "topk": None, "cumsum": None,
 }
 for _name, _overloads in _COUNTED_FROM_SELF.items():
     setattr(Tensor, _name, counted_from_self(getattr(Tensor, _name), _name, _overloads))

@@ -15,9 +15,11 @@ from .cascade_sum import supports as cascade_supports
 from .composite import ieee_quiet, record
 from .out import with_out
 from .parser_errors import (
+    argument_type_error,
     input_type_error,
     invalid_combination,
     is_bool,
+    is_int,
     is_int_list,
     parser_errors,
     parser_type_name,
@@ -299,6 +301,8 @@ def cumsum(input, dim, *, dtype=None):
         nd = input._data.ndim
     except AttributeError:
         raise input_type_error("cumsum", (input,), {}) from None
+    if dim.__class__ is not int and not is_int(dim):  # (Tensor.cumsum: position 1)
+        raise argument_type_error("cumsum", "dim", 2, "int", dim)
     d = _wrap(dim, nd)
     input = _cast_for(input, dtype)
     # an explicit dtype is the result's; else integers and bool accumulate in int64

@@ -8,12 +8,20 @@ import numpy as np
 from .. import _dtype as D
 from ..autograd import grad_mode
 from .composite import ieee_quiet, record
-from .parser_errors import input_type_error, raise_instead
+from .parser_errors import argument_type_error, input_type_error, is_int, raise_instead
 
 __all__ = ["softmax", "log_softmax"]
 
 
+def check_dim(name, dim, position):
+    """PyTorch's TypeError for a dim that is no int (``softmax(x, 0.5)``); ``position``: 2 in
+    torch.softmax, 1 in the method and in F.softmax (which calls the method)."""
+    if dim is not None and dim.__class__ is not int and not is_int(dim):
+        raise argument_type_error(name, "dim", position, "int", dim)
+
+
 def _softmax_dim(ndim, dim, name, stacklevel=3):
+    check_dim(name, dim, 2)
     if dim is None:
         # PyTorch's _stacklevel counts from its _get_softmax_dim called by F.softmax; here
         # softmax's ieee_quiet wrapper adds a frame and F.softmax calls this module's softmax

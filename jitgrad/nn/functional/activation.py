@@ -237,6 +237,7 @@ def sigmoid(input):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    _softmax.check_dim("softmax", dim, 1)  # (PyTorch's F.softmax calls the method)
     return _softmax.softmax(input, dim, _stacklevel, dtype=dtype)
 
 
@@ -252,6 +253,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    _softmax.check_dim("log_softmax", dim, 1)
     return _softmax.log_softmax(input, dim, _stacklevel, dtype=dtype)
 
 
