@@ -4,6 +4,8 @@ still holds that tensor (the other operand's edge, a hook, the user's ``grad_ten
 it is laid out unlike the leaf (``sum()``'s expanded gradient), and stolen otherwise; gradients
 meeting in a buffer add in place only into a tensor nothing else holds. Each scenario runs on
 both libraries: strides, ``_version``, values, grad_fn names and storage sharing compared.
+Backward fusion groups most of these adds with their neighbours; the fused node hands out the
+same objects (jitgrad/fusion/handoff.py; more cases in tests/fusion/test_fused_handoff.py).
 """
 from __future__ import annotations
 
@@ -12,27 +14,6 @@ import pytest
 from _parity import check_observations
 
 pytest.importorskip("torch", reason="needs PyTorch")
-
-# Backward fusion (jitgrad/fusion) still runs an add inside a fused group as part of one
-# kernel, which writes the operand gradients as fresh arrays (one per edge) instead of handing
-# on the incoming tensor: versions and sharing then differ from PyTorch's (values agree)
-_FUSED_GAP = {
-    "test_operand_gradients[exp_sum-same-add]", "test_operand_gradients[mul_sum-same-add]",
-    "test_same_operand_twice[exp_sum]", "test_same_operand_twice[mul_sum]",
-    "test_gradient_used_by_two_paths[exp_sum]", "test_gradient_used_by_two_paths[mul_sum]",
-    "test_gradient_used_by_two_paths[sum]", "test_grad_accumulates_across_passes[exp_sum]",
-    "test_grad_accumulates_across_passes[mul_sum]", "test_create_graph[same]",
-    "test_chains_backward_fusion_could_group[add_heads]",
-    "test_chains_backward_fusion_could_group[add_inside]",
-    "test_chains_backward_fusion_could_group[sub_then_add]"}
-
-
-@pytest.fixture(autouse=True)
-def _fused_gap(request):
-    if request.node.name in _FUSED_GAP:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="a fused add writes fresh "
-                                              "operand gradients (jitgrad/fusion)"))
-
 
 _A = np.arange(12.0).reshape(3, 4) / 7 - 0.5
 _B = np.arange(12.0).reshape(3, 4)[::-1].copy() / 5 - 1

@@ -3,7 +3,7 @@
 The input is a *signature*, a hashable description of a group that the fused node builds from
 the graph at run time (``node.gather``)::
 
-    (g_kind, members, wanted)
+    (g_kind, members, wanted, eager)
     g_kind   "a": the head's incoming gradient is an array; "s": a broadcast scalar
     members  per member, in topological order (head first):
              (op name, routes, operands, out)
@@ -13,6 +13,7 @@ the graph at run time (``node.gather``)::
                        ("s", k) scalar k, None unknown (not saved by anyone)
              out       index of a saved array holding this member's result, or None
     wanted   per leaving edge: does the pass use that gradient
+    eager    per leaving edge: an AccumulateGrad only it feeds (handoff.py; may be left out)
 
 The output is a ``LoopSpec`` whose statements call the registry's scalar functions (the same
 declarations the per-op kernels come from): forward ``f`` bodies to recompute intermediates,
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from ..backends import vml
 from ..codegen.loops import LoopSpec, Stmt
 from ..ops.registry import OPS
+from .handoff import replay
 
 __all__ = ["FusedSpec", "build_spec", "EXPENSIVE", "is_cheap"]
 
@@ -63,12 +65,35 @@ class FusedSpec:
     out_edges: tuple  # leaving-edge index of each LoopSpec output
     loads: tuple  # members whose result is read from a saved array (for debugging)
     recomputes: tuple  # members whose result is recomputed in the kernel
+    # (handoff.py) per LoopSpec output: the wanted edges that get that one Tensor, and its
+    # version (when G is not / is added into in place); edges that get the incoming gradient
+    out_groups: tuple = ()
+    out_versions: tuple = ()
+    handed: tuple = ()
+    held: tuple = ()  # edges whose Tensor the fused node keeps referenced (a member would)
 
 
 def build_spec(sig) -> FusedSpec:
-    g_kind, members, wanted = sig
+    from ..ops.elementwise_call import _passes_gradient
+    g_kind, members, all_wanted = sig[:3]
+    eager = sig[3] if len(sig) > 3 else ()
     nm = len(members)
     ops = [OPS[m[0]] for m in members]
+
+    # ---- which Tensor each leaving edge is (handoff.py): the kernel computes one output per
+    # distinct tensor (its first wanted edge) and none for edges that get the incoming one
+    hand = replay([m[1] for m in members], [_passes_gradient(op) for op in ops],
+                  len(all_wanted), eager)
+    wanted = [False] * len(all_wanted)
+    groups, versions = [], []
+    for ks, v in zip(hand.shared, hand.versions):
+        ks = tuple(k for k in ks if all_wanted[k])
+        if ks:
+            wanted[ks[0]] = True
+            groups.append(ks)
+            versions.append(v)
+    handed = tuple(k for k in hand.handed if all_wanted[k])
+    held = tuple(k for k in hand.held if all_wanted[k])
 
     # ---- liveness: which members' gradients reach a wanted leaving edge (children first)
     live = [False] * nm
@@ -182,10 +207,13 @@ def build_spec(sig) -> FusedSpec:
             stmts.append(Stmt(t, fn, args))
             (into_edge if r[0] == "e" else into_member).setdefault(r[1], []).append(t)
 
-    outputs, out_edges = [], []
-    for k in sorted(into_edge):
+    outputs, out_edges, out_groups, out_versions = [], [], [], []
+    for ks, v in sorted(zip(groups, versions)):
+        k = ks[0]
         outputs.append((f"r{k}", total(into_edge[k], f"r{k}")))
         out_edges.append(k)
+        out_groups.append(ks)
+        out_versions.append(v)
 
     # ---- kernel parameters: only what the statements read
     read = set()
@@ -200,4 +228,5 @@ def build_spec(sig) -> FusedSpec:
     loop = LoopSpec(arrays, scalars, tuple(stmts), tuple(outputs))
     return FusedSpec(loop, array_ks, scalar_ks, tuple(out_edges),
                      tuple(j for j in sorted(used) if how[j] == "load"),
-                     tuple(j for j in sorted(used) if how[j] == "recompute"))
+                     tuple(j for j in sorted(used) if how[j] == "recompute"),
+                     tuple(out_groups), tuple(out_versions), handed, held)

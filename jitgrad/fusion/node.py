@@ -16,6 +16,8 @@ import sys
 
 import numpy as np
 
+from ..autograd.accumulate_grad import _copy_version, _dense_bytes, _leaf_layout_copy
+from ..autograd.engine import _COUNTS_KNOWN
 from ..autograd.node import AccumulateGrad, Node, SavedTensor
 from ..backends import cpu
 from ..tensor import Tensor
@@ -32,11 +34,16 @@ def apply_plan(task) -> None:
     if "fusion" in debug:
         _print_plan(task, groups)
     deps = task.deps
+    accumulate, needed = task.accumulate, task.needed
     for g in groups:
         for (child, _), c in zip(g.edges, g.counts):
             if c > 1:  # several member slots feed it; the fused node sends one summed gradient
                 deps[child] -= c - 1
-        task.substitute[g.head] = FusedBackward(g)
+        # the AccumulateGrads only this group feeds, which accumulate (handoff.py; autograd.grad
+        # captures the gradient itself)
+        eager = tuple(accumulate and c.__class__ is AccumulateGrad and deps[c] == 1
+                      and (needed is None or c in needed) for c, _ in g.edges)
+        task.substitute[g.head] = FusedBackward(g, eager)
 
 
 def _print_plan(task, groups) -> None:
@@ -231,24 +238,73 @@ def _viewed_back(o, perm, strides, restrided):
     return o if strides is None else restrided(o, strides)
 
 
-def _edge_gradient(o, perm, strides, count, restrided):
-    """The gradient sent on an edge ``count`` member slots feed: its version as the engine's
-    buffer leaves it unfused (each further gradient added in place, one bump each, as
-    PyTorch's InputBuffer), so fusing shows no difference in ``.grad._version``."""
-    t = Tensor._make(_viewed_back(o, perm, strides, restrided))
-    if count > 1:
-        t._vc.value = count - 1
-    return t
+_rc = sys.getrefcount
+
+
+def _g_sole(g) -> bool:
+    """Would the engine add into the incoming gradient in place (``engine._add_in_place`` /
+    ``_sum_version``) were it in a member's buffer: nothing outside the pass holds it, and it
+    is dense. Read as ``apply`` starts; references then: the engine's buffer dict and
+    ``grads`` list, this parameter, getrefcount's argument; to its array: ``g._data``, the
+    local ``d``, getrefcount's argument."""
+    if not _COUNTS_KNOWN:
+        return True  # (the engine then counts every sum as an in-place add)
+    if _rc(g) != 4:
+        return False
+    d = g._data
+    return d.__class__ is not np.ndarray or (_rc(d) == 3 and _dense_bytes(d))
+
+
+def _leaf_copy(t, variable, hold):
+    """What the leaf's AccumulateGrad would make of ``t`` held elsewhere: a copy laid out by
+    clone_obey_contract, with its version, which the leaf then adopts. A leaf with hooks
+    (they must see ``t`` itself) gets ``t``, which the fused node keeps referenced (``hold``)
+    so that the leaf copies it; one with a ``.grad`` to add into gets ``t``, and so does one
+    of another shape or dtype (the engine sums or casts ``t`` into a new tensor for it)."""
+    d, v = t._data, variable._data
+    if (variable._grad is not None or not variable._requires_grad or d.shape != v.shape
+            or d.dtype != v.dtype):
+        return t
+    if variable._hooks:
+        hold.append(t)
+        return t
+    c = Tensor._make(_leaf_layout_copy(t, variable), False)
+    c._vc.value = _copy_version(variable)
+    return c
+
+
+def _handed_on(spec, g, sole, outs, perm, strides, restrided, edges) -> list:
+    """The gradients the fused node sends on its edges: the objects the unfused engine would
+    hand on (handoff.py): the incoming Tensor itself, or one Tensor per kernel output, shared
+    by the edges that would get one tensor, with that tensor's version."""
+    result = [None] * len(edges)
+    for o, ks, (v, (from_g, v_sole)) in zip(outs, spec.out_groups, spec.out_versions):
+        t = Tensor._make(_viewed_back(o, perm, strides, restrided))
+        if sole:
+            v = v_sole + (g._vc.value if from_g else 0)
+        if v:
+            t._vc.value = v
+        for k in ks:
+            result[k] = t
+    for k in spec.handed:
+        result[k] = g
+    hold = []
+    for k in spec.held:
+        result[k] = _leaf_copy(result[k], edges[k][0].variable, hold)
+    return result, hold
 
 
 class FusedBackward(Node):
     """Stands in for a group's head: computes every gradient leaving the group in one kernel."""
 
-    __slots__ = ("group", "_sig")
+    # _held: gradients kept referenced while their hooked leaf runs (``_leaf_copy``)
+    __slots__ = ("group", "_sig", "eager", "_held")
 
-    def __init__(self, group):
+    def __init__(self, group, eager=()):
         super().__init__(group.edges, group.metas)
         self.group = group
+        self.eager = eager  # per edge: an AccumulateGrad only it feeds (handoff.py)
+        self._held = None
 
     def name(self) -> str:
         return "FusedBackward"
@@ -259,9 +315,10 @@ class FusedBackward(Node):
     def apply(self, grads):
         group = self.group
         n_slots = len(group.edges)
-        g = grads[0] if grads else None
-        if g is None:
+        if not grads or grads[0] is None:
             return [None] * n_slots
+        sole = _g_sole(grads[0])  # (before any local holds it)
+        g = grads[0]
         head = group.members[0]
         shape = head.shape
         cnp = head.ct.np
@@ -275,7 +332,7 @@ class FusedBackward(Node):
             gval = cnp.type(gd.reshape(-1)[0] if gd.size == 1 else gd.ravel()[0])
         else:
             g_kind = "a"
-        sig = (g_kind, members_sig, tuple(group.wanted))
+        sig = (g_kind, members_sig, tuple(group.wanted), self.eager)
         on_device = gd.__class__ is not np.ndarray
         c = compiled.get(sig)
         if c is None:
@@ -286,14 +343,12 @@ class FusedBackward(Node):
             gval = flat(gd, kshape, cnp)
         if on_device:
             self._sig = sig
-            return self._apply_device(c, n, kshape, cnp, gval, arrays, scalars, n_slots,
-                                      flat, perm, strides)
+            return self._apply_device(c, n, kshape, cnp, g, sole, gval, arrays, scalars,
+                                      n_slots, flat, perm, strides)
         if c.module is None and spec.loop.outputs:
             c.module = cpu.module_for(("fused", sig), lambda: spec.loop)
         stats.fused_groups += 1
         stats.fused_nodes += len(group.members)
-        if not spec.out_edges:
-            return [None] * n_slots
         outs = [cpu.empty(kshape, cnp) for _ in spec.out_edges]
         if n:
             args = [gval] if g_kind == "a" and spec.loop.arrays[:1] == ("g",) else []
@@ -306,27 +361,25 @@ class FusedBackward(Node):
                 args.append(scalars[k])
             for o in outs:
                 args.append(o.reshape(-1))
-            cpu.launch(c.module, n, args)
+            if outs:
+                cpu.launch(c.module, n, args)
         from ..ops.elementwise_operands import _restrided as restrided
-        result = [None] * n_slots
-        for k, o in zip(spec.out_edges, outs):
-            result[k] = _edge_gradient(o, perm, strides, group.counts[k], restrided)
+        result, self._held = _handed_on(spec, g, sole, outs, perm, strides, restrided,
+                                        self.group.edges)
         return result
 
-    def _apply_device(self, c, n, shape, cnp, gval, arrays, scalars, n_slots, flat, perm,
-                      strides):
+    def _apply_device(self, c, n, shape, cnp, g, sole, gval, arrays, scalars, n_slots, flat,
+                      perm, strides):
         """The fused group on CUDA: the same LoopSpec through ``backends.cuda`` (one launch)."""
         from .._cuda_array import CudaArray
         from ..backends import cuda as B
         spec = c.spec
         stats.fused_groups += 1
         stats.fused_nodes += len(self.group.members)
-        if not spec.out_edges:
-            return [None] * n_slots
-        if c.dmodule is None:
+        if spec.out_edges and c.dmodule is None:
             c.dmodule = B.module_for(("fused", self._sig), lambda: spec.loop)
         outs = [CudaArray.empty(shape, cnp) for _ in spec.out_edges]
-        if n:
+        if n and outs:
             args = [gval] if spec.loop.arrays[:1] == ("g",) else []
             for k in spec.array_ks:
                 data, dt = arrays[k]
@@ -337,13 +390,12 @@ class FusedBackward(Node):
                 args.append(o.buf)
             B.launch(c.dmodule, n, args)
         from ..ops.elementwise_operands import _device_restrided as restrided
-        result = [None] * n_slots
-        for k, o in zip(spec.out_edges, outs):
-            result[k] = _edge_gradient(o, perm, strides, self.group.counts[k],
-                                       restrided)
+        result, self._held = _handed_on(spec, g, sole, outs, perm, strides, restrided,
+                                        self.group.edges)
         return result
 
     def release(self) -> None:
         super().release()
+        self._held = None
         for m in self.group.members:
             m.release()
