@@ -205,6 +205,10 @@ def _value(node, source):
     value = attrs[source[1]]
     if kind == "i":
         from ..tensor import Tensor
+        if isinstance(value, Tensor):
+            return value
+        if not isinstance(value, (np.ndarray, np.generic, list, tuple)):
+            return Tensor._make(value)  # a device array (a CUDA node's indices), as kept
         arr = np.asarray(value)
         return Tensor._make(arr if arr.dtype == np.bool_ else arr.astype(np.int64, copy=False))
     return value
