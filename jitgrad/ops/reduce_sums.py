@@ -26,6 +26,7 @@ from .parser_errors import (
     raise_instead,
 )
 from .reduce_args import (
+    _ALL_AXES,
     NO_DIM,
     STRICT_KEEPDIM,
     _asarray,
@@ -333,8 +334,7 @@ del _name
 logsumexp_method = _method_forms["logsumexp"]
 
 _sum_general = sum
-_ALL_AXES = tuple(tuple(range(n)) for n in range(65))  # a full reduction's axes, per ndim
-_ONES = tuple((1,) * n for n in range(65))  # and its kept shape (_attrs's "kept")
+_ONES = tuple((1,) * n for n in range(65))  # a full reduction's kept shape, per ndim
 
 
 @functools.wraps(_sum_general)
